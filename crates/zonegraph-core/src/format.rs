@@ -1,0 +1,365 @@
+//! The zone file format, version 1: serde types that mirror `zones/*.json` one to one.
+//!
+//! This module is a stability boundary. Field names follow the seed's `zone_node` /
+//! `zone_edge` columns so a file maps 1:1 onto those tables. The domain model lives in
+//! [`crate::zone`]; a change here is a change of the file format and must be versioned.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The only format version this build reads and writes.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// A whole zone file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ZoneFile {
+    /// File format version; must be 1.
+    pub format: u32,
+    /// Zone identifier, e.g. `crypt_valdris`; node ids are `<zone_id>.<suffix>`.
+    pub zone_id: String,
+    /// Human-readable zone name shown to players.
+    pub name: String,
+    /// Difficulty tier, 1 to 6.
+    pub tier: u8,
+    /// Lowest character level that may enter.
+    pub min_level: u32,
+    /// Highest character level the zone is designed for.
+    pub max_level: u32,
+    /// Regions of a multi-region zone; empty for a single-region zone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub regions: Vec<RegionFile>,
+    /// Loop-back edges (cycles) are an error unless the zone opts in.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub allow_loops: bool,
+    /// Rooms of a hand-authored graph (with `edges`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<Vec<NodeFile>>,
+    /// Passages of a hand-authored graph (with `nodes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edges: Option<Vec<EdgeFile>>,
+    /// A legacy linear zone: room kinds in order, compiled into a chain `<zone_id>.r1`….
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub room_kinds: Option<Vec<NodeKind>>,
+}
+
+/// One region of a multi-region zone.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RegionFile {
+    pub region_id: String,
+    pub name: String,
+    /// Order of the region along the zone (1 = first).
+    pub order: u32,
+}
+
+/// One room (`zone_node`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct NodeFile {
+    /// Globally unique id, by convention `<zone_id>.<suffix>`.
+    pub node_id: String,
+    pub kind: NodeKind,
+    /// Human-readable label ("Side Chapel").
+    #[serde(default)]
+    pub label: String,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub is_entry: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub is_boss: bool,
+    /// Region of a multi-region zone; empty otherwise.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub region_id: String,
+    /// Layout hint: column.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pos_x: Option<i32>,
+    /// Layout hint: row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pos_y: Option<i32>,
+    #[serde(default, skip_serializing_if = "ContentFile::is_default")]
+    pub content: ContentFile,
+}
+
+/// Per-room payload (`content_json`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ContentFile {
+    /// Bestiary id; empty rolls from the zone roster.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub encounter_override: String,
+    /// Harvest table id.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub harvest_ref: String,
+    /// Multiplier for the end-of-room loot roll.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub loot_bias: f64,
+    /// Bespoke entry text; replaces the generic flavour line.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub narration: String,
+    /// Permits an edge from this room to itself.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub allow_self_loop: bool,
+    /// Key id the player receives when this room is cleared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grants_key: Option<String>,
+}
+
+impl Default for ContentFile {
+    fn default() -> Self {
+        ContentFile {
+            encounter_override: String::new(),
+            harvest_ref: String::new(),
+            loot_bias: 1.0,
+            narration: String::new(),
+            allow_self_loop: false,
+            grants_key: None,
+        }
+    }
+}
+
+impl ContentFile {
+    fn is_default(&self) -> bool {
+        *self == ContentFile::default()
+    }
+}
+
+/// One passage (`zone_edge`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct EdgeFile {
+    pub from_node: String,
+    pub to_node: String,
+    #[serde(default, skip_serializing_if = "LockKind::is_none")]
+    pub lock_kind: LockKind,
+    /// `{"dc":12}` | `{"key_id":"skull_key"}` | `{"min_level":5}` | `{"region_id":"…"}` |
+    /// `{"stat":"str","dc":14}`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub lock_data: BTreeMap<String, serde_json::Value>,
+    /// Player-visible hint, shown even while the lock holds.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub hint: String,
+    /// Menu order at a fork: weight ascending, then `to_node` ascending.
+    #[serde(default = "one_i32", skip_serializing_if = "is_one_i32")]
+    pub weight: i32,
+}
+
+/// The ten room kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum NodeKind {
+    Entry,
+    Exploration,
+    Trap,
+    Elite,
+    Boss,
+    Harvest,
+    RestCamp,
+    Secret,
+    /// Pure choice node: no encounter.
+    Fork,
+    /// Paths converge: no encounter.
+    Merge,
+}
+
+impl NodeKind {
+    pub const ALL: [NodeKind; 10] = [
+        NodeKind::Entry,
+        NodeKind::Exploration,
+        NodeKind::Trap,
+        NodeKind::Elite,
+        NodeKind::Boss,
+        NodeKind::Harvest,
+        NodeKind::RestCamp,
+        NodeKind::Secret,
+        NodeKind::Fork,
+        NodeKind::Merge,
+    ];
+
+    /// The snake_case name used in files and messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeKind::Entry => "entry",
+            NodeKind::Exploration => "exploration",
+            NodeKind::Trap => "trap",
+            NodeKind::Elite => "elite",
+            NodeKind::Boss => "boss",
+            NodeKind::Harvest => "harvest",
+            NodeKind::RestCamp => "rest_camp",
+            NodeKind::Secret => "secret",
+            NodeKind::Fork => "fork",
+            NodeKind::Merge => "merge",
+        }
+    }
+
+    /// Fork and merge rooms have no encounter: arriving resolves their exits at once.
+    pub fn is_passthrough(self) -> bool {
+        matches!(self, NodeKind::Fork | NodeKind::Merge)
+    }
+}
+
+/// The six lock kinds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum LockKind {
+    #[default]
+    None,
+    PerceptionCheck,
+    KeyRequired,
+    LevelMin,
+    RegionClear,
+    StatCheck,
+}
+
+impl LockKind {
+    pub const ALL: [LockKind; 6] = [
+        LockKind::None,
+        LockKind::PerceptionCheck,
+        LockKind::KeyRequired,
+        LockKind::LevelMin,
+        LockKind::RegionClear,
+        LockKind::StatCheck,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LockKind::None => "none",
+            LockKind::PerceptionCheck => "perception_check",
+            LockKind::KeyRequired => "key_required",
+            LockKind::LevelMin => "level_min",
+            LockKind::RegionClear => "region_clear",
+            LockKind::StatCheck => "stat_check",
+        }
+    }
+
+    fn is_none(&self) -> bool {
+        *self == LockKind::None
+    }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+fn one() -> f64 {
+    1.0
+}
+#[allow(clippy::float_cmp)] // exact default value, not arithmetic
+fn is_one(x: &f64) -> bool {
+    *x == 1.0
+}
+fn one_i32() -> i32 {
+    1
+}
+fn is_one_i32(x: &i32) -> bool {
+    *x == 1
+}
+
+/// Why a zone file could not be read at all (before validation).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize)]
+#[error("{message}")]
+pub struct ParseError {
+    /// 1-based line of the problem, when known.
+    pub line: Option<usize>,
+    /// 1-based column of the problem, when known.
+    pub column: Option<usize>,
+    /// JSON path of the problem (`nodes[3].lable`), when known.
+    pub path: Option<String>,
+    /// What went wrong, lowercase, no trailing period.
+    pub message: String,
+}
+
+impl ParseError {
+    /// `line 4, column 7: message` or `at nodes[2].kind: message`.
+    pub fn located(&self) -> String {
+        let mut out = String::new();
+        if let (Some(l), Some(c)) = (self.line, self.column) {
+            out.push_str(&format!("line {l}, column {c}: "));
+        }
+        if let Some(p) = self.path.as_deref().filter(|p| !p.is_empty() && *p != ".") {
+            out.push_str(&format!("at {p}: "));
+        }
+        out.push_str(&self.message);
+        out
+    }
+}
+
+/// Parses zone file text. Unknown fields, wrong types and malformed JSON are errors that name
+/// the line, column and JSON path.
+pub fn parse(text: &str) -> Result<ZoneFile, ParseError> {
+    let de = &mut serde_json::Deserializer::from_str(text);
+    let file: ZoneFile = serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let (line, column) = if inner.line() > 0 {
+            (Some(inner.line()), Some(inner.column()))
+        } else {
+            (None, None)
+        };
+        ParseError {
+            line,
+            column,
+            path: Some(path),
+            message: strip_location(&inner.to_string()),
+        }
+    })?;
+    if file.format != FORMAT_VERSION {
+        return Err(ParseError {
+            line: None,
+            column: None,
+            path: Some("format".into()),
+            message: format!(
+                "unsupported format {} (this zonegraph reads format {FORMAT_VERSION})",
+                file.format
+            ),
+        });
+    }
+    match (&file.nodes, &file.edges, &file.room_kinds) {
+        (Some(_), Some(_), None) | (None, None, Some(_)) => Ok(file),
+        (_, _, Some(_)) => Err(shape_error(
+            "give either nodes and edges, or room_kinds, not both",
+        )),
+        _ => Err(shape_error(
+            "a zone needs both nodes and edges (or room_kinds for a linear zone)",
+        )),
+    }
+}
+
+fn shape_error(message: &str) -> ParseError {
+    ParseError {
+        line: None,
+        column: None,
+        path: None,
+        message: message.into(),
+    }
+}
+
+/// serde_json appends " at line L column C"; we report those separately.
+fn strip_location(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+/// Serialises a zone file as pretty JSON with a trailing newline (the canonical form).
+pub fn to_pretty_json(file: &ZoneFile) -> String {
+    let mut s = serde_json::to_string_pretty(file).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// The JSON Schema of the zone file format.
+#[cfg(feature = "schema")]
+pub fn json_schema() -> String {
+    let schema = schemars::schema_for!(ZoneFile);
+    let mut s = serde_json::to_string_pretty(&schema).unwrap_or_default();
+    s.push('\n');
+    s
+}

@@ -1,0 +1,2 @@
+//! The `zonegraph` binary: a thin shell over zonegraph-core.
+fn main() {}

@@ -1,0 +1,1 @@
+//! The workspace's one integration-test binary.
