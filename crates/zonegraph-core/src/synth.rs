@@ -83,6 +83,7 @@ pub fn layered(zone_id: &str, rooms: usize, width: usize, seed: u64) -> ZoneFile
     // Every room of layer l+1 is reached from room j of layer l: only the last layer can be
     // narrower than the others.
     ZoneFile {
+        schema: None,
         format: crate::format::FORMAT_VERSION,
         zone_id: zone_id.to_string(),
         name: format!("Synthetic {rooms}"),

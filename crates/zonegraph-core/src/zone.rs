@@ -376,6 +376,7 @@ impl Zone {
             })
             .collect();
         ZoneFile {
+            schema: None,
             format: crate::format::FORMAT_VERSION,
             zone_id: self.id.clone(),
             name: self.name.clone(),
