@@ -1,0 +1,234 @@
+//! Native side of the parity tests: runs the façade natively on every zone in `zones/` and on
+//! a table of broken inputs, and keeps `tests/parity.json` current. The browser tests
+//! (`tests/web.rs`) feed the same inputs to the wasm exports and expect the same outputs.
+#![cfg(not(target_arch = "wasm32"))]
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use zonegraph_wasm::api;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+const MINIMAL: &str = r#"{"format":1,"zone_id":"t","name":"T","tier":1,"min_level":1,"max_level":2,
+"nodes":[{"node_id":"t.a","kind":"entry","is_entry":true},{"node_id":"t.b","kind":"boss","is_boss":true}],
+"edges":[{"from_node":"t.a","to_node":"t.b"}]}"#;
+
+/// Inputs that are not valid zones, by name: structural findings and outright errors.
+fn broken_inputs() -> Vec<(&'static str, String)> {
+    vec![
+        ("empty_text", String::new()),
+        ("truncated_json", "{\"format\": 1, \"zone_id\": ".into()),
+        ("not_an_object", "[1, 2, 3]".into()),
+        ("wrong_format_version", MINIMAL.replace("\"format\":1", "\"format\":2")),
+        ("unknown_field", MINIMAL.replace("\"kind\":\"boss\"", "\"kind\":\"boss\",\"lable\":\"x\"")),
+        ("unknown_kind", MINIMAL.replace("\"kind\":\"boss\"", "\"kind\":\"dragon\"")),
+        ("nodes_without_edges", MINIMAL.replace(",\n\"edges\":[{\"from_node\":\"t.a\",\"to_node\":\"t.b\"}]", "")),
+        ("no_nodes", MINIMAL.replace(
+            "[{\"node_id\":\"t.a\",\"kind\":\"entry\",\"is_entry\":true},{\"node_id\":\"t.b\",\"kind\":\"boss\",\"is_boss\":true}]",
+            "[]",
+        )),
+        ("duplicate_node", MINIMAL.replace("\"node_id\":\"t.b\"", "\"node_id\":\"t.a\"")),
+        ("unknown_node", MINIMAL.replace("\"to_node\":\"t.b\"", "\"to_node\":\"t.nowhere\"")),
+        ("bad_lock_data", MINIMAL.replace(
+            "\"to_node\":\"t.b\"",
+            "\"to_node\":\"t.b\",\"lock_kind\":\"stat_check\",\"lock_data\":{\"stat\":\"luck\",\"dc\":40}",
+        )),
+        ("minimal", MINIMAL.to_string()),
+        ("legacy_room_kinds", r#"{"format":1,"zone_id":"old","name":"Old","tier":1,"min_level":1,"max_level":2,"room_kinds":["exploration","trap","boss"]}"#.into()),
+        ("unicode", MINIMAL.replace("\"name\":\"T\"", "\"name\":\"Крипта 🐉 \\u00e9\"")),
+    ]
+}
+
+fn outcome<T: serde::Serialize>(r: Result<T, api::ApiError>) -> Value {
+    match r {
+        Ok(v) => json!({ "ok": v }),
+        Err(e) => json!({ "error": e }),
+    }
+}
+
+/// Builds the whole fixture from the native façade.
+fn fixture() -> Value {
+    let mut zones = Vec::new();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("zones"))
+        .expect("read zones/")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            name.ends_with(".json") && !name.ends_with(".schema.json")
+        })
+        .collect();
+    files.sort();
+    let mut all_zone_texts = Vec::new();
+    for path in &files {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("")
+            .to_string();
+        let text = std::fs::read_to_string(path).expect("read zone");
+        zones.push(json!({
+            "name": format!("zones/{name}"),
+            "input": text,
+            "check": outcome(api::check_zone(&text)),
+            "share": outcome(api::encode_share_link(&text)),
+        }));
+        all_zone_texts.push(text);
+    }
+    for (name, text) in broken_inputs() {
+        zones.push(json!({
+            "name": name,
+            "input": text,
+            "check": outcome(api::check_zone(&text)),
+            "share": outcome(api::encode_share_link(&text)),
+        }));
+    }
+    let texts: Vec<&str> = all_zone_texts.iter().map(String::as_str).collect();
+    let check_all = outcome(api::check_zones(&texts));
+
+    let mut rolls = Vec::new();
+    let ids = [
+        "run-1",
+        "run-2",
+        "!AbCdEf:matrix.example.org/42",
+        "",
+        "Крипта 🐉",
+    ];
+    let edges = [
+        ("crypt_valdris.fork", "crypt_valdris.side_chapel"),
+        ("crypt_valdris.side_chapel", "crypt_valdris.secret_chamber"),
+        ("a", "b"),
+        ("", ""),
+    ];
+    for run_id in ids {
+        for (from, to) in edges {
+            rolls.push(json!({
+                "run_id": run_id, "from": from, "to": to,
+                "d20": api::roll_d20(run_id, from, to),
+            }));
+        }
+    }
+
+    // Share links that must fail, with the error each gives. Oversized payloads are built by
+    // the browser test itself (64 KB of text in a fixture helps nobody).
+    let bomb = {
+        let packed = deflate_zlib(&vec![b' '; zonegraph_core::share::MAX_INFLATED + 1]);
+        format!("z1:{}", base64url(&packed))
+    };
+    let mut corrupt = api::encode_share_link(MINIMAL).expect("encodes");
+    corrupt.truncate(corrupt.len() - 5);
+    let raw_deflate = format!("z1:{}", base64url(&deflate_raw(MINIMAL.as_bytes())));
+    let mut bad_links = Vec::new();
+    for (name, link) in [
+        ("deflate_bomb", bomb),
+        ("truncated", corrupt),
+        ("bad_base64", "z1:ab$cd".to_string()),
+        ("wrong_prefix", "pako:eNpLTEoGAAJNASc".to_string()),
+        ("empty", "z1:".to_string()),
+        ("raw_deflate", raw_deflate),
+        (
+            "whole_url",
+            format!(
+                "https://x.invalid/#{}",
+                api::encode_share_link(MINIMAL).expect("encodes")
+            ),
+        ),
+    ] {
+        bad_links.push(json!({
+            "name": name,
+            "link": link,
+            "decode": outcome(api::decode_share_link(&link)),
+        }));
+    }
+
+    json!({
+        "comment": "written by crates/zonegraph-wasm/tests/native.rs; ZONEGRAPH_BLESS=1 cargo test -p zonegraph-wasm --test native",
+        "version": api::version_info(),
+        "zones": zones,
+        "check_all_zones": check_all,
+        "rolls": rolls,
+        "links": bad_links,
+        "max_payload": zonegraph_core::share::MAX_PAYLOAD,
+    })
+}
+
+// The test builds a deflate bomb and a raw stream for the fixture; the core keeps its helpers
+// private, so do it here with the same crate the core uses.
+fn deflate_zlib(data: &[u8]) -> Vec<u8> {
+    miniz_oxide::deflate::compress_to_vec_zlib(data, 9)
+}
+
+fn deflate_raw(data: &[u8]) -> Vec<u8> {
+    miniz_oxide::deflate::compress_to_vec(data, 9)
+}
+
+fn base64url(data: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::new();
+    for c in data.chunks(3) {
+        let n = c
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+        for i in 0..=c.len() {
+            out.push(char::from(A[(n >> (18 - 6 * i) & 63) as usize]));
+        }
+    }
+    out
+}
+
+#[test]
+fn parity_fixture_is_current() {
+    let path = root().join("crates/zonegraph-wasm/tests/parity.json");
+    let mut generated = serde_json::to_string_pretty(&fixture()).expect("serialise fixture");
+    generated.push('\n');
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    if committed != generated {
+        if std::env::var_os("ZONEGRAPH_BLESS").is_some() {
+            std::fs::write(&path, &generated).expect("write fixture");
+        } else {
+            panic!(
+                "crates/zonegraph-wasm/tests/parity.json is out of date (zones/ or the core changed): \
+                 run `ZONEGRAPH_BLESS=1 cargo test -p zonegraph-wasm --test native` and commit it"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_zone_file_checks_and_round_trips_through_a_share_link() {
+    let f = fixture();
+    for z in f["zones"].as_array().expect("zones") {
+        let name = z["name"].as_str().unwrap_or("?");
+        if !name.starts_with("zones/") {
+            continue;
+        }
+        assert!(z["check"].get("ok").is_some(), "{name}: {}", z["check"]);
+        let link = z["share"]["ok"].as_str().expect("link");
+        let back = api::decode_share_link(link).expect("decodes");
+        assert_eq!(back, z["input"].as_str().expect("input"), "{name}");
+    }
+}
+
+#[test]
+fn errors_carry_codes_and_locations() {
+    let e = api::check_zone("{\"format\": 1,\n  \"zone_id\": }").expect_err("malformed");
+    assert_eq!(
+        (e.code, e.line, e.column),
+        ("parse_error", Some(2), Some(14)),
+        "{e:?}"
+    );
+    assert!(
+        e.message.starts_with("line 2, column 14: "),
+        "{}",
+        e.message
+    );
+    let e = api::decode_share_link(&format!("z1:{}", "A".repeat(64 * 1024 + 1))).expect_err("big");
+    assert_eq!(e.code, "share_payload_too_large");
+}

@@ -1,0 +1,236 @@
+//! Browser tests: the wasm exports in headless Chromium return what the native core returns
+//! (`tests/parity.json`, kept current by `tests/native.rs`), and bad input is a thrown
+//! `Error` with a code, never a trap. Run with `cargo xtask test`.
+#![cfg(target_arch = "wasm32")]
+
+use serde_json::Value;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+const FIXTURE: &str = include_str!("parity.json");
+
+fn fixture() -> Value {
+    serde_json::from_str(FIXTURE).expect("parity.json is JSON")
+}
+
+/// A JS value as the JSON the native side wrote, so both compare as `serde_json::Value`.
+fn json_of(v: &JsValue) -> Value {
+    let text = js_sys::JSON::stringify(v)
+        .ok()
+        .and_then(|s| s.as_string())
+        .expect("result is JSON-serialisable");
+    serde_json::from_str(&text).expect("stringify gives JSON")
+}
+
+/// The thrown value as `{code, message, line?, column?, path?}`; asserts it is an `Error`.
+fn error_json(thrown: &JsValue) -> Value {
+    let err = thrown
+        .dyn_ref::<js_sys::Error>()
+        .unwrap_or_else(|| panic!("threw a non-Error: {thrown:?}"));
+    assert_eq!(String::from(err.name()), "ZonegraphError");
+    let get = |k: &str| js_sys::Reflect::get(err, &JsValue::from_str(k)).expect("property");
+    let mut out = serde_json::Map::new();
+    out.insert("code".into(), json_of(&get("code")));
+    out.insert("message".into(), Value::String(String::from(err.message())));
+    for k in ["line", "column", "path"] {
+        let v = get(k);
+        if !v.is_undefined() {
+            out.insert(k.into(), json_of(&v));
+        }
+    }
+    Value::Object(out)
+}
+
+/// `{"ok": value}` or `{"error": {...}}`, the shape of the fixture's outcomes.
+fn outcome(r: Result<JsValue, JsValue>) -> Value {
+    match r {
+        Ok(v) => serde_json::json!({ "ok": json_of(&v) }),
+        Err(e) => serde_json::json!({ "error": error_json(&e) }),
+    }
+}
+
+fn s(v: &Value) -> &str {
+    v.as_str().expect("string in fixture")
+}
+
+#[wasm_bindgen_test]
+fn check_zone_matches_native_for_every_fixture() {
+    let f = fixture();
+    let zones = f["zones"].as_array().expect("zones");
+    assert!(zones.iter().any(|z| s(&z["name"]).starts_with("zones/")));
+    for z in zones {
+        let name = s(&z["name"]);
+        let input = s(&z["input"]);
+        let got = outcome(zonegraph_wasm::check_zone(JsValue::from_str(input)));
+        assert_eq!(got, z["check"], "checkZone({name})");
+        // The same zone passed as an object gives the same report.
+        if let (Some(_), Ok(obj)) = (z["check"].get("ok"), js_sys::JSON::parse(input)) {
+            let got = outcome(zonegraph_wasm::check_zone(obj));
+            assert_eq!(got, z["check"], "checkZone(object {name})");
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+fn check_zones_matches_native() {
+    let f = fixture();
+    let arr = js_sys::Array::new();
+    for z in f["zones"].as_array().expect("zones") {
+        if s(&z["name"]).starts_with("zones/") {
+            arr.push(&JsValue::from_str(s(&z["input"])));
+        }
+    }
+    let got = outcome(zonegraph_wasm::check_zones(arr.into()));
+    assert_eq!(got, f["check_all_zones"]);
+}
+
+#[wasm_bindgen_test]
+fn roll_d20_matches_native() {
+    let f = fixture();
+    let rolls = f["rolls"].as_array().expect("rolls");
+    assert!(rolls.len() >= 20);
+    for r in rolls {
+        let got = zonegraph_wasm::roll_d20(
+            JsValue::from_str(s(&r["run_id"])),
+            JsValue::from_str(s(&r["from"])),
+            JsValue::from_str(s(&r["to"])),
+        )
+        .expect("rolls");
+        assert_eq!(Some(u64::from(got)), r["d20"].as_u64(), "{r}");
+    }
+}
+
+#[wasm_bindgen_test]
+fn share_links_match_native_and_round_trip() {
+    let f = fixture();
+    for z in f["zones"].as_array().expect("zones") {
+        let name = s(&z["name"]);
+        let input = s(&z["input"]);
+        let got = zonegraph_wasm::encode_share_link(JsValue::from_str(input))
+            .map(|l| JsValue::from_str(&l));
+        assert_eq!(outcome(got), z["share"], "encodeShareLink({name})");
+        if let Some(link) = z["share"]["ok"].as_str() {
+            for form in [link.to_string(), format!("#{link}")] {
+                let back =
+                    zonegraph_wasm::decode_share_link(JsValue::from_str(&form)).expect("decodes");
+                assert_eq!(back, input, "decodeShareLink({name})");
+            }
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+fn bad_share_links_give_the_bounded_clear_errors() {
+    let f = fixture();
+    for l in f["links"].as_array().expect("links") {
+        let got = zonegraph_wasm::decode_share_link(JsValue::from_str(s(&l["link"])))
+            .map(|t| JsValue::from_str(&t));
+        assert_eq!(
+            outcome(got),
+            l["decode"],
+            "decodeShareLink({})",
+            s(&l["name"])
+        );
+    }
+    let codes: Vec<&str> = f["links"]
+        .as_array()
+        .expect("links")
+        .iter()
+        .filter_map(|l| l["decode"]["error"]["code"].as_str())
+        .collect();
+    for code in [
+        "share_inflated_too_large",
+        "share_corrupt",
+        "share_base64",
+        "share_prefix",
+    ] {
+        assert!(codes.contains(&code), "fixture lacks a {code} case");
+    }
+    // Oversized payload: refused before any decoding.
+    let max = f["max_payload"].as_u64().expect("max_payload") as usize;
+    let big = format!("z1:{}", "A".repeat(max + 1));
+    let err = zonegraph_wasm::decode_share_link(JsValue::from_str(&big)).expect_err("too big");
+    let err = error_json(&err);
+    assert_eq!(err["code"], "share_payload_too_large", "{err}");
+    assert_eq!(
+        err["message"],
+        format!(
+            "share link payload is {} bytes, over the limit of {max}",
+            max + 1
+        )
+    );
+}
+
+#[wasm_bindgen_test]
+fn malformed_arguments_throw_errors_not_traps() {
+    let cases: Vec<(&str, Result<JsValue, JsValue>)> = vec![
+        (
+            "checkZone(undefined)",
+            zonegraph_wasm::check_zone(JsValue::UNDEFINED),
+        ),
+        (
+            "checkZone(42)",
+            zonegraph_wasm::check_zone(JsValue::from(42)),
+        ),
+        (
+            "checkZone({})",
+            zonegraph_wasm::check_zone(js_sys::Object::new().into()),
+        ),
+        (
+            "checkZone('{')",
+            zonegraph_wasm::check_zone(JsValue::from_str("{")),
+        ),
+        (
+            "checkZones('x')",
+            zonegraph_wasm::check_zones(JsValue::from_str("x")),
+        ),
+        (
+            "checkZones([null])",
+            zonegraph_wasm::check_zones(js_sys::Array::of1(&JsValue::NULL).into()),
+        ),
+        (
+            "rollD20(1, 'a', 'b')",
+            zonegraph_wasm::roll_d20(JsValue::from(1), "a".into(), "b".into()).map(JsValue::from),
+        ),
+        (
+            "decodeShareLink(null)",
+            zonegraph_wasm::decode_share_link(JsValue::NULL).map(JsValue::from),
+        ),
+        (
+            "encodeShareLink(Symbol)",
+            zonegraph_wasm::encode_share_link(JsValue::symbol(None)).map(JsValue::from),
+        ),
+    ];
+    for (what, r) in cases {
+        let err = r.expect_err(what);
+        let e = error_json(&err);
+        let code = e["code"].as_str().unwrap_or("");
+        assert!(
+            code == "invalid_argument" || code == "parse_error",
+            "{what}: {e}"
+        );
+        assert!(!s(&e["message"]).is_empty(), "{what}");
+    }
+    // A cyclic object cannot be JSON: an Error, not a trap.
+    let cyclic = js_sys::Object::new();
+    js_sys::Reflect::set(&cyclic, &"self".into(), &cyclic).expect("set");
+    let e = error_json(&zonegraph_wasm::check_zone(cyclic.into()).expect_err("cyclic"));
+    assert_eq!(e["code"], "invalid_argument");
+    // Parse errors say where.
+    let e = error_json(
+        &zonegraph_wasm::check_zone(JsValue::from_str("{\"format\": 1,\n  \"zone_id\": }"))
+            .expect_err("malformed"),
+    );
+    assert_eq!(
+        (e["code"].as_str(), e["line"].as_u64(), e["column"].as_u64()),
+        (Some("parse_error"), Some(2), Some(14))
+    );
+}
+
+#[wasm_bindgen_test]
+fn version_info_matches_native() {
+    let got = json_of(&zonegraph_wasm::version_info().expect("version"));
+    assert_eq!(got, fixture()["version"]);
+}
