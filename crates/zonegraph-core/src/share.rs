@@ -28,7 +28,9 @@ pub enum ShareError {
     Empty,
     #[error("share link payload is {len} bytes, over the limit of {MAX_PAYLOAD}")]
     PayloadTooLarge { len: usize },
-    #[error("share link is not valid base64url: unexpected {found:?} at position {position}")]
+    #[error(
+        "share link is not valid base64url: unexpected character `{found}` at position {position}"
+    )]
     Base64 { position: usize, found: char },
     #[error("share link is not valid base64url: its length leaves a dangling character")]
     Base64Length,

@@ -1,0 +1,78 @@
+// Checks zone files with the zonegraph-wasm package from Node: the `--target web` output,
+// instantiated synchronously from the .wasm bytes with initSync (no fetch, no bundler).
+//
+//   node check-zone.mjs [--selftest] <package dir> <zone.json>…
+//
+// Prints findings like `zonegraph check` and exits 1 when a zone has an error. With
+// --selftest it also checks what the package promises JS callers: share links round-trip,
+// and bad input throws an Error with a code instead of trapping.
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import assert from "node:assert/strict";
+
+const args = process.argv.slice(2);
+const selftest = args[0] === "--selftest";
+if (selftest) args.shift();
+const [pkgDir, ...zoneFiles] = args;
+if (!pkgDir || zoneFiles.length === 0) {
+  console.error("usage: node check-zone.mjs [--selftest] <package dir> <zone.json>…");
+  process.exit(2);
+}
+
+const zg = await import(pathToFileURL(resolve(pkgDir, "zonegraph_wasm.js")).href);
+zg.initSync({ module: readFileSync(join(pkgDir, "zonegraph_wasm_bg.wasm")) });
+
+let errors = 0;
+for (const file of zoneFiles) {
+  const text = readFileSync(file, "utf8");
+  let report;
+  try {
+    report = zg.checkZone(text);
+  } catch (e) {
+    console.log(`${file}: error[${e.code}]: ${e.message}`);
+    errors++;
+    continue;
+  }
+  for (const d of report.diagnostics) {
+    const where = d.node ?? (d.edge ? `${d.edge.from} -> ${d.edge.to}` : "");
+    console.log(`${file}: ${d.severity}[${d.code}]${where ? ` ${where}` : ""}: ${d.message}`);
+    if (d.severity === "error") errors++;
+  }
+  const s = report.stats;
+  console.log(`${file}: ${report.zone_id}: ${s.nodes} rooms, ${s.edges} passages, ` +
+    `${s.forks} forks, longest path ${s.longest_path ?? "-"}`);
+
+  if (selftest) {
+    const link = zg.encodeShareLink(text);
+    assert.ok(link.startsWith("z1:"));
+    assert.equal(zg.decodeShareLink(`https://example.invalid/#${link}`), text);
+    // An object gives the same report as its text.
+    assert.deepEqual(zg.checkZone(JSON.parse(text)), report);
+  }
+}
+
+if (selftest) {
+  const info = zg.versionInfo();
+  assert.equal(info.share_prefix, "z1:");
+  assert.equal(typeof zg.rollD20("run-1", "a", "b"), "number");
+  const throwsCode = (f, code) => assert.throws(f, (e) => {
+    assert.ok(e instanceof Error, "an Error");
+    assert.equal(e.name, "ZonegraphError");
+    assert.equal(e.code, code, e.message);
+    return true;
+  });
+  throwsCode(() => zg.checkZone("{"), "parse_error");
+  throwsCode(() => zg.checkZone(undefined), "invalid_argument");
+  throwsCode(() => zg.checkZones("nope"), "invalid_argument");
+  throwsCode(() => zg.rollD20(1, 2, 3), "invalid_argument");
+  throwsCode(() => zg.decodeShareLink("z1:" + "A".repeat(info.share_max_payload + 1)),
+    "share_payload_too_large");
+  throwsCode(() => zg.decodeShareLink("z1:not*base64"), "share_base64");
+  throwsCode(() => zg.decodeShareLink("z1:AAAA"), "share_corrupt");
+  // After all those errors the module still works: nothing trapped.
+  assert.equal(zg.checkZone(readFileSync(zoneFiles[0], "utf8")).zone_id,
+    JSON.parse(readFileSync(zoneFiles[0], "utf8")).zone_id);
+  console.log("selftest: ok");
+}
+process.exit(errors > 0 ? 1 : 0);

@@ -1,0 +1,51 @@
+// Compiled (never run) by `cargo xtask wasm-pack` with `tsc --strict` against the package's
+// zonegraph_wasm.d.ts: the declarations accept what they should and reject what they should.
+import init, {
+  initSync, checkZone, checkZones, rollD20, encodeShareLink, decodeShareLink, versionInfo,
+  type ZoneFile, type ZoneReport, type Diagnostic, type DiagnosticCode, type Severity,
+  type ZonegraphError, type ZonegraphErrorCode, type VersionInfo,
+} from "./zonegraph_wasm.js";
+
+const zone: ZoneFile = {
+  format: 1, zone_id: "t", name: "T", tier: 1, min_level: 1, max_level: 2,
+  nodes: [
+    { node_id: "t.a", kind: "entry", is_entry: true, content: { narration: "hi", loot_bias: 2 } },
+    { node_id: "t.b", kind: "boss", is_boss: true },
+  ],
+  edges: [{ from_node: "t.a", to_node: "t.b", lock_kind: "stat_check", lock_data: { stat: "str", dc: 12 } }],
+};
+const report: ZoneReport = checkZone(zone);
+const fromText: ZoneReport = checkZone(JSON.stringify(zone));
+const all: ZoneReport[] = checkZones([zone, JSON.stringify(zone)]);
+const first: Diagnostic | undefined = report.diagnostics[0];
+const code: DiagnosticCode | undefined = first?.code;
+const severity: Severity | undefined = first?.severity;
+const edgeFrom: string | undefined = first?.edge?.from;
+const longest: number | null = report.stats.longest_path;
+const d20: number = rollD20("run-1", "t.a", "t.b");
+const link: string = encodeShareLink(zone);
+const text: string = decodeShareLink(`#${link}`);
+const info: VersionInfo = versionInfo();
+const prefix: string = info.share_prefix;
+
+function describe(e: unknown): string {
+  const err = e as ZonegraphError;
+  const c: ZonegraphErrorCode = err.code;
+  return `${err.name} ${c} ${err.message} ${err.line ?? ""}:${err.column ?? ""} ${err.path ?? ""}`;
+}
+
+// @ts-expect-error a number is not a zone
+checkZone(42);
+// @ts-expect-error an unknown room kind
+const badKind: ZoneFile = { ...zone, room_kinds: ["dragon"] };
+// @ts-expect-error format 2 does not exist
+const badFormat: ZoneFile = { ...zone, format: 2 };
+// @ts-expect-error the stats have no such field
+report.stats.rooms;
+// @ts-expect-error a diagnostic code is a known string
+const badCode: DiagnosticCode = "no_such_code";
+// @ts-expect-error rollD20 takes three strings
+rollD20("run-1", "t.a");
+
+export const used = [init, initSync, fromText, all, code, severity, edgeFrom, longest, d20, text,
+  prefix, describe, badKind, badFormat, badCode];
