@@ -1,1 +1,2 @@
 //! The workspace's one integration-test binary.
+mod validate;

@@ -9,8 +9,11 @@ pub mod analysis;
 pub mod diagnostic;
 pub mod format;
 pub mod roll;
+pub mod validate;
 pub mod zone;
 
+pub use analysis::{LockStats, Stats, lock_pass_chance, stats};
 pub use diagnostic::{Code, Diagnostic, EdgeRef, Severity};
 pub use format::{LockKind, NodeKind, ParseError, ZoneFile};
+pub use validate::{CheckedZone, check_sources, check_zone, validate};
 pub use zone::{Ability, Edge, Lock, Node, NodeId, Zone};
