@@ -1,2 +1,3 @@
 //! The workspace's one integration-test binary.
+mod format;
 mod validate;

@@ -9,6 +9,7 @@ pub mod analysis;
 pub mod diagnostic;
 pub mod format;
 pub mod roll;
+pub mod synth;
 pub mod validate;
 pub mod zone;
 
