@@ -245,12 +245,50 @@ pub(crate) fn components(zone: &Zone) -> (Vec<Vec<NodeIndex>>, Vec<usize>) {
     (comps, comp_of)
 }
 
+/// A topological order of all rooms (Kahn's algorithm), or `None` when the zone has a loop or
+/// self-loop. Cheaper than strongly connected components, so acyclic zones (the usual case)
+/// skip those.
+pub(crate) fn topo_order(zone: &Zone) -> Option<Vec<NodeIndex>> {
+    let g = &zone.graph;
+    let mut indeg = vec![0usize; g.node_count()];
+    for e in g.edge_references() {
+        indeg[e.target().index()] += 1;
+    }
+    let mut order: Vec<NodeIndex> = g.node_indices().filter(|n| indeg[n.index()] == 0).collect();
+    let mut head = 0;
+    while let Some(&n) = order.get(head) {
+        head += 1;
+        for t in g.neighbors_directed(n, Outgoing) {
+            indeg[t.index()] -= 1;
+            if indeg[t.index()] == 0 {
+                order.push(t);
+            }
+        }
+    }
+    (order.len() == g.node_count()).then_some(order)
+}
+
 /// Rooms on the longest entry→boss route, ignoring locks: the run's "Room X of Y" total.
 ///
 /// In a zone with loops this is an upper bound: each strongly connected component counts all
 /// of its rooms once. `None` when there is no single entry and boss, or no route between them.
 pub fn longest_path_len(zone: &Zone) -> Option<usize> {
     let (entry, boss) = (zone.entry()?, zone.boss()?);
+    if let Some(order) = topo_order(zone) {
+        let mut best: Vec<Option<usize>> = vec![None; zone.graph.node_count()];
+        best[entry.index()] = Some(1);
+        for n in order {
+            let Some(here) = best[n.index()] else {
+                continue;
+            };
+            for t in zone.graph.neighbors_directed(n, Outgoing) {
+                if best[t.index()].is_none_or(|b| b <= here) {
+                    best[t.index()] = Some(here + 1);
+                }
+            }
+        }
+        return best[boss.index()];
+    }
     let (comps, comp_of) = components(zone);
     // best[c] = most rooms on a path from the entry's component ending in component c.
     let mut best: Vec<Option<usize>> = vec![None; comps.len()];
