@@ -576,3 +576,213 @@ fn parse_errors_say_where() {
     let e = parse_error(&crypt_text().replace("\"weight\": 2", "\"weight\": \"2\""));
     assert_eq!(e.path.as_deref(), Some("edges[3].weight"));
 }
+
+/// A random zone as JSON: `n` rooms with random kinds and flags, passages between random
+/// rooms (some unknown) with random locks, some well-formed and some not.
+fn random_zone(
+    kinds: &[(u8, bool, bool, u8)],
+    edges: &[(usize, usize, u8, u32)],
+    allow_loops: bool,
+) -> String {
+    const KINDS: [&str; 10] = [
+        "entry",
+        "exploration",
+        "trap",
+        "elite",
+        "boss",
+        "harvest",
+        "rest_camp",
+        "secret",
+        "fork",
+        "merge",
+    ];
+    let nodes: Vec<serde_json::Value> = kinds
+        .iter()
+        .enumerate()
+        .map(|(i, &(k, is_entry, is_boss, extra))| {
+            let mut n = serde_json::json!({
+                "node_id": format!("r.{}", i % 7 + usize::from(extra % 3 == 0) * i),
+                "kind": KINDS[usize::from(k) % KINDS.len()],
+                "is_entry": is_entry,
+                "is_boss": is_boss,
+            });
+            if extra % 5 == 0 {
+                n["region_id"] = "north".into();
+            }
+            if extra % 4 == 0 {
+                n["content"] = serde_json::json!({
+                    "grants_key": "k",
+                    "loot_bias": f64::from(extra) / 50.0,
+                    "allow_self_loop": extra % 8 == 0
+                });
+            }
+            n
+        })
+        .collect();
+    let edges: Vec<serde_json::Value> = edges
+        .iter()
+        .map(|&(a, b, lock, x)| {
+            let mut e = serde_json::json!({
+                "from_node": format!("r.{a}"),
+                "to_node": format!("r.{b}"),
+            });
+            let (kind, data) = match lock % 8 {
+                0 => ("perception_check", serde_json::json!({ "dc": x })),
+                1 => (
+                    "key_required",
+                    serde_json::json!({ "key_id": if x % 2 == 0 { "k" } else { "j" } }),
+                ),
+                2 => ("level_min", serde_json::json!({ "min_level": x })),
+                3 => ("region_clear", serde_json::json!({ "region_id": "north" })),
+                4 => ("stat_check", serde_json::json!({ "stat": "wis", "dc": x })),
+                5 => ("stat_check", serde_json::json!({ "stat": "luck" })),
+                _ => ("none", serde_json::json!({})),
+            };
+            e["lock_kind"] = kind.into();
+            e["lock_data"] = data;
+            if x % 3 == 0 {
+                e["hint"] = "Hm.".into();
+            }
+            e
+        })
+        .collect();
+    serde_json::json!({
+        "format": 1, "zone_id": "r", "name": "Random", "tier": 2, "min_level": 2,
+        "max_level": 6, "allow_loops": allow_loops, "nodes": nodes, "edges": edges,
+        "regions": if kinds.len() % 2 == 0 {
+            serde_json::json!([{ "region_id": "north", "name": "North", "order": 1 }])
+        } else {
+            serde_json::json!([])
+        },
+    })
+    .to_string()
+}
+
+proptest::proptest! {
+    #[test]
+    fn random_zones_never_panic(
+        kinds in proptest::collection::vec((0u8..10, proptest::bool::weighted(0.15), proptest::bool::weighted(0.15), 0u8..100), 0..14),
+        edges in proptest::collection::vec((0usize..16, 0usize..16, 0u8..12, 0u32..40), 0..40),
+        allow_loops in proptest::bool::ANY,
+    ) {
+        let text = random_zone(&kinds, &edges, allow_loops);
+        let checked = check_sources(&[("a.json".into(), text.clone()), ("b.json".into(), text)]);
+        for c in &checked {
+            proptest::prop_assert!(serde_json::to_string(c).is_ok());
+            let mut sorted = c.diagnostics.clone();
+            zonegraph_core::diagnostic::sort(&mut sorted);
+            proptest::prop_assert_eq!(&sorted, &c.diagnostics);
+            for d in &c.diagnostics {
+                proptest::prop_assert!(!d.message.ends_with('.'), "{}", d.message);
+                proptest::prop_assert!(d.node.is_some() || d.edge.is_some() || matches!(
+                    d.code,
+                    Code::NoNodes | Code::EntryCount | Code::BossCount | Code::TooFewForks
+                ), "{:?}", d);
+            }
+        }
+    }
+
+    #[test]
+    fn synthetic_zones_are_clean(rooms in 2usize..400, width in 1usize..9, seed in proptest::num::u64::ANY) {
+        let (z, structural) = zone::build(&zonegraph_core::synth::layered("p", rooms, width, seed));
+        proptest::prop_assert!(structural.is_empty());
+        let errors: Vec<_> = zonegraph_core::validate(&z).into_iter().filter(|d| d.is_error()).collect();
+        proptest::prop_assert!(errors.is_empty(), "{:?}", errors);
+        let s = zonegraph_core::stats(&z);
+        proptest::prop_assert_eq!(s.nodes, z.graph.node_count());
+        proptest::prop_assert!(s.shortest_path <= s.longest_path);
+        proptest::prop_assert!(s.routes.is_some_and(|r| r >= 1));
+    }
+}
+
+/// Every simple entry→boss path of a small graph, enumerated (the test oracle, not the method).
+fn all_paths(n: usize, edges: &[(usize, usize)]) -> Vec<Vec<usize>> {
+    let mut paths = Vec::new();
+    let mut stack = vec![vec![0]];
+    while let Some(path) = stack.pop() {
+        let last = *path.last().expect("paths are never empty");
+        if last == n - 1 {
+            paths.push(path);
+            continue;
+        }
+        for &(a, b) in edges {
+            if a == last && !path.contains(&b) {
+                let mut p = path.clone();
+                p.push(b);
+                stack.push(p);
+            }
+        }
+    }
+    paths
+}
+
+proptest::proptest! {
+    #[test]
+    fn route_figures_match_enumeration(
+        n in 2usize..9,
+        raw in proptest::collection::vec((0usize..9, 0usize..9), 0..20),
+    ) {
+        // Passages only go forward, so the graph is acyclic; room 0 is the entry, n-1 the boss.
+        let edges: Vec<(usize, usize)> = raw
+            .into_iter()
+            .map(|(a, b)| (a % n, b % n))
+            .filter(|(a, b)| a < b)
+            .collect();
+        let name = |i: usize| if i == 0 { "entry".to_string() } else if i == n - 1 { "boss".to_string() } else { format!("m{i}") };
+        let mut file = chain(2);
+        file.nodes = Some((0..n).map(|i| node(&format!("c.{i}"), &name(i))).collect());
+        file.edges = Some(edges.iter().map(|&(a, b)| edge(&format!("c.{a}"), &format!("c.{b}"))).collect());
+        let (z, _) = zone::build(&file);
+        let s = zonegraph_core::stats(&z);
+        let paths = all_paths(n, &edges);
+        proptest::prop_assert_eq!(s.routes, Some(paths.len() as u64));
+        proptest::prop_assert_eq!(s.longest_path, paths.iter().map(Vec::len).max());
+        proptest::prop_assert_eq!(s.shortest_path, paths.iter().map(Vec::len).min());
+        let chokes: Vec<String> = match paths.first() {
+            Some(first) => first
+                .iter()
+                .filter(|r| paths.iter().all(|p| p.contains(r)))
+                .map(|r| format!("c.{r}"))
+                .collect(),
+            None => Vec::new(),
+        };
+        proptest::prop_assert_eq!(s.choke_points, chokes);
+    }
+}
+
+proptest::proptest! {
+    #[test]
+    fn looped_choke_points_match_enumeration(
+        n in 2usize..8,
+        raw in proptest::collection::vec((0usize..8, 0usize..8), 0..18),
+    ) {
+        let edges: Vec<(usize, usize)> = raw
+            .into_iter()
+            .map(|(a, b)| (a % n, b % n))
+            .filter(|(a, b)| a != b)
+            .collect();
+        let name = |i: usize| if i == 0 { "entry".to_string() } else if i == n - 1 { "boss".to_string() } else { format!("m{i}") };
+        let mut file = chain(2);
+        file.allow_loops = true;
+        file.nodes = Some((0..n).map(|i| node(&format!("c.{i}"), &name(i))).collect());
+        file.edges = Some(edges.iter().map(|&(a, b)| edge(&format!("c.{a}"), &format!("c.{b}"))).collect());
+        let (z, _) = zone::build(&file);
+        let s = zonegraph_core::stats(&z);
+        let paths = all_paths(n, &edges);
+        let chokes: Vec<String> = match paths.first() {
+            Some(first) => first
+                .iter()
+                .filter(|r| paths.iter().all(|p| p.contains(r)))
+                .map(|r| format!("c.{r}"))
+                .collect(),
+            None => Vec::new(),
+        };
+        proptest::prop_assert_eq!(s.choke_points, chokes);
+        proptest::prop_assert_eq!(s.shortest_path, paths.iter().map(Vec::len).min());
+        // In looped zones the longest figure is an upper bound.
+        proptest::prop_assert!(s.longest_path >= paths.iter().map(Vec::len).max());
+        if s.routes.is_some() {
+            proptest::prop_assert_eq!(s.routes, Some(paths.len() as u64));
+        }
+    }
+}
