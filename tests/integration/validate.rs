@@ -649,7 +649,7 @@ fn random_zone(
     serde_json::json!({
         "format": 1, "zone_id": "r", "name": "Random", "tier": 2, "min_level": 2,
         "max_level": 6, "allow_loops": allow_loops, "nodes": nodes, "edges": edges,
-        "regions": if kinds.len() % 2 == 0 {
+        "regions": if kinds.len().is_multiple_of(2) {
             serde_json::json!([{ "region_id": "north", "name": "North", "order": 1 }])
         } else {
             serde_json::json!([])
