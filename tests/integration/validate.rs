@@ -344,6 +344,12 @@ fn crypt_text() -> String {
 fn crypt_of_valdris_is_clean() {
     check(&crypt_text(), &[]);
     let checked = check_sources(&[("crypt_valdris.json".to_string(), crypt_text())]);
+    let without = zonegraph_core::check_sources_with(
+        &[("crypt_valdris.json".to_string(), crypt_text())],
+        zonegraph_core::CheckOptions { stats: false },
+    );
+    assert_eq!(without[0].stats, None);
+    assert_eq!(without[0].diagnostics, checked[0].diagnostics);
     let stats = checked[0].stats.as_ref().expect("stats of a parsed zone");
     assert_eq!(stats.nodes, 8);
     assert_eq!(stats.edges, 9);

@@ -16,5 +16,7 @@ pub mod zone;
 pub use analysis::{LockStats, Stats, lock_pass_chance, stats};
 pub use diagnostic::{Code, Diagnostic, EdgeRef, Severity};
 pub use format::{LockKind, NodeKind, ParseError, ZoneFile};
-pub use validate::{CheckedZone, check_sources, check_zone, validate};
+pub use validate::{
+    CheckOptions, CheckedZone, check_sources, check_sources_with, check_zone, validate,
+};
 pub use zone::{Ability, Edge, Lock, Node, NodeId, Zone};

@@ -63,12 +63,30 @@ impl CheckedZone {
     }
 }
 
+/// What [`check_sources_with`] computes besides the findings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CheckOptions {
+    /// Also run [`analysis::stats`] (`--stats`, the viewer). Costs about as much as validation.
+    pub stats: bool,
+}
+
+impl Default for CheckOptions {
+    fn default() -> Self {
+        CheckOptions { stats: true }
+    }
+}
+
 /// Reads, builds, validates and analyses zone files checked together, given as
 /// `(file name, text)` in the caller's order; the result has one entry per source, in order.
 ///
 /// Adds the checks across all of them: a room id used in two zones is `duplicate_node` (on
 /// the later zone), and a key that no room of any of them grants is `key_never_granted`.
 pub fn check_sources(sources: &[(String, String)]) -> Vec<CheckedZone> {
+    check_sources_with(sources, CheckOptions::default())
+}
+
+/// [`check_sources`], with or without the analysis.
+pub fn check_sources_with(sources: &[(String, String)], options: CheckOptions) -> Vec<CheckedZone> {
     let mut checked = Vec::with_capacity(sources.len());
     let mut zones: Vec<Option<Zone>> = Vec::with_capacity(sources.len());
     for (file, text) in sources {
@@ -80,7 +98,7 @@ pub fn check_sources(sources: &[(String, String)]) -> Vec<CheckedZone> {
                     zone_id: Some(zone.id.clone()),
                     parse_error: None,
                     diagnostics: diags,
-                    stats: Some(analysis::stats(&zone)),
+                    stats: options.stats.then(|| analysis::stats(&zone)),
                 });
                 zones.push(Some(zone));
             }
