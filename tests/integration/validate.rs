@@ -214,6 +214,11 @@ fn small_zones() {
         &z("entry>a a>b b>a b>fork fork>c c>fork fork>boss"),
         &["cycle@z.a", "cycle@z.fork"],
     );
+    // Rooms behind the boss are never played: no soft lock there.
+    check(
+        &z("entry>fork fork>a fork>boss a>boss boss>x x>y"),
+        &["dead_end@z.y", "boss_has_exits@z.boss"],
+    );
     // Unreachable boss: an island.
     check(
         &z("entry>fork fork>a fork>b a>b island>boss"),

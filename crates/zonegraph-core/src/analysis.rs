@@ -203,12 +203,13 @@ pub(crate) fn out_degrees(zone: &Zone) -> Vec<usize> {
     out
 }
 
-/// Rooms reachable from `start` following passages in `dir` that satisfy `pass`.
+/// Rooms reachable from `start` following passages in `dir` for which `pass(room the search
+/// is in, passage)` holds.
 pub(crate) fn reach(
     zone: &Zone,
     start: NodeIndex,
     dir: Direction,
-    pass: impl Fn(&Edge) -> bool,
+    pass: impl Fn(NodeIndex, &Edge) -> bool,
 ) -> Vec<bool> {
     let g = &zone.graph;
     let mut seen = vec![false; g.node_count()];
@@ -221,7 +222,7 @@ pub(crate) fn reach(
             } else {
                 e.source()
             };
-            if !seen[next.index()] && pass(e.weight()) {
+            if !seen[next.index()] && pass(n, e.weight()) {
                 seen[next.index()] = true;
                 stack.push(next);
             }
@@ -345,11 +346,11 @@ fn routes_and_choke_points(
     boss: NodeIndex,
 ) -> (Option<u64>, Vec<String>) {
     let g = &zone.graph;
-    let fwd = reach(zone, entry, Outgoing, |_| true);
+    let fwd = reach(zone, entry, Outgoing, |_, _| true);
     if !fwd[boss.index()] {
         return (Some(0), Vec::new());
     }
-    let bwd = reach(zone, boss, Incoming, |_| true);
+    let bwd = reach(zone, boss, Incoming, |_, _| true);
     let on_route: Vec<bool> = fwd.iter().zip(&bwd).map(|(a, b)| *a && *b).collect();
     let route_edges = || {
         g.edge_references()

@@ -347,7 +347,13 @@ pub fn validate(zone: &Zone) -> Vec<Diagnostic> {
     }
 
     if let [entry] = entries[..] {
-        let reachable = analysis::reach(zone, entry, Outgoing, |_| true);
+        // A run ends at the boss, so the search does not go on past it (only `boss_has_exits`
+        // is said about rooms behind a boss).
+        let only_boss = match bosses[..] {
+            [boss] => Some(boss),
+            _ => None,
+        };
+        let reachable = analysis::reach(zone, entry, Outgoing, |from, _| Some(from) != only_boss);
         for &b in &bosses {
             if !reachable[b.index()] {
                 out.push(
@@ -547,7 +553,7 @@ fn soft_locks(
     out: &mut Vec<Diagnostic>,
 ) {
     let g = &zone.graph;
-    let safe = analysis::reach(zone, boss, Incoming, |e| !e.lock.is_locked());
+    let safe = analysis::reach(zone, boss, Incoming, |_, e| !e.lock.is_locked());
     for ix in g.node_indices() {
         let i = ix.index();
         if !reachable[i] || safe[i] || out_deg[i] == 0 {
