@@ -1320,3 +1320,84 @@ proptest! {
         }
     }
 }
+
+// ---- endings and redaction ------------------------------------------------------------------
+
+#[test]
+fn the_boss_ends_the_run_even_with_exits_and_a_dead_end_secret_ends_quietly() {
+    let zone = load(
+        &json!({
+            "format": 1, "zone_id": "e", "name": "Ends", "tier": 1, "min_level": 1, "max_level": 2,
+            "nodes": [
+                {"node_id": "e.a", "kind": "entry", "label": "Porch", "is_entry": true},
+                {"node_id": "e.nook", "kind": "secret", "label": "Nook", "content": {"harvest_ref": "dust"}},
+                {"node_id": "e.boss", "kind": "boss", "label": "Keeper", "is_boss": true},
+                {"node_id": "e.after", "kind": "exploration", "label": "Afterwards"}
+            ],
+            "edges": [
+                {"from_node": "e.a", "to_node": "e.boss"},
+                {"from_node": "e.a", "to_node": "e.nook", "weight": 2},
+                {"from_node": "e.boss", "to_node": "e.after"}
+            ]
+        })
+        .to_string(),
+    );
+    let mut host = Host::new(&zone, "e", Character::default());
+    let t = play(
+        &mut host,
+        &["enter e", "advance", "go 2", "advance", "status"],
+    );
+    insta::assert_snapshot!("dead_end_secret", t);
+    assert_eq!(host.run().outcome, Some(Outcome::DeadEnd));
+    assert!(!host.run().boss_defeated);
+    assert_eq!(host.run().harvested.len(), 1);
+
+    let mut host = Host::new(&zone, "e", Character::default());
+    play(&mut host, &["enter e", "advance", "go 1", "advance"]);
+    let run = host.run();
+    assert_eq!(run.outcome, Some(Outcome::Victory));
+    assert_eq!(run.current_node.as_str(), "e.boss");
+    assert!(run.completed_at.is_some());
+
+    let mut host = Host::new(&zone, "e", Character::default());
+    let t = play(&mut host, &["enter e", "abandon", "status", "advance"]);
+    assert!(t.contains("You abandon the run in Porch."), "{t}");
+    assert!(t.contains("This run is over: abandoned."), "{t}");
+    assert!(host.run().abandoned);
+}
+
+#[test]
+fn player_view_redacts_hidden_rooms_and_failed_checks() {
+    let zone = crypt();
+    let ch = wis(14);
+    // crypt-2 passes the wall and fails the altar (DC 15).
+    let (mut run, _) = engine::start(&zone, "crypt-2", &ch, T0).expect("starts");
+    engine::advance(&zone, &mut run, &ch, T0).expect("entry");
+    engine::advance(&zone, &mut run, &ch, T0).expect("corridor");
+    engine::choose(&zone, &mut run, &ch, "2", T0).expect("chapel");
+    engine::advance(&zone, &mut run, &ch, T0).expect("chapel cleared");
+    let view = engine::player_view(&zone, &run);
+    let j = serde_json::to_string(&view).expect("serialises");
+    assert!(!j.contains("secret_chamber"), "{j}");
+    assert!(!j.contains("\"dc\":15"), "{j}");
+    let fork = view.pending_fork.as_ref().expect("fork");
+    assert_eq!(fork.options.len(), 2, "menu numbering is kept");
+    assert_eq!(
+        fork.options[0].to_node.as_str(),
+        "crypt_valdris.antechamber"
+    );
+    // The engine's own run still has everything.
+    assert!(
+        serde_json::to_string(&run)
+            .expect("ser")
+            .contains("secret_chamber")
+    );
+    // Status and prompts never name the secret either.
+    let st = chat::status(&engine::status(&zone, &run, &ch));
+    assert!(!st.text.contains("Reliquary") && !st.html.contains("Reliquary"));
+    assert!(
+        !serde_json::to_string(&engine::status(&zone, &run, &ch))
+            .expect("ser")
+            .contains("secret_chamber")
+    );
+}

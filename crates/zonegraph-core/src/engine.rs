@@ -242,6 +242,10 @@ pub enum Check {
     Invalid {
         lock_kind: LockKind,
     },
+    /// A failed check with its numbers removed, in a [`player_view`] of the run.
+    Hidden {
+        lock_kind: LockKind,
+    },
 }
 
 impl Check {
@@ -255,7 +259,7 @@ impl Check {
             Check::KeyRequired { held, .. } => *held,
             Check::LevelMin { min_level, level } => level >= min_level,
             Check::RegionClear { cleared, .. } => *cleared,
-            Check::Invalid { .. } => false,
+            Check::Invalid { .. } | Check::Hidden { .. } => false,
         }
     }
 
@@ -267,7 +271,7 @@ impl Check {
             Check::KeyRequired { .. } => LockKind::KeyRequired,
             Check::LevelMin { .. } => LockKind::LevelMin,
             Check::RegionClear { .. } => LockKind::RegionClear,
-            Check::Invalid { lock_kind } => *lock_kind,
+            Check::Invalid { lock_kind } | Check::Hidden { lock_kind } => *lock_kind,
         }
     }
 
@@ -300,7 +304,7 @@ impl Check {
             Check::RegionClear { region_id, .. } => LockReason::Region {
                 region_name: zone.region_name(region_id).to_string(),
             },
-            Check::Invalid { .. } => LockReason::Sealed,
+            Check::Invalid { .. } | Check::Hidden { .. } => LockReason::Sealed,
         })
     }
 }
@@ -693,12 +697,11 @@ pub fn choose(
         });
     }
     let option = &fork.options[n - 1];
-    if let Some(reason) = option.check.reason(zone).filter(|_| !option.open) {
-        let label = visible_label(zone, run, option);
+    if !option.open {
         return Err(Refusal::Locked {
             option: n,
-            label,
-            reason,
+            label: visible_label(zone, run, option),
+            reason: option.check.reason(zone).unwrap_or(LockReason::Sealed),
         });
     }
     let mut events = Vec::new();
@@ -857,6 +860,27 @@ pub fn visible_to_player(zone: &Zone, run: &Run, node: &str) -> bool {
         Some(n) if n.kind != NodeKind::Secret => true,
         Some(n) => run.revealed_secrets.contains(&n.id) || run.visited_nodes.contains(&n.id),
     }
+}
+
+/// The run as a player may see it (the viewer's run-map link): a pending option into a room
+/// the player may not see loses its `to_node`, and every failed check loses its numbers, so
+/// the link tells no more than the chat. Menu numbering is kept.
+pub fn player_view(zone: &Zone, run: &Run) -> Run {
+    let mut out = run.clone();
+    if let Some(fork) = out.pending_fork.as_mut() {
+        for o in &mut fork.options {
+            let unnoticed = o.check.lock_kind() == LockKind::PerceptionCheck && !o.open;
+            if unnoticed || !visible_to_player(zone, run, o.to_node.as_str()) {
+                o.to_node = NodeId(String::new());
+            }
+            if !o.open {
+                o.check = Check::Hidden {
+                    lock_kind: o.check.lock_kind(),
+                };
+            }
+        }
+    }
+    out
 }
 
 /// The exits of the current room as the player sees them: the pending fork's frozen results
