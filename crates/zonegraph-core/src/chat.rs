@@ -11,6 +11,7 @@ use crate::command::{COMMANDS, CommandError};
 use crate::engine::{
     Character, Event, ExitState, ExitView, LockReason, Outcome, Phase, Refusal, Status,
 };
+use crate::format::NodeKind;
 use crate::zone::{Ability, Zone};
 
 /// One chat reply.
@@ -158,7 +159,7 @@ fn event(out: &mut Out, e: &Event) {
             out.nl()
                 .put(&format!("Room {room_number} of {room_total}: "))
                 .bold(label)
-                .put(&format!(" ({})", kind.as_str()));
+                .put(&format!(" ({})", kind_word(*kind)));
         }
         Event::Narration { text, .. } => {
             out.nl().italic(text);
@@ -239,7 +240,7 @@ fn exit_lines(out: &mut Out, options: &[ExitView], numbered: bool) {
             None => out.put("something"),
         };
         if let (ExitState::Open, Some(kind)) = (o.state, o.kind) {
-            out.put(&format!(" ({})", kind.as_str()));
+            out.put(&format!(" ({})", kind_word(kind)));
         }
         if let Some(teaser) = &o.teaser {
             out.put(" (locked — ").italic(teaser).put(")");
@@ -261,7 +262,7 @@ pub fn status(s: &Status) -> Reply {
         .put(&format!(" — room {} of {}", s.room_number, s.room_total));
     out.nl().put("You are in ").bold(&s.label);
     match s.kind {
-        Some(kind) => out.put(&format!(" ({}).", kind.as_str())),
+        Some(kind) => out.put(&format!(" ({}).", kind_word(kind))),
         None => out.put("."),
     };
     if let Some(region) = &s.region {
@@ -316,6 +317,11 @@ pub fn map(rendered_map: &str, run_link: Option<&str>) -> Reply {
         html.push_str(&format!("\nRun map: <a href=\"{0}\">{0}</a>", escape(link)));
     }
     Reply { text, html }
+}
+
+/// "rest camp" rather than "rest_camp".
+fn kind_word(kind: NodeKind) -> String {
+    kind.as_str().replace('_', " ")
 }
 
 fn outcome_words(o: Outcome) -> &'static str {

@@ -644,7 +644,7 @@ pub fn advance(
         end(run, Outcome::Victory, now);
         events.push(Event::Victory {
             node: node.id.clone(),
-            label: node.display_label().to_string(),
+            label: narration::room_label(node).to_string(),
         });
         return Ok(events);
     }
@@ -733,7 +733,7 @@ pub fn expire(
     let to = fork.options[i].to_node.clone();
     let Some(label) = zone
         .node_by_id(to.as_str())
-        .map(|n| n.display_label().to_string())
+        .map(|n| narration::room_label(n).to_string())
     else {
         return Vec::new();
     };
@@ -758,7 +758,7 @@ pub fn abandon(zone: &Zone, run: &mut Run, now: i64) -> Result<Vec<Event>, Refus
     end(run, Outcome::Abandoned, now);
     let label = zone
         .node_by_id(run.current_node.as_str())
-        .map(|n| n.display_label().to_string())
+        .map(|n| narration::room_label(n).to_string())
         .unwrap_or_else(|| run.current_node.to_string());
     Ok(vec![Event::Abandoned {
         node: run.current_node.clone(),
@@ -832,7 +832,7 @@ pub fn status(zone: &Zone, run: &Run, character: &Character) -> Status {
         node: run.current_node.clone(),
         label: node.map_or_else(
             || run.current_node.to_string(),
-            |n| n.display_label().to_string(),
+            |n| narration::room_label(n).to_string(),
         ),
         kind: node.map(|n| n.kind),
         region: node
@@ -964,7 +964,7 @@ fn view(
         to_node: shown.then(|| to.clone()),
         label: node
             .filter(|_| shown)
-            .map(|n| n.display_label().to_string()),
+            .map(|n| narration::room_label(n).to_string()),
         kind: node
             .filter(|_| shown && state == ExitState::Open)
             .map(|n| n.kind),
@@ -982,7 +982,7 @@ fn visible_label(zone: &Zone, run: &Run, option: &ForkOption) -> Option<String> 
         return None;
     }
     zone.node_by_id(option.to_node.as_str())
-        .map(|n| n.display_label().to_string())
+        .map(|n| narration::room_label(n).to_string())
 }
 
 /// The current room of an active run of this zone, or why there is none.
@@ -1016,7 +1016,7 @@ fn clear_room(zone: &Zone, run: &mut Run, at: NodeIndex, announce: bool, ev: &mu
         ev.push(Event::RoomCleared {
             node: node.id.clone(),
             kind: node.kind,
-            label: node.display_label().to_string(),
+            label: narration::room_label(node).to_string(),
         });
     }
     if let Some(key) = &node.content.grants_key
@@ -1054,7 +1054,7 @@ fn leave(
             end(run, Outcome::DeadEnd, now);
             ev.push(Event::DeadEnd {
                 node: node.id.clone(),
-                label: node.display_label().to_string(),
+                label: narration::room_label(node).to_string(),
             });
             None
         }
@@ -1114,7 +1114,7 @@ fn offer_fork(
     });
     ev.push(Event::ForkOffered {
         at: node.id.clone(),
-        label: node.display_label().to_string(),
+        label: narration::room_label(node).to_string(),
         options: exit_views(zone, run),
         waiting,
     });
@@ -1249,7 +1249,7 @@ fn travel(
         ev.push(Event::Arrived {
             node: node.id.clone(),
             kind: node.kind,
-            label: node.display_label().to_string(),
+            label: narration::room_label(node).to_string(),
             room_number,
             room_total,
         });

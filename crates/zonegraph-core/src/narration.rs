@@ -5,6 +5,7 @@
 
 use crate::format::{LockKind, NodeKind};
 use crate::roll;
+use crate::zone::Node;
 
 /// The flavour lines of a room kind.
 pub fn table(kind: NodeKind) -> &'static [&'static str] {
@@ -78,5 +79,25 @@ pub fn generic_teaser(lock: LockKind) -> &'static str {
         LockKind::LevelMin => "it feels too dangerous for you yet",
         LockKind::RegionClear => "the way stays shut until more of the zone is cleared",
         LockKind::None => "the way is sealed",
+    }
+}
+
+/// What the player calls a room: its label, or a name for its kind when the label is empty
+/// (legacy linear zones have no labels, and a node id is no name).
+pub fn room_label(node: &Node) -> &str {
+    if !node.label.trim().is_empty() {
+        return &node.label;
+    }
+    match node.kind {
+        NodeKind::Entry => "Entrance",
+        NodeKind::Exploration => "Passage",
+        NodeKind::Trap => "Trapped Room",
+        NodeKind::Elite => "Guarded Hall",
+        NodeKind::Boss => "Lair",
+        NodeKind::Harvest => "Overgrown Room",
+        NodeKind::RestCamp => "Rest Camp",
+        NodeKind::Secret => "Hidden Room",
+        NodeKind::Fork => "Crossroads",
+        NodeKind::Merge => "Junction",
     }
 }
