@@ -1401,3 +1401,23 @@ fn player_view_redacts_hidden_rooms_and_failed_checks() {
             .contains("secret_chamber")
     );
 }
+
+#[test]
+fn extreme_scores_do_not_overflow() {
+    let c: Character = serde_json::from_str(
+        r#"{"level":4294967295,"scores":{"str":-2147483648,"wis":2147483647}}"#,
+    )
+    .expect("parses");
+    assert_eq!(c.modifier(Ability::Str), -1_073_741_829);
+    assert_eq!(c.modifier(Ability::Wis), 1_073_741_818);
+    let zone = lock_zoo();
+    let (mut run, _) = engine::start(&zone, "x", &c, T0).expect("starts");
+    engine::advance(&zone, &mut run, &c, T0).expect("advances");
+    for n in 1..=8 {
+        let mut r = run.clone();
+        let _ = engine::choose(&zone, &mut r, &c, &n.to_string(), T0);
+    }
+    assert_eq!(roll::modifier(9), -1);
+    assert_eq!(roll::modifier(10), 0);
+    assert_eq!(roll::modifier(11), 0);
+}
