@@ -1421,3 +1421,29 @@ fn extreme_scores_do_not_overflow() {
     assert_eq!(roll::modifier(10), 0);
     assert_eq!(roll::modifier(11), 0);
 }
+
+proptest! {
+    #[test]
+    fn any_text_parses_or_errors_without_panicking(text in "\\PC{0,40}") {
+        for parsed in [command::parse(&text), command::parse_loose(&text)] {
+            match parsed {
+                Ok(_) => {}
+                Err(e) => prop_assert!(!chat::command_error(&e).text.is_empty()),
+            }
+        }
+    }
+
+    #[test]
+    fn any_choice_text_is_taken_or_refused(text in "\\PC{0,24}") {
+        let zone = crypt();
+        let ch = wis(14);
+        let (mut run, _) = engine::start(&zone, "crypt-7", &ch, T0).expect("starts");
+        engine::advance(&zone, &mut run, &ch, T0).expect("entry");
+        engine::advance(&zone, &mut run, &ch, T0).expect("corridor");
+        match engine::choose(&zone, &mut run, &ch, &text, T0) {
+            Ok(_) => prop_assert!(matches!(text.trim(), "1" | "2" | "01" | "02" | "001" | "002")
+                || text.trim().trim_start_matches('0').len() == 1),
+            Err(r) => prop_assert!(!chat::refusal(&r).text.is_empty()),
+        }
+    }
+}
