@@ -1,2 +1,4 @@
 //! The workspace's one integration-test binary.
+
+mod engine;
 mod format;
