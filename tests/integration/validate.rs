@@ -339,6 +339,16 @@ fn duplicate_nodes_and_keys_across_zones() {
     assert!(checked[1].diagnostics[0].message.contains("(z.json)"));
     // Alone, the key is never granted.
     check(&a, &["key_never_granted@z.fork>z.b"]);
+    // The same zone twice is one finding, not one per room.
+    let twice = check_sources(&[
+        ("y.json".into(), granted.into()),
+        ("y2.json".into(), granted.into()),
+    ]);
+    let got: Vec<Vec<String>> = twice
+        .iter()
+        .map(|c| c.diagnostics.iter().map(render).collect())
+        .collect();
+    assert_eq!(got, [vec![], vec!["duplicate_node".to_string()]]);
 }
 
 fn crypt_text() -> String {
@@ -687,7 +697,7 @@ proptest::proptest! {
                 proptest::prop_assert!(!d.message.ends_with('.'), "{}", d.message);
                 proptest::prop_assert!(d.node.is_some() || d.edge.is_some() || matches!(
                     d.code,
-                    Code::NoNodes | Code::EntryCount | Code::BossCount | Code::TooFewForks
+                    Code::NoNodes | Code::EntryCount | Code::BossCount | Code::TooFewForks | Code::DuplicateNode
                 ), "{:?}", d);
             }
         }
@@ -796,4 +806,22 @@ proptest::proptest! {
             proptest::prop_assert_eq!(s.routes, Some(paths.len() as u64));
         }
     }
+}
+
+#[test]
+fn json_output_shape() {
+    #[derive(serde::Serialize)]
+    struct Output {
+        zones: Vec<zonegraph_core::CheckedZone>,
+    }
+    let read = |code| fs::read_to_string(fixture_path(code)).expect("fixture");
+    let zones = zonegraph_core::check_sources_with(
+        &[
+            ("soft_lock.json".into(), read(Code::SoftLock)),
+            ("missing_hint.json".into(), read(Code::MissingHint)),
+            ("broken.json".into(), "{\"format\": 1,".into()),
+        ],
+        zonegraph_core::CheckOptions { stats: false },
+    );
+    insta::assert_json_snapshot!("json_output_shape", Output { zones });
 }

@@ -143,17 +143,48 @@ fn cross_zone(zones: &[(usize, &Zone)], files: &[&str]) -> Vec<(usize, Diagnosti
     let mut out = Vec::new();
     // First zone (in the given order) that uses each room id.
     let mut owner: HashMap<&str, usize> = HashMap::new();
+    // First zone that has each zone id: a zone given twice is one finding, not one per room.
+    let mut zone_owner: HashMap<&str, usize> = HashMap::new();
     let mut granted: HashSet<&str> = HashSet::new();
+    let file_of = |i: usize| match files.get(i).copied().unwrap_or("") {
+        "" => String::new(),
+        f => format!(" ({f})"),
+    };
     for &(i, zone) in zones {
+        let same_zone = match zone_owner.get(zone.id.as_str()) {
+            Some(&first) => {
+                out.push((
+                    i,
+                    Diagnostic::new(
+                        Code::DuplicateNode,
+                        format!(
+                            "zone {} is defined twice{}, so all its room ids are used twice; \
+                             check each zone once and give every zone its own zone_id",
+                            zone.id,
+                            match files.get(first).copied().unwrap_or("") {
+                                "" => String::new(),
+                                f => format!(" (first in {f})"),
+                            }
+                        ),
+                    ),
+                ));
+                Some(first)
+            }
+            None => {
+                zone_owner.insert(zone.id.as_str(), i);
+                None
+            }
+        };
         for n in zone.graph.node_weights() {
             if let Some(key) = n.content.grants_key.as_deref() {
                 granted.insert(key);
             }
             match owner.get(n.id.as_str()) {
-                Some(&first) if first != i => {
-                    let other = zones.iter().find(|(j, _)| *j == first).map(|(_, z)| z);
-                    let other_zone = other.map(|z| z.id.as_str()).unwrap_or("?");
-                    let other_file = files.get(first).copied().unwrap_or("");
+                Some(&first) if first != i && Some(first) != same_zone => {
+                    let other_zone = zones
+                        .iter()
+                        .find(|(j, _)| *j == first)
+                        .map_or("?", |(_, z)| z.id.as_str());
                     out.push((
                         i,
                         Diagnostic::new(
@@ -163,11 +194,7 @@ fn cross_zone(zones: &[(usize, &Zone)], files: &[&str]) -> Vec<(usize, Diagnosti
                                  unique across all zones, so rename one (convention \
                                  <zone_id>.<suffix>)",
                                 n.id,
-                                if other_file.is_empty() {
-                                    String::new()
-                                } else {
-                                    format!(" ({other_file})")
-                                }
+                                file_of(first)
                             ),
                         )
                         .at_node(n.id.0.clone()),
