@@ -1,1 +1,3 @@
 //! The workspace's one integration-test binary.
+
+mod map;

@@ -8,6 +8,8 @@
 pub mod analysis;
 pub mod diagnostic;
 pub mod format;
+pub mod layout;
+pub mod map;
 pub mod roll;
 pub mod zone;
 

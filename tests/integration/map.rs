@@ -1,0 +1,525 @@
+//! The grid layout and the chat `!zone map`.
+
+use std::collections::BTreeSet;
+
+use proptest::prelude::*;
+use serde_json::{Value, json};
+use zonegraph_core::layout::{Layout, LayoutMode, layout};
+use zonegraph_core::map::{MAX_MAP_BYTES, MapOptions, MapView, NodeIndex, render_map};
+use zonegraph_core::zone::{self, Zone};
+
+const CRYPT: &str = include_str!("../../zones/crypt_valdris.json");
+
+fn zone(text: &str) -> Zone {
+    let (zone, diags) = zone::load(text).expect("fixture parses");
+    assert!(diags.is_empty(), "fixture builds cleanly: {diags:?}");
+    zone
+}
+
+fn zone_json(v: &Value) -> Zone {
+    zone(&v.to_string())
+}
+
+fn ix(zone: &Zone, suffix: &str) -> NodeIndex {
+    zone.node_index(&format!("{}.{suffix}", zone.id))
+        .unwrap_or_else(|| panic!("no room {suffix}"))
+}
+
+/// A run view from room suffixes: the visited path (the last one is current), hidden rooms
+/// and the pending fork's options.
+fn run(zone: &Zone, path: &[&str], hidden: &[&str], options: &[&str]) -> MapView {
+    let visited: Vec<NodeIndex> = path.iter().map(|s| ix(zone, s)).collect();
+    MapView {
+        current: visited.last().copied(),
+        visited,
+        hidden: hidden.iter().map(|s| ix(zone, s)).collect(),
+        fork_options: options.iter().map(|s| ix(zone, s)).collect(),
+    }
+}
+
+/// Renders and checks the invariants every map keeps.
+fn map(zone: &Zone, view: &MapView) -> String {
+    let text = render_map(zone, view, &MapOptions::default());
+    check_text(&text);
+    assert_eq!(text, render_map(zone, view, &MapOptions::default()));
+    text
+}
+
+fn check_text(text: &str) {
+    assert!(text.len() < MAX_MAP_BYTES, "map is {} bytes", text.len());
+    for line in text.lines() {
+        assert_eq!(line, line.trim_end(), "trailing space in {line:?}");
+    }
+}
+
+/// No two rooms share a cell; every room has one.
+fn check_layout(zone: &Zone, l: &Layout) {
+    assert_eq!(l.nodes.len(), zone.graph.node_count());
+    let mut cells = BTreeSet::new();
+    for n in &l.nodes {
+        assert!(n.col < l.width && n.row < l.height, "{n:?} outside the grid");
+        assert!(cells.insert((n.col, n.row)), "two rooms in cell {n:?}");
+    }
+    assert_eq!(l.edges.len(), zone.graph.edge_count());
+}
+
+fn crypt_without_hints() -> Zone {
+    let mut v: Value = serde_json::from_str(CRYPT).expect("crypt is json");
+    for n in v["nodes"].as_array_mut().expect("nodes") {
+        let n = n.as_object_mut().expect("node");
+        n.remove("pos_x");
+        n.remove("pos_y");
+    }
+    zone_json(&v)
+}
+
+fn node(id: &str, kind: &str, label: &str) -> Value {
+    let mut n = json!({ "node_id": id, "kind": kind, "label": label });
+    if kind == "entry" {
+        n["is_entry"] = json!(true);
+    }
+    if kind == "boss" {
+        n["is_boss"] = json!(true);
+    }
+    n
+}
+
+fn edge(from: &str, to: &str) -> Value {
+    json!({ "from_node": from, "to_node": to })
+}
+
+fn locked(from: &str, to: &str, kind: &str, data: Value, hint: &str) -> Value {
+    json!({ "from_node": from, "to_node": to, "lock_kind": kind, "lock_data": data, "hint": hint })
+}
+
+fn file(id: &str, nodes: Vec<Value>, edges: Vec<Value>) -> Value {
+    json!({
+        "format": 1, "zone_id": id, "name": id.replace('_', " "), "tier": 2,
+        "min_level": 1, "max_level": 10, "nodes": nodes, "edges": edges
+    })
+}
+
+/// A well that loops back to the atrium (allow_loops), no hints.
+fn loop_zone() -> Zone {
+    let mut v = file(
+        "sunken_well",
+        vec![
+            node("sunken_well.gate", "entry", "Moss Gate"),
+            node("sunken_well.atrium", "exploration", "Atrium"),
+            node("sunken_well.well", "harvest", "Well"),
+            node("sunken_well.camp", "rest_camp", "Dry Ledge"),
+            node("sunken_well.boss", "boss", "Drowned King"),
+        ],
+        vec![
+            edge("sunken_well.gate", "sunken_well.atrium"),
+            edge("sunken_well.atrium", "sunken_well.well"),
+            edge("sunken_well.well", "sunken_well.atrium"),
+            edge("sunken_well.well", "sunken_well.camp"),
+            edge("sunken_well.camp", "sunken_well.boss"),
+        ],
+    );
+    v["allow_loops"] = json!(true);
+    zone_json(&v)
+}
+
+/// Every room kind and every lock kind, laid out by hints.
+fn every_kind_zone() -> Zone {
+    let at = |mut n: Value, x: i32, y: i32| {
+        n["pos_x"] = json!(x);
+        n["pos_y"] = json!(y);
+        n
+    };
+    let mut entry = node("gallery.entry", "entry", "Gate of Every Kind");
+    entry["content"] = json!({ "grants_key": "brass_key" });
+    let v = file(
+        "gallery",
+        vec![
+            at(entry, 1, 0),
+            at(node("gallery.fork", "fork", "Six Doors"), 1, 1),
+            at(node("gallery.hall", "exploration", "Plain Hall"), 0, 2),
+            at(node("gallery.trap", "trap", "Needle Floor"), 1, 2),
+            at(node("gallery.elite", "elite", "Champion's Pit"), 2, 2),
+            at(node("gallery.harvest", "harvest", "Mushroom Grotto"), 3, 2),
+            at(node("gallery.camp", "rest_camp", "Quiet Alcove"), 4, 2),
+            at(node("gallery.secret", "secret", "Whisper Vault"), 5, 2),
+            at(node("gallery.merge", "merge", "Meeting Stair"), 1, 3),
+            at(node("gallery.boss", "boss", "The Curator"), 1, 4),
+        ],
+        vec![
+            edge("gallery.entry", "gallery.fork"),
+            edge("gallery.fork", "gallery.hall"),
+            locked("gallery.fork", "gallery.trap", "key_required", json!({"key_id": "brass_key"}), "A brass keyhole."),
+            locked("gallery.fork", "gallery.elite", "level_min", json!({"min_level": 3}), "Only the seasoned may pass."),
+            locked("gallery.fork", "gallery.harvest", "stat_check", json!({"stat": "str", "dc": 12}), "A rusted portcullis."),
+            locked("gallery.fork", "gallery.camp", "region_clear", json!({"region_id": "gallery"}), "Sealed until the gallery is clear."),
+            locked("gallery.fork", "gallery.secret", "perception_check", json!({"dc": 14}), "A draft under the tapestry."),
+            edge("gallery.hall", "gallery.merge"),
+            edge("gallery.trap", "gallery.merge"),
+            edge("gallery.elite", "gallery.merge"),
+            edge("gallery.harvest", "gallery.merge"),
+            edge("gallery.camp", "gallery.merge"),
+            edge("gallery.secret", "gallery.merge"),
+            edge("gallery.merge", "gallery.boss"),
+        ],
+    );
+    zone_json(&v)
+}
+
+/// Two regions; the second is opened by clearing the first.
+fn two_region_zone() -> Zone {
+    let in_region = |mut n: Value, r: &str| {
+        n["region_id"] = json!(r);
+        n
+    };
+    let mut v = file(
+        "underdark",
+        vec![
+            in_region(node("underdark.entry", "entry", "Rope Descent"), "upper"),
+            in_region(node("underdark.fork", "fork", "Fungal Crossroads"), "upper"),
+            in_region(node("underdark.caves", "exploration", "Echo Caves"), "upper"),
+            in_region(node("underdark.pool", "harvest", "Glowing Pool"), "upper"),
+            in_region(node("underdark.gate", "merge", "Drow Gate"), "lower"),
+            in_region(node("underdark.market", "exploration", "Shadow Market"), "lower"),
+            in_region(node("underdark.shortcut", "trap", "Collapsed Shaft"), "lower"),
+            in_region(node("underdark.boss", "boss", "Spider Matron"), "lower"),
+        ],
+        vec![
+            edge("underdark.entry", "underdark.fork"),
+            edge("underdark.fork", "underdark.caves"),
+            edge("underdark.fork", "underdark.pool"),
+            edge("underdark.caves", "underdark.gate"),
+            edge("underdark.pool", "underdark.gate"),
+            edge("underdark.gate", "underdark.market"),
+            locked("underdark.gate", "underdark.shortcut", "region_clear", json!({"region_id": "upper"}), "The shaft is blocked from above."),
+            edge("underdark.market", "underdark.boss"),
+            edge("underdark.shortcut", "underdark.boss"),
+            // A long passage from the top straight to the matron: skips rows.
+            locked("underdark.fork", "underdark.boss", "stat_check", json!({"stat": "dex", "dc": 16}), "A narrow chimney."),
+        ],
+    );
+    v["regions"] = json!([
+        { "region_id": "upper", "name": "Upper Warrens", "order": 1 },
+        { "region_id": "lower", "name": "Drowned Deep", "order": 2 }
+    ]);
+    zone_json(&v)
+}
+
+#[test]
+fn crypt_designer_view() {
+    let z = zone(CRYPT);
+    insta::assert_snapshot!(map(&z, &MapView::designer()));
+}
+
+#[test]
+fn crypt_at_the_fork_with_the_secret_hidden() {
+    let z = zone(CRYPT);
+    let view = run(
+        &z,
+        &["entry", "corridor", "fork"],
+        &["secret_chamber"],
+        &["main_hall", "side_chapel"],
+    );
+    insta::assert_snapshot!(map(&z, &view));
+}
+
+#[test]
+fn crypt_in_the_main_hall() {
+    let z = zone(CRYPT);
+    let view = run(
+        &z,
+        &["entry", "corridor", "fork", "main_hall"],
+        &["secret_chamber"],
+        &[],
+    );
+    insta::assert_snapshot!(map(&z, &view));
+}
+
+#[test]
+fn crypt_in_the_side_chapel_with_the_secret_found() {
+    let z = zone(CRYPT);
+    let view = run(
+        &z,
+        &["entry", "corridor", "fork", "side_chapel"],
+        &[],
+        &["antechamber", "secret_chamber"],
+    );
+    insta::assert_snapshot!(map(&z, &view));
+}
+
+#[test]
+fn crypt_in_the_secret_chamber() {
+    let z = zone(CRYPT);
+    let view = run(
+        &z,
+        &["entry", "corridor", "fork", "side_chapel", "secret_chamber"],
+        &[],
+        &[],
+    );
+    insta::assert_snapshot!(map(&z, &view));
+}
+
+#[test]
+fn hidden_secret_leaves_no_trace() {
+    let z = zone(CRYPT);
+    let view = run(&z, &["entry"], &["secret_chamber"], &[]);
+    let text = map(&z, &view);
+    assert!(!text.contains("Reliquary"), "{text}");
+    assert!(!text.contains('✧'), "{text}");
+}
+
+#[test]
+fn crypt_without_hints_uses_layers() {
+    let z = crypt_without_hints();
+    let l = layout(&z);
+    check_layout(&z, &l);
+    assert_eq!(l.mode, LayoutMode::Layered);
+    insta::assert_snapshot!(map(&z, &MapView::designer()));
+}
+
+#[test]
+fn crypt_layout_json() {
+    let z = zone(CRYPT);
+    let l = layout(&z);
+    check_layout(&z, &l);
+    assert_eq!(l.mode, LayoutMode::Hints);
+    insta::assert_json_snapshot!(l);
+}
+
+#[test]
+fn loop_zone_lists_the_way_back() {
+    let z = loop_zone();
+    check_layout(&z, &layout(&z));
+    let designer = map(&z, &MapView::designer());
+    assert!(designer.contains("↺ Well → Atrium"), "{designer}");
+    insta::assert_snapshot!("loop_designer", designer);
+    let view = run(&z, &["gate", "atrium", "well"], &[], &["atrium", "camp"]);
+    insta::assert_snapshot!("loop_at_the_well", map(&z, &view));
+}
+
+#[test]
+fn every_kind_and_lock() {
+    let z = every_kind_zone();
+    check_layout(&z, &layout(&z));
+    insta::assert_snapshot!("every_kind_designer", map(&z, &MapView::designer()));
+    let view = run(
+        &z,
+        &["entry", "fork"],
+        &["secret"],
+        &["hall", "trap", "elite", "harvest", "camp"],
+    );
+    insta::assert_snapshot!("every_kind_at_the_fork", map(&z, &view));
+}
+
+#[test]
+fn two_regions() {
+    let z = two_region_zone();
+    check_layout(&z, &layout(&z));
+    insta::assert_snapshot!("two_regions_designer", map(&z, &MapView::designer()));
+    let view = run(&z, &["entry", "fork", "pool", "gate"], &[], &[]);
+    insta::assert_snapshot!("two_regions_at_the_gate", map(&z, &view));
+}
+
+#[test]
+fn legacy_zone_is_laid_out_top_down() {
+    let z = zone(
+        &json!({
+            "format": 1, "zone_id": "old_mine", "name": "Old Mine", "tier": 1,
+            "min_level": 1, "max_level": 3,
+            "room_kinds": ["entry", "exploration", "trap", "rest_camp", "boss"]
+        })
+        .to_string(),
+    );
+    let l = layout(&z);
+    check_layout(&z, &l);
+    assert_eq!(l.mode, LayoutMode::Layered);
+    assert!(l.nodes.iter().all(|n| n.col == 0));
+    let view = run(&z, &["r1", "r2"], &[], &[]);
+    insta::assert_snapshot!(map(&z, &view));
+}
+
+#[test]
+fn shared_hinted_cells_are_spread_and_noted() {
+    let mut v: Value = serde_json::from_str(CRYPT).expect("crypt is json");
+    // Put the side chapel on the main hall's cell.
+    v["nodes"][4]["pos_x"] = json!(0);
+    let z = zone_json(&v);
+    let l = layout(&z);
+    check_layout(&z, &l);
+    assert_eq!(l.mode, LayoutMode::Hints);
+    assert!(
+        l.notes
+            .iter()
+            .any(|n| n.contains("crypt_valdris.side_chapel") && n.contains("column 1")),
+        "{:?}",
+        l.notes
+    );
+}
+
+#[test]
+fn hostile_labels_stay_on_one_line() {
+    let mut v: Value = serde_json::from_str(CRYPT).expect("crypt is json");
+    v["nodes"][1]["label"] = json!("```\nrm -rf / 🦀 骨の回廊 a very very long label indeed");
+    v["name"] = json!("x".repeat(500));
+    let z = zone_json(&v);
+    let text = map(&z, &run(&z, &["entry", "corridor"], &[], &[]));
+    assert!(!text.contains('`') && !text.contains('🦀'), "{text}");
+    assert!(text.lines().next().is_some_and(|l| l.chars().count() < 80));
+}
+
+#[test]
+fn out_of_range_indices_are_ignored() {
+    let z = zone(CRYPT);
+    let bad = NodeIndex::new(999);
+    let view = MapView {
+        visited: vec![bad],
+        current: Some(bad),
+        hidden: [bad].into(),
+        fork_options: vec![bad],
+    };
+    map(&z, &view);
+}
+
+/// A zone of `n` rooms: a spine with side rooms and occasional long and loop passages.
+fn big_zone(n: usize) -> Zone {
+    let id = |i: usize| format!("big.n{i}");
+    let mut nodes = Vec::with_capacity(n);
+    let mut edges = Vec::with_capacity(2 * n);
+    for i in 0..n {
+        let kind = match i {
+            0 => "entry",
+            _ if i == n - 1 => "boss",
+            _ if i % 7 == 3 => "trap",
+            _ if i % 11 == 5 => "fork",
+            _ => "exploration",
+        };
+        nodes.push(node(&id(i), kind, &format!("Room {i}")));
+        if i > 0 {
+            edges.push(edge(&id(i - 1), &id(i)));
+        }
+        if i + 3 < n && i % 5 == 0 {
+            edges.push(edge(&id(i), &id(i + 3)));
+        }
+        if i > 10 && i % 13 == 0 {
+            edges.push(edge(&id(i), &id(i - 9)));
+        }
+    }
+    let mut v = file("big", nodes, edges);
+    v["allow_loops"] = json!(true);
+    let (zone, diags) = zone::load(&v.to_string()).expect("big zone parses");
+    assert!(diags.is_empty());
+    zone
+}
+
+#[test]
+fn hundred_thousand_rooms_stay_bounded() {
+    let z = big_zone(100_000);
+    let l = layout(&z);
+    check_layout(&z, &l);
+    check_text(&render_map(&z, &MapView::designer(), &MapOptions::default()));
+    let deep = run(
+        &z,
+        &["n0", "n1", "n2", "n3", "n4", "n5", "n50000"],
+        &[],
+        &[],
+    );
+    let text = render_map(&z, &deep, &MapOptions::default());
+    check_text(&text);
+    assert!(text.contains("Room 50000"), "{text}");
+    assert!(text.contains("the whole zone"), "{text}");
+}
+
+#[test]
+fn hundred_thousand_room_fan_stays_bounded() {
+    // One fork into 100k rooms in one row, each to the boss: the widest possible zone.
+    let n = 100_000;
+    let mut nodes = vec![
+        node("fan.entry", "entry", "Entry"),
+        node("fan.boss", "boss", "Boss"),
+    ];
+    let mut edges = Vec::new();
+    for i in 0..n {
+        nodes.push(node(&format!("fan.r{i}"), "exploration", &format!("Room {i}")));
+        edges.push(edge("fan.entry", &format!("fan.r{i}")));
+        edges.push(edge(&format!("fan.r{i}"), "fan.boss"));
+    }
+    let z = zone_json(&file("fan", nodes, edges));
+    let l = layout(&z);
+    check_layout(&z, &l);
+    let options: Vec<NodeIndex> = (2..n + 2).map(NodeIndex::new).collect();
+    let view = MapView {
+        visited: vec![NodeIndex::new(0)],
+        current: Some(NodeIndex::new(0)),
+        hidden: BTreeSet::new(),
+        fork_options: options,
+    };
+    let text = render_map(&z, &view, &MapOptions::default());
+    check_text(&text);
+    assert!(text.contains("more to the right"), "{text}");
+}
+
+/// A random zone: `n` rooms, edges as `(from, to, locked)` pairs, optional hints.
+fn random_zone(n: usize, edges: &[(usize, usize, bool)], hints: Option<&[(i32, i32)]>) -> Zone {
+    let nodes: Vec<Value> = (0..n)
+        .map(|i| {
+            let kind = if i == 0 {
+                "entry"
+            } else if i == n - 1 {
+                "boss"
+            } else {
+                ["exploration", "trap", "fork", "merge", "secret"][i % 5]
+            };
+            let mut v = node(&format!("r.n{i}"), kind, &format!("Room {i}"));
+            if let Some(h) = hints {
+                let (x, y) = h[i % h.len()];
+                v["pos_x"] = json!(x);
+                v["pos_y"] = json!(y);
+            }
+            v
+        })
+        .collect();
+    let edges: Vec<Value> = edges
+        .iter()
+        .map(|&(a, b, l)| {
+            let (a, b) = (format!("r.n{}", a % n), format!("r.n{}", b % n));
+            if l {
+                locked(&a, &b, "perception_check", json!({"dc": 12}), "A hint.")
+            } else {
+                edge(&a, &b)
+            }
+        })
+        .collect();
+    let mut v = file("r", nodes, edges);
+    v["allow_loops"] = json!(true);
+    zone::load(&v.to_string()).expect("random zone parses").0
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn layout_and_map_hold_for_random_zones(
+        n in 1usize..40,
+        edges in prop::collection::vec((0usize..40, 0usize..40, any::<bool>()), 0..80),
+        hints in prop::option::of(prop::collection::vec((-3i32..6, -3i32..6), 1..12)),
+        hide in prop::collection::vec(0usize..40, 0..4),
+        walk in prop::collection::vec(0usize..40, 0..6),
+    ) {
+        let z = random_zone(n, &edges, hints.as_deref());
+        let l = layout(&z);
+        check_layout(&z, &l);
+        prop_assert_eq!(&l, &layout(&z));
+        let visited: Vec<NodeIndex> = walk.iter().map(|&i| NodeIndex::new(i % n)).collect();
+        let view = MapView {
+            current: visited.last().copied(),
+            visited,
+            hidden: hide.iter().map(|&i| NodeIndex::new(i % n)).collect(),
+            fork_options: vec![NodeIndex::new(0), NodeIndex::new(n - 1)],
+        };
+        let small = MapOptions { max_rows: 4, max_columns: 2, ..MapOptions::default() };
+        for opts in [MapOptions::default(), small] {
+            let a = render_map(&z, &view, &opts);
+            check_text(&a);
+            prop_assert_eq!(a, render_map(&z, &view, &opts));
+        }
+    }
+}
