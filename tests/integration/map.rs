@@ -39,9 +39,13 @@ fn run(zone: &Zone, path: &[&str], hidden: &[&str], options: &[&str]) -> MapView
 
 /// Renders and checks the invariants every map keeps.
 fn map(zone: &Zone, view: &MapView) -> String {
-    let text = render_map(zone, view, &MapOptions::default());
+    map_with(zone, view, &MapOptions::default())
+}
+
+fn map_with(zone: &Zone, view: &MapView, opts: &MapOptions) -> String {
+    let text = render_map(zone, view, opts);
     check_text(&text);
-    assert_eq!(text, render_map(zone, view, &MapOptions::default()));
+    assert_eq!(text, render_map(zone, view, opts));
     text
 }
 
@@ -57,7 +61,10 @@ fn check_layout(zone: &Zone, l: &Layout) {
     assert_eq!(l.nodes.len(), zone.graph.node_count());
     let mut cells = BTreeSet::new();
     for n in &l.nodes {
-        assert!(n.col < l.width && n.row < l.height, "{n:?} outside the grid");
+        assert!(
+            n.col < l.width && n.row < l.height,
+            "{n:?} outside the grid"
+        );
         assert!(cells.insert((n.col, n.row)), "two rooms in cell {n:?}");
     }
     assert_eq!(l.edges.len(), zone.graph.edge_count());
@@ -148,11 +155,41 @@ fn every_kind_zone() -> Zone {
         vec![
             edge("gallery.entry", "gallery.fork"),
             edge("gallery.fork", "gallery.hall"),
-            locked("gallery.fork", "gallery.trap", "key_required", json!({"key_id": "brass_key"}), "A brass keyhole."),
-            locked("gallery.fork", "gallery.elite", "level_min", json!({"min_level": 3}), "Only the seasoned may pass."),
-            locked("gallery.fork", "gallery.harvest", "stat_check", json!({"stat": "str", "dc": 12}), "A rusted portcullis."),
-            locked("gallery.fork", "gallery.camp", "region_clear", json!({"region_id": "gallery"}), "Sealed until the gallery is clear."),
-            locked("gallery.fork", "gallery.secret", "perception_check", json!({"dc": 14}), "A draft under the tapestry."),
+            locked(
+                "gallery.fork",
+                "gallery.trap",
+                "key_required",
+                json!({"key_id": "brass_key"}),
+                "A brass keyhole.",
+            ),
+            locked(
+                "gallery.fork",
+                "gallery.elite",
+                "level_min",
+                json!({"min_level": 3}),
+                "Only the seasoned may pass.",
+            ),
+            locked(
+                "gallery.fork",
+                "gallery.harvest",
+                "stat_check",
+                json!({"stat": "str", "dc": 12}),
+                "A rusted portcullis.",
+            ),
+            locked(
+                "gallery.fork",
+                "gallery.camp",
+                "region_clear",
+                json!({"region_id": "gallery"}),
+                "Sealed until the gallery is clear.",
+            ),
+            locked(
+                "gallery.fork",
+                "gallery.secret",
+                "perception_check",
+                json!({"dc": 14}),
+                "A draft under the tapestry.",
+            ),
             edge("gallery.hall", "gallery.merge"),
             edge("gallery.trap", "gallery.merge"),
             edge("gallery.elite", "gallery.merge"),
@@ -176,11 +213,20 @@ fn two_region_zone() -> Zone {
         vec![
             in_region(node("underdark.entry", "entry", "Rope Descent"), "upper"),
             in_region(node("underdark.fork", "fork", "Fungal Crossroads"), "upper"),
-            in_region(node("underdark.caves", "exploration", "Echo Caves"), "upper"),
+            in_region(
+                node("underdark.caves", "exploration", "Echo Caves"),
+                "upper",
+            ),
             in_region(node("underdark.pool", "harvest", "Glowing Pool"), "upper"),
             in_region(node("underdark.gate", "merge", "Drow Gate"), "lower"),
-            in_region(node("underdark.market", "exploration", "Shadow Market"), "lower"),
-            in_region(node("underdark.shortcut", "trap", "Collapsed Shaft"), "lower"),
+            in_region(
+                node("underdark.market", "exploration", "Shadow Market"),
+                "lower",
+            ),
+            in_region(
+                node("underdark.shortcut", "trap", "Collapsed Shaft"),
+                "lower",
+            ),
             in_region(node("underdark.boss", "boss", "Spider Matron"), "lower"),
         ],
         vec![
@@ -190,11 +236,23 @@ fn two_region_zone() -> Zone {
             edge("underdark.caves", "underdark.gate"),
             edge("underdark.pool", "underdark.gate"),
             edge("underdark.gate", "underdark.market"),
-            locked("underdark.gate", "underdark.shortcut", "region_clear", json!({"region_id": "upper"}), "The shaft is blocked from above."),
+            locked(
+                "underdark.gate",
+                "underdark.shortcut",
+                "region_clear",
+                json!({"region_id": "upper"}),
+                "The shaft is blocked from above.",
+            ),
             edge("underdark.market", "underdark.boss"),
             edge("underdark.shortcut", "underdark.boss"),
             // A long passage from the top straight to the matron: skips rows.
-            locked("underdark.fork", "underdark.boss", "stat_check", json!({"stat": "dex", "dc": 16}), "A narrow chimney."),
+            locked(
+                "underdark.fork",
+                "underdark.boss",
+                "stat_check",
+                json!({"stat": "dex", "dc": 16}),
+                "A narrow chimney.",
+            ),
         ],
     );
     v["regions"] = json!([
@@ -300,7 +358,19 @@ fn loop_zone_lists_the_way_back() {
 fn every_kind_and_lock() {
     let z = every_kind_zone();
     check_layout(&z, &layout(&z));
-    insta::assert_snapshot!("every_kind_designer", map(&z, &MapView::designer()));
+    let six = MapOptions {
+        max_columns: 6,
+        ..MapOptions::default()
+    };
+    insta::assert_snapshot!(
+        "every_kind_designer",
+        map_with(&z, &MapView::designer(), &six)
+    );
+    // The default five columns cut the sixth, and say so.
+    insta::assert_snapshot!(
+        "every_kind_designer_five_columns",
+        map(&z, &MapView::designer())
+    );
     let view = run(
         &z,
         &["entry", "fork"],
@@ -317,6 +387,19 @@ fn two_regions() {
     insta::assert_snapshot!("two_regions_designer", map(&z, &MapView::designer()));
     let view = run(&z, &["entry", "fork", "pool", "gate"], &[], &[]);
     insta::assert_snapshot!("two_regions_at_the_gate", map(&z, &view));
+}
+
+#[test]
+fn small_window_around_the_current_room() {
+    let z = zone(CRYPT);
+    let view = run(&z, &["entry", "corridor", "fork", "side_chapel"], &[], &[]);
+    let opts = MapOptions {
+        max_rows: 3,
+        max_columns: 1,
+        run_link: Some("https://example.invalid/run/abc".into()),
+        ..MapOptions::default()
+    };
+    insta::assert_snapshot!(map_with(&z, &view, &opts));
 }
 
 #[test]
@@ -415,7 +498,11 @@ fn hundred_thousand_rooms_stay_bounded() {
     let z = big_zone(100_000);
     let l = layout(&z);
     check_layout(&z, &l);
-    check_text(&render_map(&z, &MapView::designer(), &MapOptions::default()));
+    check_text(&render_map(
+        &z,
+        &MapView::designer(),
+        &MapOptions::default(),
+    ));
     let deep = run(
         &z,
         &["n0", "n1", "n2", "n3", "n4", "n5", "n50000"],
@@ -438,7 +525,11 @@ fn hundred_thousand_room_fan_stays_bounded() {
     ];
     let mut edges = Vec::new();
     for i in 0..n {
-        nodes.push(node(&format!("fan.r{i}"), "exploration", &format!("Room {i}")));
+        nodes.push(node(
+            &format!("fan.r{i}"),
+            "exploration",
+            &format!("Room {i}"),
+        ));
         edges.push(edge("fan.entry", &format!("fan.r{i}")));
         edges.push(edge(&format!("fan.r{i}"), "fan.boss"));
     }

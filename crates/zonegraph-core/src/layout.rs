@@ -184,8 +184,18 @@ pub(crate) fn grid(zone: &Zone, hidden: &BTreeSet<NodeIndex>) -> Grid {
         (LayoutMode::Layered, layered_cells(zone, &visible))
     };
     debug_assert_eq!(cell.len(), n);
-    let width = cell.iter().flatten().map(|&(c, _)| c + 1).max().unwrap_or(0);
-    let height = cell.iter().flatten().map(|&(_, r)| r + 1).max().unwrap_or(0);
+    let width = cell
+        .iter()
+        .flatten()
+        .map(|&(c, _)| c + 1)
+        .max()
+        .unwrap_or(0);
+    let height = cell
+        .iter()
+        .flatten()
+        .map(|&(_, r)| r + 1)
+        .max()
+        .unwrap_or(0);
     Grid {
         mode,
         cell,
@@ -389,10 +399,8 @@ fn layered_cells(zone: &Zone, visible: &[bool]) -> Vec<Option<(u32, u32)>> {
             reach[v] = true;
         }
     }
-    for v in 0..n {
-        if visible[v] {
-            dfs(v, &mut state, &mut back);
-        }
+    for (v, _) in visible.iter().enumerate().filter(|(_, vis)| **vis) {
+        dfs(v, &mut state, &mut back);
     }
 
     // Longest path over the remaining acyclic edges (Kahn's order).

@@ -125,9 +125,7 @@ pub fn render_map(zone: &Zone, view: &MapView, opts: &MapOptions) -> String {
         .cell
         .iter()
         .map(|c| {
-            c.and_then(|(c, r)| {
-                Some((cols.binary_search(&c).ok()?, rows.binary_search(&r).ok()?))
-            })
+            c.and_then(|(c, r)| Some((cols.binary_search(&c).ok()?, rows.binary_search(&r).ok()?)))
         })
         .collect();
 
@@ -184,20 +182,14 @@ pub fn render_map(zone: &Zone, view: &MapView, opts: &MapOptions) -> String {
         let w = &drawing.window;
         let _ = writeln!(
             out,
-            "Showing rows {}–{} of {} and columns {}–{} of {} ({} of {} rooms){}.",
-            w.r0 + 1,
-            w.r1,
+            "Showing {} of {} and {} of {} ({} of {} rooms){}.",
+            span("row", w.r0, w.r1),
             rows.len(),
-            w.c0 + 1,
-            w.c1,
+            span("column", w.c0, w.c1),
             cols.len(),
             shown,
             total,
-            if current.is_some() {
-                " around you"
-            } else {
-                ""
-            },
+            if current.is_some() { " around you" } else { "" },
         );
         match &opts.run_link {
             Some(link) => {
@@ -213,16 +205,21 @@ pub fn render_map(zone: &Zone, view: &MapView, opts: &MapOptions) -> String {
             out.push('\n');
         }
         if drawing.footer.len() > FOOTER_LIMIT {
-            let _ = writeln!(
-                out,
-                "  … and {} more",
-                drawing.footer.len() - FOOTER_LIMIT
-            );
+            let _ = writeln!(out, "  … and {} more", drawing.footer.len() - FOOTER_LIMIT);
         }
     }
     legend(&mut out, &state, &drawing);
     path_strip(&mut out, &state, view);
     out
+}
+
+/// "rows 3–5" or "row 3", 1-based, for the window `lo..hi`.
+fn span(what: &str, lo: usize, hi: usize) -> String {
+    if hi <= lo + 1 {
+        format!("{what} {}", lo + 1)
+    } else {
+        format!("{what}s {}–{hi}", lo + 1)
+    }
 }
 
 struct State<'a> {
@@ -361,6 +358,7 @@ struct Drawing {
     rooms_shown: usize,
     kinds: BTreeSet<NodeKind>,
     locked_drawn: bool,
+    regions_marked: bool,
 }
 
 const UP: u8 = 1;
@@ -368,12 +366,12 @@ const DOWN: u8 = 2;
 const LEFT: u8 = 4;
 const RIGHT: u8 = 8;
 
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Default)]
 struct Cell {
     ch: Option<char>,
-    dirs: u8,
-    /// Some open passage runs through this cell (otherwise only locked ones: dashed).
-    solid: bool,
+    /// Directions per net (a group of pieces that belong together): `(net, dirs, solid)`,
+    /// where solid means some open passage of that net runs here (else it is dashed).
+    nets: Vec<(u32, u8, bool)>,
     /// An arrowhead into a room: `Some(true)` if some open passage arrives here.
     arrow: Option<bool>,
 }
@@ -387,10 +385,15 @@ impl Canvas {
         self.lines.get_mut(line).and_then(|l| l.get_mut(x))
     }
 
-    fn add(&mut self, line: usize, x: usize, dirs: u8, solid: bool) {
+    fn add(&mut self, line: usize, x: usize, dirs: u8, solid: bool, net: u32) {
         if let Some(c) = self.cell(line, x) {
-            c.dirs |= dirs;
-            c.solid |= solid;
+            match c.nets.iter_mut().find(|(n, _, _)| *n == net) {
+                Some(entry) => {
+                    entry.1 |= dirs;
+                    entry.2 |= solid;
+                }
+                None => c.nets.push((net, dirs, solid)),
+            }
         }
     }
 
@@ -408,14 +411,14 @@ impl Canvas {
         }
     }
 
-    /// A vertical run on `line` from `from` to `to` (inclusive) at `x`.
-    fn vertical(&mut self, x: usize, from: usize, to: usize, solid: bool) {
+    /// A vertical run from line `from` to line `to` (inclusive) at `x`.
+    fn vertical(&mut self, x: usize, from: usize, to: usize, solid: bool, net: u32) {
         for line in from..=to {
-            self.add(line, x, UP | DOWN, solid);
+            self.add(line, x, UP | DOWN, solid, net);
         }
     }
 
-    fn horizontal(&mut self, line: usize, a: usize, b: usize, solid: bool) {
+    fn horizontal(&mut self, line: usize, a: usize, b: usize, solid: bool, net: u32) {
         let (lo, hi) = (a.min(b), a.max(b));
         for x in lo..=hi {
             let mut d = 0;
@@ -425,7 +428,7 @@ impl Canvas {
             if x < hi {
                 d |= RIGHT;
             }
-            self.add(line, x, d, solid);
+            self.add(line, x, d, solid, net);
         }
     }
 }
@@ -437,18 +440,30 @@ fn glyph(c: &Cell) -> char {
     if let Some(solid) = c.arrow {
         return if solid { ARROW } else { LOCK_MARK };
     }
-    let s = c.solid;
-    match c.dirs {
+    let vertical = |d: u8| d != 0 && d & (LEFT | RIGHT) == 0;
+    let horizontal = |d: u8| d != 0 && d & (UP | DOWN) == 0;
+    // Unrelated lines crossing: draw the vertical one unbroken, so a crossing never looks
+    // like a junction.
+    if c.nets.iter().any(|n| vertical(n.1))
+        && c.nets.iter().any(|n| horizontal(n.1))
+        && c.nets.iter().all(|n| vertical(n.1) || horizontal(n.1))
+    {
+        let solid = c.nets.iter().any(|n| vertical(n.1) && n.2);
+        return if solid { '│' } else { '┆' };
+    }
+    let dirs = c.nets.iter().fold(0, |d, n| d | n.1);
+    let solid = c.nets.iter().any(|n| n.2);
+    match dirs {
         0 => ' ',
-        d if d == UP | DOWN || d == UP || d == DOWN => {
-            if s {
+        d if vertical(d) => {
+            if solid {
                 '│'
             } else {
                 '┆'
             }
         }
-        d if d == LEFT | RIGHT || d == LEFT || d == RIGHT => {
-            if s {
+        d if horizontal(d) => {
+            if solid {
                 '─'
             } else {
                 '╌'
@@ -465,6 +480,16 @@ fn glyph(c: &Cell) -> char {
         _ => '┼',
     }
 }
+
+/// A gap group: `(true, x)` for pieces merging into the room at `x`, `(false, x)` for
+/// pieces fanning out from the top point `x`.
+type Key = (bool, usize);
+/// A gap's track count, each group's `(track, net)`, and the pieces arriving per point.
+type GapTracks = (
+    usize,
+    BTreeMap<Key, (Option<usize>, u32)>,
+    BTreeMap<usize, usize>,
+);
 
 /// One passage's piece inside a gap between two drawn rows.
 #[derive(Clone, Copy, Debug)]
@@ -510,10 +535,21 @@ fn draw(st: &State<'_>, win: &Window) -> Drawing {
         }
     }
 
-    // Passages: into the next row, long ones, and the rest for the footer.
+    // Rows with a room, per drawn column: a long passage may run straight down a column
+    // only where no room stands in between.
+    let mut column_rows: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (wr, row) in tokens.iter().enumerate() {
+        for &(c, _) in row {
+            column_rows.entry(c).or_default().push(wr);
+        }
+    }
+
+    // Passages: into the next row, long ones, and the rest for the footer. Each long
+    // passage is its own net; gap pieces get their group's net below.
+    let mut next_net: u32 = 0;
     let mut gaps: Vec<Vec<Conn>> = vec![Vec::new(); wrows.saturating_sub(1)];
-    let mut pass_gap: Vec<Vec<(usize, bool)>> = vec![Vec::new(); wrows.saturating_sub(1)];
-    let mut pass_row: Vec<Vec<(usize, bool)>> = vec![Vec::new(); wrows];
+    let mut pass_gap: Vec<Vec<(usize, bool, u32)>> = vec![Vec::new(); wrows.saturating_sub(1)];
+    let mut pass_row: Vec<Vec<(usize, bool, u32)>> = vec![Vec::new(); wrows];
     let mut gutter_use: BTreeMap<usize, Vec<(usize, usize)>> = BTreeMap::new();
     let mut footer = Vec::new();
     let mut locked_drawn = false;
@@ -550,31 +586,47 @@ fn draw(st: &State<'_>, win: &Window) -> Drawing {
             locked_drawn |= locked;
         } else if tr > sr + 1 {
             let (g0, g1) = (sr - win.r0, tr - 1 - win.r0);
-            let candidates = [Some(sc), Some(tc), sc.checked_sub(1), tc.checked_sub(1)];
-            let free = candidates.into_iter().flatten().find(|&c| {
-                (win.c0..win.c1).contains(&c)
-                    && gutter_use
-                        .get(&c)
-                        .is_none_or(|used| used.iter().all(|&(lo, hi)| hi < g0 || lo > g1))
-            });
-            match free {
-                Some(gc) => {
-                    gutter_use.entry(gc).or_default().push((g0, g1));
-                    let gx = gutter(gc);
+            let straight = sc == tc
+                && column_rows
+                    .get(&sc)
+                    .is_none_or(|rows| !rows.iter().any(|&r| r > sr - win.r0 && r < tr - win.r0));
+            // Otherwise the gutter between the two columns, then the nearest free one.
+            let mut candidates: Vec<usize> = (win.c0..win.c1).collect();
+            let first = if tc < sc { tc } else { sc };
+            candidates.sort_by_key(|&c| (c != first, c.abs_diff(sc).min(c.abs_diff(tc)), c));
+            let x = if straight {
+                Some(anchor(sc))
+            } else {
+                candidates
+                    .into_iter()
+                    .find(|c| {
+                        gutter_use
+                            .get(c)
+                            .is_none_or(|used| used.iter().all(|&(lo, hi)| hi < g0 || lo > g1))
+                    })
+                    .map(|c| {
+                        gutter_use.entry(c).or_default().push((g0, g1));
+                        gutter(c)
+                    })
+            };
+            match x {
+                Some(x) => {
+                    let net = next_net;
+                    next_net += 1;
                     gaps[g0].push(Conn {
                         top: anchor(sc),
-                        bottom: gx,
+                        bottom: x,
                         arrive: false,
                         solid: !locked,
                     });
-                    for g in g0 + 1..g1 {
-                        pass_gap[g].push((gx, !locked));
+                    for pass in pass_gap.iter_mut().take(g1).skip(g0 + 1) {
+                        pass.push((x, !locked, net));
                     }
-                    for row in pass_row.iter_mut().take(g1 + 1).skip(g0 + 1) {
-                        row.push((gx, !locked));
+                    for pass in pass_row.iter_mut().take(g1 + 1).skip(g0 + 1) {
+                        pass.push((x, !locked, net));
                     }
                     gaps[g1].push(Conn {
-                        top: gx,
+                        top: x,
                         bottom: anchor(tc),
                         arrive: true,
                         solid: !locked,
@@ -590,22 +642,37 @@ fn draw(st: &State<'_>, win: &Window) -> Drawing {
         }
     }
 
-    // Tracks: one horizontal line per group of pieces sharing a top point, packed so that
-    // overlapping groups never share a line.
-    let mut gap_tracks: Vec<(usize, Vec<(usize, usize)>)> = Vec::new();
-    for conns in &gaps {
-        let mut groups: BTreeMap<usize, (usize, usize)> = BTreeMap::new();
-        for c in conns {
-            let span = groups.entry(c.top).or_insert((c.top, c.top));
-            span.0 = span.0.min(c.bottom);
-            span.1 = span.1.max(c.bottom);
+    // Groups: pieces into a room that several pieces reach share a line (they merge);
+    // the others group by their top point (they fan out). Groups that need a horizontal
+    // get a track, packed so that overlapping groups never share one.
+    let key_of = |c: &Conn, into: &BTreeMap<usize, usize>| -> Key {
+        if c.arrive && into.get(&c.bottom).copied().unwrap_or(0) >= 2 {
+            (true, c.bottom)
+        } else {
+            (false, c.top)
         }
-        let mut spans: Vec<(usize, usize, usize)> =
-            groups.iter().map(|(&top, &(lo, hi))| (lo, hi, top)).collect();
+    };
+    let mut gap_tracks: Vec<GapTracks> = Vec::new();
+    for conns in &gaps {
+        let mut into: BTreeMap<usize, usize> = BTreeMap::new();
+        for c in conns.iter().filter(|c| c.arrive) {
+            *into.entry(c.bottom).or_default() += 1;
+        }
+        let mut groups: BTreeMap<Key, (usize, usize)> = BTreeMap::new();
+        for c in conns {
+            let span = groups.entry(key_of(c, &into)).or_insert((c.top, c.top));
+            span.0 = span.0.min(c.top).min(c.bottom);
+            span.1 = span.1.max(c.top).max(c.bottom);
+        }
+        let mut spans: Vec<(usize, usize, Key)> = groups
+            .iter()
+            .filter(|(_, (lo, hi))| lo < hi)
+            .map(|(&k, &(lo, hi))| (lo, hi, k))
+            .collect();
         spans.sort_unstable();
         let mut ends: Vec<usize> = Vec::new();
-        let mut track_of: Vec<(usize, usize)> = Vec::new();
-        for (lo, hi, top) in spans {
+        let mut assigned: BTreeMap<Key, (Option<usize>, u32)> = BTreeMap::new();
+        for (lo, hi, k) in spans {
             let t = match ends.iter().position(|&end| end < lo) {
                 Some(t) => t,
                 None => {
@@ -614,9 +681,20 @@ fn draw(st: &State<'_>, win: &Window) -> Drawing {
                 }
             };
             ends[t] = hi;
-            track_of.push((top, t));
+            assigned.insert(k, (Some(t), 0));
         }
-        gap_tracks.push((ends.len().max(1), track_of));
+        for k in groups.keys() {
+            let entry = assigned.entry(*k).or_insert((None, 0));
+            entry.1 = next_net;
+            next_net += 1;
+        }
+        // A gap with nothing in it is one blank line.
+        let tracks = if conns.is_empty() {
+            0
+        } else {
+            ends.len().max(1)
+        };
+        gap_tracks.push((tracks, assigned, into));
     }
 
     // Line numbers: a token line per row, then the gap's tracks and its arrow line.
@@ -626,7 +704,7 @@ fn draw(st: &State<'_>, win: &Window) -> Drawing {
     for wr in 0..wrows {
         token_line.push(line_count);
         line_count += 1;
-        if let Some((tracks, _)) = gap_tracks.get(wr) {
+        if let Some((tracks, _, _)) = gap_tracks.get(wr) {
             gap_base.push(line_count);
             line_count += tracks + 1;
         }
@@ -637,41 +715,42 @@ fn draw(st: &State<'_>, win: &Window) -> Drawing {
     };
 
     for (g, conns) in gaps.iter().enumerate() {
-        let (tracks, track_of) = &gap_tracks[g];
+        let (tracks, assigned, into) = &gap_tracks[g];
         let base = gap_base[g];
         let arrow_line = base + tracks;
         for c in conns {
-            let t = track_of
-                .iter()
-                .find(|(top, _)| *top == c.top)
-                .map_or(0, |&(_, t)| t);
-            let track = base + t;
-            if c.top == c.bottom {
-                canvas.vertical(c.top, base, arrow_line - 1, c.solid);
-            } else {
-                if track > base {
-                    canvas.vertical(c.top, base, track - 1, c.solid);
+            let (track, net) = assigned
+                .get(&key_of(c, into))
+                .copied()
+                .unwrap_or((None, u32::MAX));
+            match track {
+                Some(t) if c.top != c.bottom => {
+                    let track = base + t;
+                    if track > base {
+                        canvas.vertical(c.top, base, track - 1, c.solid, net);
+                    }
+                    canvas.add(track, c.top, UP, c.solid, net);
+                    canvas.horizontal(track, c.top, c.bottom, c.solid, net);
+                    canvas.add(track, c.bottom, DOWN, c.solid, net);
+                    if track + 1 < arrow_line {
+                        canvas.vertical(c.bottom, track + 1, arrow_line - 1, c.solid, net);
+                    }
                 }
-                canvas.add(track, c.top, UP, c.solid);
-                canvas.horizontal(track, c.top, c.bottom, c.solid);
-                canvas.add(track, c.bottom, DOWN, c.solid);
-                if track + 1 < arrow_line {
-                    canvas.vertical(c.bottom, track + 1, arrow_line - 1, c.solid);
-                }
+                _ => canvas.vertical(c.top, base, arrow_line - 1, c.solid, net),
             }
             if c.arrive {
                 canvas.arrow(arrow_line, c.bottom, c.solid);
             } else {
-                canvas.vertical(c.bottom, arrow_line, arrow_line, c.solid);
+                canvas.vertical(c.bottom, arrow_line, arrow_line, c.solid, net);
             }
         }
-        for &(x, solid) in &pass_gap[g] {
-            canvas.vertical(x, base, arrow_line, solid);
+        for &(x, solid, net) in &pass_gap[g] {
+            canvas.vertical(x, base, arrow_line, solid, net);
         }
     }
     for (wr, passes) in pass_row.iter().enumerate() {
-        for &(x, solid) in passes {
-            canvas.vertical(x, token_line[wr], token_line[wr], solid);
+        for &(x, solid, net) in passes {
+            canvas.vertical(x, token_line[wr], token_line[wr], solid, net);
         }
     }
     for (wr, row) in tokens.iter().enumerate() {
@@ -683,6 +762,7 @@ fn draw(st: &State<'_>, win: &Window) -> Drawing {
     // Text, with what each row leaves out and the regions it enters.
     let mut suffix: Vec<String> = vec![String::new(); line_count];
     let mut prev_regions: BTreeSet<&str> = BTreeSet::new();
+    let mut regions_marked = false;
     for wr in 0..wrows {
         let mut parts = Vec::new();
         if more_left[wr] > 0 {
@@ -710,6 +790,7 @@ fn draw(st: &State<'_>, win: &Window) -> Drawing {
                     let _ = write!(s, " +{}", new.len() - 2);
                 }
                 parts.push(s);
+                regions_marked = true;
             }
             if !regions.is_empty() {
                 prev_regions = regions;
@@ -739,6 +820,7 @@ fn draw(st: &State<'_>, win: &Window) -> Drawing {
         rooms_shown,
         kinds,
         locked_drawn,
+        regions_marked,
     }
 }
 
@@ -763,9 +845,12 @@ fn legend(out: &mut String, st: &State<'_>, d: &Drawing) {
     if !kinds.is_empty() {
         let _ = writeln!(lines, "        {}", kinds.join("  "));
     }
-    let mut marks = vec![format!("│ {ARROW} passage")];
+    let mut marks = vec![format!("─│{ARROW} passage")];
     if d.locked_drawn {
-        marks.push(format!("┆╌ {LOCK_MARK} locked passage"));
+        marks.push(format!("╌┆{LOCK_MARK} locked passage"));
+    }
+    if d.regions_marked {
+        marks.push("« region begins".to_string());
     }
     let _ = writeln!(lines, "        {}", marks.join("  "));
     out.push_str(&lines);
