@@ -362,6 +362,14 @@ fn layered_cells(zone: &Zone, visible: &[bool]) -> Vec<Option<(u32, u32)>> {
         .map(NodeIndex::index)
         .filter(|&i| visible[i])
         .collect();
+    // Deepest-first along the earliest room in file order: authors list rooms roughly in
+    // walking order, so the passages that point back to earlier rooms become the back
+    // edges, not the main path.
+    let mut dfs_out = out.list.clone();
+    for v in 0..n {
+        dfs_out[out.start[v]..out.start[v + 1]].sort_unstable();
+    }
+    let dfs_of = |v: usize| &dfs_out[out.start[v]..out.start[v + 1]];
     let mut state = vec![0u8; n]; // 0 new, 1 on stack, 2 done
     let mut back = vec![false; edges.len()];
     let mut reach = vec![false; n];
@@ -376,7 +384,7 @@ fn layered_cells(zone: &Zone, visible: &[bool]) -> Vec<Option<(u32, u32)>> {
         stack.push((root, 0));
         while let Some(top) = stack.last_mut() {
             let (v, k) = *top;
-            if let Some(&(w, e)) = out.of(v).get(k) {
+            if let Some(&(w, e)) = dfs_of(v).get(k) {
                 top.1 += 1;
                 match state[w] {
                     0 => {

@@ -670,19 +670,57 @@ fn draw(st: &State<'_>, win: &Window) -> Drawing {
             .map(|(&k, &(lo, hi))| (lo, hi, k))
             .collect();
         spans.sort_unstable();
-        let mut ends: Vec<usize> = Vec::new();
+        // Where each group's lines leave its track downward, and join it from above.
+        let turns = |k: &Key, below: bool| -> BTreeSet<usize> {
+            conns
+                .iter()
+                .filter(|c| c.top != c.bottom && key_of(c, &into) == *k)
+                .map(|c| if below { c.bottom } else { c.top })
+                .collect()
+        };
+        let below: Vec<BTreeSet<usize>> = spans.iter().map(|s| turns(&s.2, true)).collect();
+        let above: Vec<BTreeSet<usize>> = spans.iter().map(|s| turns(&s.2, false)).collect();
+        // A group that drops onto a point must sit below every group that rises from it,
+        // or the two lines would run together there.
+        let preds: Vec<Vec<usize>> = (0..spans.len())
+            .map(|a| {
+                (0..spans.len())
+                    .filter(|&b| b != a && !above[b].is_disjoint(&below[a]))
+                    .collect()
+            })
+            .collect();
+        let mut track: Vec<Option<usize>> = vec![None; spans.len()];
+        let mut lanes: Vec<Vec<(usize, usize)>> = Vec::new();
         let mut assigned: BTreeMap<Key, (Option<usize>, u32)> = BTreeMap::new();
-        for (lo, hi, k) in spans {
-            let t = match ends.iter().position(|&end| end < lo) {
+        for _ in 0..spans.len() {
+            let Some(a) = (0..spans.len())
+                .filter(|&a| track[a].is_none())
+                .find(|&a| preds[a].iter().all(|&p| track[p].is_some()))
+                .or_else(|| (0..spans.len()).find(|&a| track[a].is_none()))
+            else {
+                break;
+            };
+            let (lo, hi, k) = spans[a];
+            let min_t = preds[a]
+                .iter()
+                .filter_map(|&p| track[p])
+                .map(|t| t + 1)
+                .max()
+                .unwrap_or(0);
+            let free = |lane: &Vec<(usize, usize)>| lane.iter().all(|&(l, h)| h < lo || l > hi);
+            let t = match (min_t..lanes.len()).find(|&t| free(&lanes[t])) {
                 Some(t) => t,
                 None => {
-                    ends.push(0);
-                    ends.len() - 1
+                    lanes.resize(lanes.len().max(min_t), Vec::new());
+                    lanes.push(Vec::new());
+                    lanes.len() - 1
                 }
             };
-            ends[t] = hi;
+            lanes[t].push((lo, hi));
+            track[a] = Some(t);
             assigned.insert(k, (Some(t), 0));
         }
+        let ends = lanes;
         for k in groups.keys() {
             let entry = assigned.entry(*k).or_insert((None, 0));
             entry.1 = next_net;
