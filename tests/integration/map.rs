@@ -70,6 +70,38 @@ fn check_layout(zone: &Zone, l: &Layout) {
     assert_eq!(l.edges.len(), zone.graph.edge_count());
 }
 
+/// Every route starts and ends at its rooms' centres, is made of horizontal and vertical
+/// segments, and crosses no other room's box (`±0.4` columns, `±0.3` rows). Quadratic: for
+/// small zones.
+fn check_routes(l: &Layout) {
+    let cell = |id: &str| {
+        l.nodes
+            .iter()
+            .find(|n| n.id == id)
+            .map(|n| [f64::from(n.col), f64::from(n.row)])
+            .expect("edge ends at a laid-out room")
+    };
+    for e in &l.edges {
+        let (a, b) = (cell(&e.from), cell(&e.to));
+        assert_eq!(e.points.first(), Some(&a), "{e:?}");
+        assert_eq!(e.points.last(), Some(&b), "{e:?}");
+        for seg in e.points.windows(2) {
+            let (p, q) = (seg[0], seg[1]);
+            assert!(p[0] == q[0] || p[1] == q[1], "diagonal segment in {e:?}");
+            let (x0, x1) = (p[0].min(q[0]), p[0].max(q[0]));
+            let (y0, y1) = (p[1].min(q[1]), p[1].max(q[1]));
+            for n in &l.nodes {
+                if n.id == e.from || n.id == e.to {
+                    continue;
+                }
+                let (cx, cy) = (f64::from(n.col), f64::from(n.row));
+                let hits = x0 < cx + 0.4 && x1 > cx - 0.4 && y0 < cy + 0.3 && y1 > cy - 0.3;
+                assert!(!hits, "{e:?} crosses room {n:?}");
+            }
+        }
+    }
+}
+
 fn crypt_without_hints() -> Zone {
     let mut v: Value = serde_json::from_str(CRYPT).expect("crypt is json");
     for n in v["nodes"].as_array_mut().expect("nodes") {
@@ -339,6 +371,7 @@ fn crypt_layout_json() {
     let z = zone(CRYPT);
     let l = layout(&z);
     check_layout(&z, &l);
+    check_routes(&l);
     assert_eq!(l.mode, LayoutMode::Hints);
     insta::assert_json_snapshot!(l);
 }
@@ -598,6 +631,7 @@ proptest! {
         let z = random_zone(n, &edges, hints.as_deref());
         let l = layout(&z);
         check_layout(&z, &l);
+        check_routes(&l);
         prop_assert_eq!(&l, &layout(&z));
         let visited: Vec<NodeIndex> = walk.iter().map(|&i| NodeIndex::new(i % n)).collect();
         let view = MapView {

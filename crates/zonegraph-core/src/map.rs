@@ -200,9 +200,16 @@ pub fn render_map(zone: &Zone, view: &MapView, opts: &MapOptions) -> String {
     }
     if !drawing.footer.is_empty() {
         out.push_str("Passages not drawn above:\n");
-        for line in drawing.footer.iter().take(FOOTER_LIMIT) {
-            out.push_str(line);
-            out.push('\n');
+        for f in drawing.footer.iter().take(FOOTER_LIMIT) {
+            let _ = writeln!(
+                out,
+                "  {} {} → {}{}{}",
+                f.sym,
+                state.label(f.from, LABEL_CHARS),
+                state.label(f.to, LABEL_CHARS),
+                if f.locked { " ╳ locked" } else { "" },
+                f.why
+            );
         }
         if drawing.footer.len() > FOOTER_LIMIT {
             let _ = writeln!(out, "  … and {} more", drawing.footer.len() - FOOTER_LIMIT);
@@ -351,10 +358,19 @@ impl Window {
     }
 }
 
+/// A passage listed under the drawing instead of drawn.
+struct Skipped {
+    sym: &'static str,
+    why: &'static str,
+    from: NodeIndex,
+    to: NodeIndex,
+    locked: bool,
+}
+
 struct Drawing {
     window: Window,
     canvas: String,
-    footer: Vec<String>,
+    footer: Vec<Skipped>,
     rooms_shown: usize,
     kinds: BTreeSet<NodeKind>,
     locked_drawn: bool,
@@ -508,7 +524,6 @@ fn draw(st: &State<'_>, win: &Window) -> Drawing {
     let wcols = win.c1 - win.c0;
     let anchor = |c: usize| (c - win.c0) * w;
     let gutter = |c: usize| (c - win.c0) * w + w - 2;
-    let label = |ix: NodeIndex| st.label(ix, LABEL_CHARS);
 
     // Rooms per drawn row.
     let mut tokens: Vec<Vec<(usize, NodeIndex)>> = vec![Vec::new(); wrows];
@@ -561,21 +576,29 @@ fn draw(st: &State<'_>, win: &Window) -> Drawing {
             continue;
         };
         let locked = zone.graph[e].lock.is_locked();
-        let lock_note = if locked { " ╳ locked" } else { "" };
         let (s_in, t_in) = (win.contains(a), win.contains(b));
         if !s_in && !t_in {
             continue;
         }
-        let line = |sym: &str, extra: &str| {
-            format!("  {sym} {} → {}{lock_note}{extra}", label(s), label(t))
-        };
         if !(s_in && t_in) {
-            footer.push(line("⇣", " (outside this window)"));
+            footer.push(Skipped {
+                sym: "⇣",
+                why: " (outside this window)",
+                from: s,
+                to: t,
+                locked,
+            });
             continue;
         }
         let ((sc, sr), (tc, tr)) = (a, b);
         if s == t {
-            footer.push(line("↻", " (loops back to itself)"));
+            footer.push(Skipped {
+                sym: "↻",
+                why: " (loops back to itself)",
+                from: s,
+                to: t,
+                locked,
+            });
         } else if tr == sr + 1 {
             gaps[sr - win.r0].push(Conn {
                 top: anchor(sc),
@@ -633,12 +656,30 @@ fn draw(st: &State<'_>, win: &Window) -> Drawing {
                     });
                     locked_drawn |= locked;
                 }
-                None => footer.push(line("⇣", " (skips rows)")),
+                None => footer.push(Skipped {
+                    sym: "⇣",
+                    why: " (skips rows)",
+                    from: s,
+                    to: t,
+                    locked,
+                }),
             }
         } else if tr == sr {
-            footer.push(line("⇢", " (same row)"));
+            footer.push(Skipped {
+                sym: "⇢",
+                why: " (same row)",
+                from: s,
+                to: t,
+                locked,
+            });
         } else {
-            footer.push(line("↺", " (leads back up)"));
+            footer.push(Skipped {
+                sym: "↺",
+                why: " (leads back up)",
+                from: s,
+                to: t,
+                locked,
+            });
         }
     }
 
