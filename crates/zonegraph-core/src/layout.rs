@@ -465,33 +465,33 @@ fn layered_cells(zone: &Zone, visible: &[bool]) -> Vec<Option<(u32, u32)>> {
         }
     }
     let id = |v: usize| zone.graph[NodeIndex::new(v)].id.as_str();
-    let sweep = |layers: &mut [Vec<usize>], col: &mut [i64], down: bool| {
+    let mut keyed: Vec<(f64, usize)> = Vec::new();
+    let mut sweep = |layers: &mut [Vec<usize>], col: &mut [i64], down: bool| {
         let count = layers.len();
         for step in 0..count {
             let li = if down { step } else { count - 1 - step };
-            let mut keyed: Vec<(f64, usize)> = layers[li]
-                .iter()
-                .map(|&v| {
-                    let adj = if down { inc.of(v) } else { out.of(v) };
-                    let (mut sum, mut k) = (0i64, 0i64);
-                    for &(w, _) in adj {
-                        let other = layer[w];
-                        if (down && other < li) || (!down && other > li) {
-                            sum += col[w];
-                            k += 1;
-                        }
+            keyed.clear();
+            keyed.extend(layers[li].iter().map(|&v| {
+                let adj = if down { inc.of(v) } else { out.of(v) };
+                let (mut sum, mut k) = (0i64, 0i64);
+                for &(w, _) in adj {
+                    let other = layer[w];
+                    if (down && other < li) || (!down && other > li) {
+                        sum += col[w];
+                        k += 1;
                     }
-                    let key = if k > 0 {
-                        sum as f64 / k as f64
-                    } else {
-                        col[v] as f64
-                    };
-                    (key, v)
-                })
-                .collect();
+                }
+                let key = if k > 0 {
+                    sum as f64 / k as f64
+                } else {
+                    col[v] as f64
+                };
+                (key, v)
+            }));
             keyed.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| id(a.1).cmp(id(b.1))));
             assign_columns(&keyed, col);
-            layers[li] = keyed.into_iter().map(|(_, v)| v).collect();
+            layers[li].clear();
+            layers[li].extend(keyed.iter().map(|&(_, v)| v));
         }
     };
     sweep(&mut layers, &mut col, true);

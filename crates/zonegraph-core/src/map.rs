@@ -45,7 +45,8 @@ impl MapView {
 pub struct MapOptions {
     /// Characters per grid column (clamped to 12..=40).
     pub cell_width: usize,
-    /// Grid rows shown at most; taller zones show a window around the current room.
+    /// Grid rows shown at most (clamped to 1..=100); taller zones show a window around the
+    /// current room. The window also shrinks when the drawing would not fit the size bound.
     pub max_rows: usize,
     /// Grid columns shown at most (clamped to 1..=12).
     pub max_columns: usize,
@@ -94,6 +95,8 @@ const ARROW: char = '▼';
 const LOCK_MARK: char = '╳';
 /// Canvas bytes before the window shrinks; leaves room for header, footer and legend.
 const CANVAS_BUDGET: usize = 42_000;
+/// Most grid rows a map draws, whatever the options say.
+const MAX_ROWS: usize = 100;
 /// Passages listed under the drawing before "and N more".
 const FOOTER_LIMIT: usize = 12;
 /// Rooms of the path strip shown at its start and end when it is long.
@@ -165,7 +168,7 @@ pub fn render_map(zone: &Zone, view: &MapView, opts: &MapOptions) -> String {
         .or_else(|| (0..n).find(|&i| pos[i].is_some()).map(NodeIndex::new));
     let (fc, fr) = focus.and_then(|f| pos[f.index()]).unwrap_or((0, 0));
     let max_columns = opts.max_columns.clamp(1, 12);
-    let mut max_rows = opts.max_rows.max(1);
+    let mut max_rows = opts.max_rows.clamp(1, MAX_ROWS);
     let drawing = loop {
         let win = Window::around(rows.len(), cols.len(), fr, fc, max_rows, max_columns);
         let drawing = draw(&state, &win);
