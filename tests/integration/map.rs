@@ -483,6 +483,42 @@ fn hostile_labels_stay_on_one_line() {
 }
 
 #[test]
+fn extreme_hints_are_shortened_not_overflowed() {
+    let mut v: Value = serde_json::from_str(CRYPT).expect("crypt is json");
+    v["nodes"][0]["pos_x"] = json!(i32::MIN);
+    v["nodes"][0]["pos_y"] = json!(i32::MIN);
+    v["nodes"][7]["pos_x"] = json!(i32::MAX);
+    v["nodes"][7]["pos_y"] = json!(i32::MAX);
+    let z = zone_json(&v);
+    let l = layout(&z);
+    check_layout(&z, &l);
+    check_routes(&l);
+    assert!(l.width <= 7 && l.height <= 11, "{} x {}", l.width, l.height);
+    assert!(
+        l.notes.iter().any(|n| n.contains("shortened")),
+        "{:?}",
+        l.notes
+    );
+    map(&z, &MapView::designer());
+}
+
+#[test]
+fn a_zone_without_rooms_says_so() {
+    let text = json!({
+        "format": 1, "zone_id": "void", "name": "Void", "tier": 1,
+        "min_level": 1, "max_level": 2, "nodes": [], "edges": []
+    })
+    .to_string();
+    let (z, _) = zone::load(&text).expect("parses");
+    let l = layout(&z);
+    assert_eq!((l.width, l.height, l.nodes.len()), (0, 0, 0));
+    assert_eq!(
+        map(&z, &MapView::designer()),
+        "Map of Void (designer view: every room and passage)\nThis zone has no rooms to show.\n"
+    );
+}
+
+#[test]
 fn out_of_range_indices_are_ignored() {
     let z = zone(CRYPT);
     let bad = NodeIndex::new(999);
@@ -641,9 +677,18 @@ proptest! {
             fork_options: vec![NodeIndex::new(0), NodeIndex::new(n - 1)],
         };
         let small = MapOptions { max_rows: 4, max_columns: 2, ..MapOptions::default() };
+        let seen: BTreeSet<NodeIndex> = view.visited.iter().copied().collect();
         for opts in [MapOptions::default(), small] {
             let a = render_map(&z, &view, &opts);
             check_text(&a);
+            // Undiscovered rooms leave no trace, not even in the footer.
+            for h in view.hidden.iter().filter(|h| !seen.contains(h)) {
+                let name = format!("Room {}", h.index());
+                let leaked = a.match_indices(&name).any(|(i, _)| {
+                    !a[i + name.len()..].starts_with(|c: char| c.is_ascii_digit())
+                });
+                prop_assert!(!leaked, "{} leaked:\n{}", name, a);
+            }
             prop_assert_eq!(a, render_map(&z, &view, &opts));
         }
     }
