@@ -1,3 +1,5 @@
 //! The workspace's one integration-test binary.
 
+mod engine;
+mod format;
 mod map;

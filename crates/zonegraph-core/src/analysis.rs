@@ -30,7 +30,9 @@ pub fn longest_path_len(zone: &Zone) -> Option<usize> {
     let start = comp_of[entry.index()];
     best[start.index()] = Some(dag[start].len());
     for c in order {
-        let Some(here) = best[c.index()] else { continue };
+        let Some(here) = best[c.index()] else {
+            continue;
+        };
         for e in dag.edges(c) {
             let t = e.target();
             let cand = here + dag[t].len();

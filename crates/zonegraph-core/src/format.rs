@@ -16,6 +16,9 @@ pub const FORMAT_VERSION: u32 = 1;
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ZoneFile {
+    /// Optional JSON Schema reference for editors (`"zone.schema.json"`); ignored otherwise.
+    #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
     /// File format version; must be 1.
     pub format: u32,
     /// Zone identifier, e.g. `crypt_valdris`; node ids are `<zone_id>.<suffix>`.
@@ -205,7 +208,9 @@ impl NodeKind {
 }
 
 /// The six lock kinds.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum LockKind {
@@ -282,7 +287,7 @@ impl ParseError {
         if let (Some(l), Some(c)) = (self.line, self.column) {
             out.push_str(&format!("line {l}, column {c}: "));
         }
-        if let Some(p) = self.path.as_deref().filter(|p| !p.is_empty() && *p != ".") {
+        if let Some(p) = self.path.as_deref().filter(|p| !p.is_empty() && *p != "." && *p != "?") {
             out.push_str(&format!("at {p}: "));
         }
         out.push_str(&self.message);

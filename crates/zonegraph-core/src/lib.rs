@@ -6,13 +6,21 @@
 //! terminal and the browser say exactly the same thing.
 
 pub mod analysis;
+pub mod chat;
+pub mod command;
 pub mod diagnostic;
+pub mod engine;
 pub mod format;
 pub mod layout;
 pub mod map;
+pub mod narration;
 pub mod roll;
+pub mod synth;
 pub mod zone;
 
+pub use chat::Reply;
+pub use command::{Command, CommandError};
 pub use diagnostic::{Code, Diagnostic, EdgeRef, Severity};
+pub use engine::{Character, Event, Outcome, Refusal, Run, Status};
 pub use format::{LockKind, NodeKind, ParseError, ZoneFile};
 pub use zone::{Ability, Edge, Lock, Node, NodeId, Zone};

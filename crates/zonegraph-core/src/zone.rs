@@ -112,15 +112,28 @@ pub const DC_RANGE: std::ops::RangeInclusive<u32> = 1..=30;
 pub enum Lock {
     None,
     /// d20 + WIS modifier ≥ dc.
-    PerceptionCheck { dc: u32 },
+    PerceptionCheck {
+        dc: u32,
+    },
     /// Key id, normalised (trimmed, lowercase).
-    KeyRequired { key_id: String },
-    LevelMin { min_level: u32 },
-    RegionClear { region_id: String },
+    KeyRequired {
+        key_id: String,
+    },
+    LevelMin {
+        min_level: u32,
+    },
+    RegionClear {
+        region_id: String,
+    },
     /// d20 + the ability's modifier ≥ dc.
-    StatCheck { ability: Ability, dc: u32 },
+    StatCheck {
+        ability: Ability,
+        dc: u32,
+    },
     /// The lock data was unusable (reported as `bad_lock_data`); it never opens.
-    Invalid { lock_kind: LockKind },
+    Invalid {
+        lock_kind: LockKind,
+    },
 }
 
 impl Lock {
@@ -363,6 +376,7 @@ impl Zone {
             })
             .collect();
         ZoneFile {
+            schema: None,
             format: crate::format::FORMAT_VERSION,
             zone_id: self.id.clone(),
             name: self.name.clone(),
@@ -616,12 +630,8 @@ pub fn parse_lock(
         ));
     }
     let field = |name: &str| {
-        data.get(name).ok_or_else(|| {
-            format!(
-                "lock {} needs lock_data.{name}",
-                kind.as_str()
-            )
-        })
+        data.get(name)
+            .ok_or_else(|| format!("lock {} needs lock_data.{name}", kind.as_str()))
     };
     let dc = || -> Result<u32, String> {
         let v = field("dc")?;
