@@ -349,6 +349,27 @@ fn crypt_in_the_secret_chamber() {
 }
 
 #[test]
+fn crypt_played_by_the_engine() {
+    use zonegraph_core::engine::{self, Character};
+    let z = zone(CRYPT);
+    // Wisdom 20 notices the draft; the run id is arbitrary but fixed.
+    let mut sharp = Character::default();
+    sharp.scores[4] = 20;
+    let (mut run, _) = engine::start(&z, "map-test", &sharp, 0).expect("starts");
+    while run.pending_fork.is_none() && !run.is_over() {
+        engine::advance(&z, &mut run, &sharp, 1).expect("advances");
+    }
+    let at_fork = MapView::of_run(&z, &run);
+    assert_eq!(at_fork.fork_options.len(), 2);
+    insta::assert_snapshot!("engine_at_the_fork", map(&z, &at_fork));
+    engine::choose(&z, &mut run, &sharp, "2", 2).expect("the chapel is open to a sharp eye");
+    while run.pending_fork.is_none() && !run.is_over() {
+        engine::advance(&z, &mut run, &sharp, 3).expect("advances");
+    }
+    insta::assert_snapshot!("engine_in_the_chapel", map(&z, &MapView::of_run(&z, &run)));
+}
+
+#[test]
 fn hidden_secret_leaves_no_trace() {
     let z = zone(CRYPT);
     let view = run(&z, &["entry"], &["secret_chamber"], &[]);

@@ -13,8 +13,10 @@ use std::fmt::Write as _;
 
 pub use petgraph::graph::NodeIndex;
 
+use crate::engine;
 use crate::format::NodeKind;
 use crate::layout;
+use crate::narration::room_label;
 use crate::zone::Zone;
 
 /// Upper bound of [`render_map`]'s output, in bytes (UTF-8).
@@ -37,6 +39,43 @@ impl MapView {
     /// A designer's view: nothing visited, nothing hidden.
     pub fn designer() -> Self {
         MapView::default()
+    }
+
+    /// What a player sees of their run: the path so far, the current room, secrets hidden
+    /// until the lock into them was passed or they were visited, and the pending fork's
+    /// numbers — except on an option the chat does not name either (an unnoticed Perception
+    /// passage or a hidden room; see [`engine::player_view`]), so the map tells no more than
+    /// the menu. Ids the zone does not know are skipped.
+    pub fn of_run(zone: &Zone, run: &engine::Run) -> MapView {
+        let visited = run
+            .visited_nodes
+            .iter()
+            .filter_map(|id| zone.node_index(id.as_str()))
+            .collect();
+        let current = zone.node_index(run.current_node.as_str());
+        let hidden = zone
+            .graph
+            .node_indices()
+            .filter(|&ix| !engine::visible_to_player(zone, run, zone.graph[ix].id.as_str()))
+            .collect();
+        let seen = engine::player_view(zone, run);
+        let fork_options = seen
+            .pending_fork
+            .iter()
+            .filter(|f| f.at == run.current_node)
+            .flat_map(|f| &f.options)
+            // A placeholder keeps the numbering of the options after it.
+            .map(|o| {
+                zone.node_index(o.to_node.as_str())
+                    .unwrap_or_else(NodeIndex::end)
+            })
+            .collect();
+        MapView {
+            visited,
+            current,
+            hidden,
+            fork_options,
+        }
     }
 }
 
@@ -244,7 +283,7 @@ struct State<'a> {
 
 impl State<'_> {
     fn label(&self, ix: NodeIndex, max: usize) -> String {
-        clean(self.zone.graph[ix].display_label(), max)
+        clean(room_label(&self.zone.graph[ix]), max)
     }
 
     fn state_glyph(&self, ix: NodeIndex) -> char {
@@ -269,7 +308,7 @@ impl State<'_> {
         let used = t.chars().count();
         // Leave a space, the gutter and a space before the next column.
         let room = self.width.saturating_sub(3 + used);
-        t.push_str(&clean(node.display_label(), room));
+        t.push_str(&clean(room_label(node), room));
         t
     }
 }
