@@ -539,6 +539,50 @@ fn a_zone_without_rooms_says_so() {
     );
 }
 
+/// Every shipped zone lays out without overlaps and maps within bounds, for a designer and
+/// for a player who has just entered.
+#[test]
+fn every_shipped_zone_maps() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../zones");
+    let mut seen = 0;
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .expect("zones/ exists")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with(".json") && !n.ends_with(".schema.json"))
+        })
+        .collect();
+    paths.sort();
+    for path in paths {
+        let text = std::fs::read_to_string(&path).expect("readable zone");
+        let (z, _) = zone::load(&text).expect("shipped zone parses");
+        let l = layout(&z);
+        check_layout(&z, &l);
+        check_routes(&l);
+        map(&z, &MapView::designer());
+        if let Some(entry) = z.entry() {
+            let secrets = z
+                .node_indices()
+                .filter(|&ix| z.node(ix).kind == zonegraph_core::NodeKind::Secret)
+                .collect();
+            let view = MapView {
+                visited: vec![entry],
+                current: Some(entry),
+                hidden: secrets,
+                fork_options: Vec::new(),
+            };
+            let text = map(&z, &view);
+            if std::env::var_os("ZONEGRAPH_PRINT_MAPS").is_some() {
+                println!("{}\n{text}", path.display());
+            }
+        }
+        seen += 1;
+    }
+    assert!(seen > 0, "no zones in {}", dir.display());
+}
+
 #[test]
 fn out_of_range_indices_are_ignored() {
     let z = zone(CRYPT);
