@@ -682,6 +682,33 @@ fn hundred_thousand_room_fan_stays_bounded() {
     assert!(text.contains("more to the right"), "{text}");
 }
 
+#[test]
+fn hundred_thousand_rooms_on_one_hinted_cell_spread_out() {
+    let n = 100_000;
+    let id = |i: usize| format!("pile.n{i}");
+    let nodes: Vec<Value> = (0..n)
+        .map(|i| {
+            let kind = match i {
+                0 => "entry",
+                _ if i == n - 1 => "boss",
+                _ => "exploration",
+            };
+            let mut v = node(&id(i), kind, &format!("Room {i}"));
+            v["pos_x"] = json!(0);
+            v["pos_y"] = json!(0);
+            v
+        })
+        .collect();
+    let edges: Vec<Value> = (1..n).map(|i| edge(&id(i - 1), &id(i))).collect();
+    let z = zone_json(&file("pile", nodes, edges));
+    let l = layout(&z);
+    check_layout(&z, &l);
+    assert_eq!((l.width, l.height), (n as u32, 1));
+    assert!(l.notes.len() <= 6, "{:?}", l.notes);
+    let text = map(&z, &run(&z, &["n0", "n1"], &[], &[]));
+    assert!(text.contains("more to the right"), "{text}");
+}
+
 /// A random zone: `n` rooms, edges as `(from, to, locked)` pairs, optional hints.
 fn random_zone(n: usize, edges: &[(usize, usize, bool)], hints: Option<&[(i32, i32)]>) -> Zone {
     let nodes: Vec<Value> = (0..n)

@@ -7,6 +7,16 @@
 //! `O((rooms + passages) log rooms)`, so zones of 100k rooms lay out in milliseconds and
 //! cannot overflow the stack. The output is deterministic: the same zone gives the same
 //! layout, byte for byte.
+//!
+//! Serialised (the wasm `layoutZone` result), the Crypt of Valdris begins:
+//!
+//! ```json
+//! { "mode": "hints", "width": 3, "height": 7,
+//!   "nodes": [ { "id": "crypt_valdris.entry", "col": 0, "row": 0 }, … ],
+//!   "edges": [ { "edge": 0, "from": "crypt_valdris.entry", "to": "crypt_valdris.corridor",
+//!                "lock": "none", "route": "down", "points": [[0.0, 0.0], [0.0, 1.0]] }, … ],
+//!   "notes": [] }
+//! ```
 
 use std::collections::{BTreeSet, HashMap};
 
