@@ -2,4 +2,5 @@
 
 mod engine;
 mod format;
+mod map;
 mod validate;

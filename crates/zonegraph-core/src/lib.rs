@@ -11,6 +11,8 @@ pub mod command;
 pub mod diagnostic;
 pub mod engine;
 pub mod format;
+pub mod layout;
+pub mod map;
 pub mod narration;
 pub mod roll;
 pub mod synth;
