@@ -1,5 +1,6 @@
 //! The workspace's one integration-test binary.
 
+mod cli;
 mod engine;
 mod format;
 mod map;

@@ -6,6 +6,7 @@
 //! terminal and the browser say exactly the same thing.
 
 pub mod analysis;
+pub mod bot;
 pub mod chat;
 pub mod command;
 pub mod diagnostic;
