@@ -136,7 +136,7 @@ fn play_refuses_an_unknown_zone_and_lists_the_known_ones() {
         unreachable!()
     };
     let err = play::session(&a, "".as_bytes(), &mut Vec::new(), false).expect_err("unknown zone");
-    let msg = format!("{err:#}").replace(&format!("{zones}"), "zones");
+    let msg = format!("{err:#}").replace(zones.as_str(), "zones");
     assert_eq!(
         msg,
         "no zone \"atlantis\" in zones; known zones: cinder_spire, crypt_valdris, drowned_belfry, mossback_warren, orrery_vault, starfall_caldera, sunless_deep"

@@ -80,7 +80,60 @@ fn setup() -> Result<()> {
 }
 
 fn test() -> Result<()> {
-    run("cargo", &["test", "--workspace", "--locked"])
+    let mut totals = Totals::default();
+    let result = cargo_test(&["test", "--workspace", "--locked"], &mut totals);
+    // One closing line for the whole run, whatever ran last.
+    println!("tests: {} passed, {} failed", totals.passed, totals.failed);
+    result
+}
+
+/// Passed and failed tests summed over every test binary of a run.
+#[derive(Debug, Default)]
+struct Totals {
+    passed: u64,
+    failed: u64,
+}
+
+/// Runs `cargo ARGS`, echoing its output and summing libtest's `test result:` lines.
+fn cargo_test(args: &[&str], totals: &mut Totals) -> Result<()> {
+    use std::io::BufRead;
+    eprintln!("+ cargo {}", args.join(" "));
+    let mut child = Command::new("cargo")
+        .args(args)
+        .current_dir(root())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .context("could not start cargo")?;
+    if let Some(out) = child.stdout.take() {
+        for line in std::io::BufReader::new(out).lines() {
+            let line = line?;
+            println!("{line}");
+            if let Some(rest) = line.strip_prefix("test result: ") {
+                totals.passed += count(rest, " passed");
+                totals.failed += count(rest, " failed");
+            }
+        }
+    }
+    let status = child.wait()?;
+    if !status.success() {
+        bail!("cargo {} failed ({status})", args.join(" "));
+    }
+    Ok(())
+}
+
+/// The number before `what` in a libtest summary ("ok. 12 passed; 0 failed; …").
+fn count(summary: &str, what: &str) -> u64 {
+    summary
+        .split(';')
+        .find_map(|part| {
+            part.trim()
+                .trim_start_matches("ok. ")
+                .trim_start_matches("FAILED. ")
+                .strip_suffix(what.trim_start())
+                .map(str::trim)
+        })
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0)
 }
 
 fn lint() -> Result<()> {
@@ -146,5 +199,8 @@ fn lint() -> Result<()> {
         ],
     )?;
     // Benches must at least compile (their figures live in BENCHMARKS.md, not in CI).
-    run("cargo", &["bench", "--workspace", "--locked", "--no-run"])
+    run(
+        "cargo",
+        &["bench", "-p", "zonegraph-core", "--locked", "--no-run"],
+    )
 }
