@@ -98,7 +98,10 @@ fn legacy_room_kinds_compile_to_a_chain() {
     let first = z.node(z.entry().expect("entry"));
     assert_eq!((first.kind.as_str(), first.pos), ("entry", Some((0, 0))));
     let last = z.node(z.boss().expect("boss"));
-    assert_eq!((last.id.as_str(), last.kind.as_str(), last.pos), ("old.r4", "boss", Some((3, 0))));
+    assert_eq!(
+        (last.id.as_str(), last.kind.as_str(), last.pos),
+        ("old.r4", "boss", Some((3, 0)))
+    );
     assert_eq!(z.graph.edge_count(), 3);
 }
 

@@ -1,2 +1,7 @@
 //! The workspace's one integration-test binary.
+
+mod cli;
+mod engine;
 mod format;
+mod map;
+mod validate;

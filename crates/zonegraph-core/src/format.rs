@@ -287,7 +287,11 @@ impl ParseError {
         if let (Some(l), Some(c)) = (self.line, self.column) {
             out.push_str(&format!("line {l}, column {c}: "));
         }
-        if let Some(p) = self.path.as_deref().filter(|p| !p.is_empty() && *p != "." && *p != "?") {
+        if let Some(p) = self
+            .path
+            .as_deref()
+            .filter(|p| !p.is_empty() && *p != "." && *p != "?")
+        {
             out.push_str(&format!("at {p}: "));
         }
         out.push_str(&self.message);
@@ -300,7 +304,8 @@ impl ParseError {
 pub fn parse(text: &str) -> Result<ZoneFile, ParseError> {
     let de = &mut serde_json::Deserializer::from_str(text);
     let file: ZoneFile = serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = e.path().to_string();
+        // serde_path_to_error says "?" or "." when it has no path (e.g. at end of input).
+        let path = Some(e.path().to_string()).filter(|p| !matches!(p.as_str(), "" | "." | "?"));
         let inner = e.into_inner();
         let (line, column) = if inner.line() > 0 {
             (Some(inner.line()), Some(inner.column()))
@@ -310,7 +315,7 @@ pub fn parse(text: &str) -> Result<ZoneFile, ParseError> {
         ParseError {
             line,
             column,
-            path: Some(path),
+            path,
             message: strip_location(&inner.to_string()),
         }
     })?;

@@ -6,13 +6,28 @@
 //! terminal and the browser say exactly the same thing.
 
 pub mod analysis;
+pub mod bot;
+pub mod chat;
+pub mod command;
 pub mod diagnostic;
+pub mod engine;
 pub mod format;
+pub mod layout;
+pub mod map;
+pub mod narration;
 pub mod roll;
 pub mod share;
 pub mod synth;
+pub mod validate;
 pub mod zone;
 
+pub use analysis::{LockStats, Stats, lock_pass_chance, stats};
+pub use chat::Reply;
+pub use command::{Command, CommandError};
 pub use diagnostic::{Code, Diagnostic, EdgeRef, Severity};
+pub use engine::{Character, Event, Outcome, Refusal, Run, Status};
 pub use format::{LockKind, NodeKind, ParseError, ZoneFile};
+pub use validate::{
+    CheckOptions, CheckedZone, check_sources, check_sources_with, check_zone, validate,
+};
 pub use zone::{Ability, Edge, Lock, Node, NodeId, Zone};

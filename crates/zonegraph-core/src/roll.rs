@@ -28,7 +28,10 @@ pub fn pick(seed: &str, len: usize) -> usize {
 
 /// The ability modifier of a score: floor((score − 10) / 2).
 pub fn modifier(score: i32) -> i32 {
-    (score - 10).div_euclid(2)
+    // In i64 so that any score a character file can hold (even i32::MIN) cannot overflow;
+    // the result always fits back into an i32.
+    let m = (i64::from(score) - 10).div_euclid(2);
+    i32::try_from(m).unwrap_or(if m < 0 { i32::MIN } else { i32::MAX })
 }
 
 /// Chance that d20 + `modifier` ≥ `dc`, in `0.0..=1.0` (no automatic success or failure).

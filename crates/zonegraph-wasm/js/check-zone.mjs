@@ -23,32 +23,36 @@ if (!pkgDir || zoneFiles.length === 0) {
 const zg = await import(pathToFileURL(resolve(pkgDir, "zonegraph_wasm.js")).href);
 zg.initSync({ module: readFileSync(join(pkgDir, "zonegraph_wasm_bg.wasm")) });
 
+// All files together, like `zonegraph check`: the checks across zones see every zone.
+const sources = zoneFiles.map((file) => ({ file, zone: readFileSync(file, "utf8") }));
 let errors = 0;
-for (const file of zoneFiles) {
-  const text = readFileSync(file, "utf8");
-  let report;
-  try {
-    report = zg.checkZone(text);
-  } catch (e) {
-    console.log(`${file}: error[${e.code}]: ${e.message}`);
+for (const checked of zg.checkZones(sources)) {
+  const file = checked.file;
+  if (checked.parse_error) {
+    const e = checked.parse_error;
+    console.log(`${file}:${e.line ?? "?"}:${e.column ?? "?"}: error: ${e.message}`);
     errors++;
     continue;
   }
-  for (const d of report.diagnostics) {
+  for (const d of checked.diagnostics) {
     const where = d.node ?? (d.edge ? `${d.edge.from} -> ${d.edge.to}` : "");
     console.log(`${file}: ${d.severity}[${d.code}]${where ? ` ${where}` : ""}: ${d.message}`);
     if (d.severity === "error") errors++;
   }
-  const s = report.stats;
-  console.log(`${file}: ${report.zone_id}: ${s.nodes} rooms, ${s.edges} passages, ` +
-    `${s.forks} forks, longest path ${s.longest_path ?? "-"}`);
+  const s = checked.stats;
+  console.log(`${file}: ${checked.zone_id}: ${s.nodes} rooms, ${s.edges} passages, ${s.forks} forks, ` +
+    `path ${s.shortest_path ?? "-"}..${s.longest_path ?? "-"} rooms, ${s.routes ?? "unbounded"} routes`);
+}
 
-  if (selftest) {
+if (selftest) {
+  for (const { file, zone: text } of sources) {
+    const report = zg.checkZone(text, file);
     const link = zg.encodeShareLink(text);
     assert.ok(link.startsWith("z1:"));
     assert.equal(zg.decodeShareLink(`https://example.invalid/#${link}`), text);
-    // An object gives the same report as its text.
-    assert.deepEqual(zg.checkZone(JSON.parse(text)), report);
+    // An object gives the same report as its text, and analyzeZone the same stats.
+    assert.deepEqual(zg.checkZone(JSON.parse(text), file), report);
+    assert.deepEqual(zg.analyzeZone(text), report.stats);
   }
 }
 
@@ -63,6 +67,7 @@ if (selftest) {
     return true;
   });
   throwsCode(() => zg.checkZone("{"), "parse_error");
+  throwsCode(() => zg.analyzeZone("[]"), "parse_error");
   throwsCode(() => zg.checkZone(undefined), "invalid_argument");
   throwsCode(() => zg.checkZones("nope"), "invalid_argument");
   throwsCode(() => zg.rollD20(1, 2, 3), "invalid_argument");
@@ -71,8 +76,7 @@ if (selftest) {
   throwsCode(() => zg.decodeShareLink("z1:not*base64"), "share_base64");
   throwsCode(() => zg.decodeShareLink("z1:AAAA"), "share_corrupt");
   // After all those errors the module still works: nothing trapped.
-  assert.equal(zg.checkZone(readFileSync(zoneFiles[0], "utf8")).zone_id,
-    JSON.parse(readFileSync(zoneFiles[0], "utf8")).zone_id);
+  assert.equal(zg.checkZone(sources[0].zone).zone_id, JSON.parse(sources[0].zone).zone_id);
   console.log("selftest: ok");
 }
 process.exit(errors > 0 ? 1 : 0);

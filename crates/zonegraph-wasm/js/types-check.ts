@@ -1,9 +1,10 @@
 // Compiled (never run) by `cargo xtask wasm-pack` with `tsc --strict` against the package's
 // zonegraph_wasm.d.ts: the declarations accept what they should and reject what they should.
 import init, {
-  initSync, checkZone, checkZones, rollD20, encodeShareLink, decodeShareLink, versionInfo,
-  type ZoneFile, type ZoneReport, type Diagnostic, type DiagnosticCode, type Severity,
-  type ZonegraphError, type ZonegraphErrorCode, type VersionInfo,
+  initSync, checkZone, checkZones, analyzeZone, rollD20, encodeShareLink, decodeShareLink,
+  versionInfo, type ZoneFile, type CheckedZone, type ZoneStats, type LockStats, type Diagnostic,
+  type DiagnosticCode, type Severity, type ZonegraphError, type ZonegraphErrorCode,
+  type VersionInfo, type ParseErrorInfo,
 } from "./zonegraph_wasm.js";
 
 const zone: ZoneFile = {
@@ -14,14 +15,21 @@ const zone: ZoneFile = {
   ],
   edges: [{ from_node: "t.a", to_node: "t.b", lock_kind: "stat_check", lock_data: { stat: "str", dc: 12 } }],
 };
-const report: ZoneReport = checkZone(zone);
-const fromText: ZoneReport = checkZone(JSON.stringify(zone));
-const all: ZoneReport[] = checkZones([zone, JSON.stringify(zone)]);
+const report: CheckedZone = checkZone(zone);
+const fromText: CheckedZone = checkZone(JSON.stringify(zone), "t.json");
+const all: CheckedZone[] = checkZones([zone, JSON.stringify(zone), { file: "t.json", zone }]);
+const parseError: ParseErrorInfo | undefined = all[0]?.parse_error;
+const zoneId: string | null = report.zone_id;
+const stats: ZoneStats = analyzeZone(zone);
+const routes: number | null = stats.routes;
+const chokes: string[] = stats.choke_points;
+const lock: LockStats | undefined = stats.locks[0];
+const chance: number | undefined = lock?.by_modifier?.[0]?.chance;
 const first: Diagnostic | undefined = report.diagnostics[0];
 const code: DiagnosticCode | undefined = first?.code;
 const severity: Severity | undefined = first?.severity;
 const edgeFrom: string | undefined = first?.edge?.from;
-const longest: number | null = report.stats.longest_path;
+const longest: number | null | undefined = report.stats?.longest_path;
 const d20: number = rollD20("run-1", "t.a", "t.b");
 const link: string = encodeShareLink(zone);
 const text: string = decodeShareLink(`#${link}`);
@@ -41,11 +49,13 @@ const badKind: ZoneFile = { ...zone, room_kinds: ["dragon"] };
 // @ts-expect-error format 2 does not exist
 const badFormat: ZoneFile = { ...zone, format: 2 };
 // @ts-expect-error the stats have no such field
-report.stats.rooms;
+stats.rooms;
+// @ts-expect-error stats are absent when the file could not be parsed
+report.stats.nodes;
 // @ts-expect-error a diagnostic code is a known string
 const badCode: DiagnosticCode = "no_such_code";
 // @ts-expect-error rollD20 takes three strings
 rollD20("run-1", "t.a");
 
-export const used = [init, initSync, fromText, all, code, severity, edgeFrom, longest, d20, text,
+export const used = [init, initSync, fromText, all, parseError, zoneId, routes, chokes, chance, code, severity, edgeFrom, longest, d20, text,
   prefix, describe, badKind, badFormat, badCode];

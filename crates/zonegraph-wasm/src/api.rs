@@ -4,7 +4,7 @@
 //! fixture the browser tests compare against. `lib.rs` only converts in and out.
 
 use serde::Serialize;
-use zonegraph_core::{Diagnostic, analysis, diagnostic, format, roll, share, zone};
+use zonegraph_core::{format, roll, share, zone};
 
 /// An error as JS sees it: an `Error` whose `message` is the core's message, with a stable
 /// `code` and, for zone text that is not valid JSON or not the format, where.
@@ -50,69 +50,36 @@ impl From<share::ShareError> for ApiError {
     }
 }
 
-/// Counts for one zone (`--stats`).
-// TODO(validate): replace with `zonegraph_core::validate`'s stats type when it lands; these
-// four fields are the ones the core can compute today.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct ZoneStats {
-    pub nodes: usize,
-    pub edges: usize,
-    /// Rooms with two or more exits.
-    pub forks: usize,
-    /// Rooms on the longest entry→boss route; `null` without a single entry, boss and route.
-    pub longest_path: Option<usize>,
-}
+/// One zone file after checking, exactly as `zonegraph check --json` prints it:
+/// `{file, zone_id, parse_error?, diagnostics, stats?}`.
+pub use zonegraph_core::CheckedZone;
+/// Route figures of one zone (`--stats`): paths, routes, choke points, lock pass chances.
+pub use zonegraph_core::Stats;
 
-/// One zone's findings, shaped like an entry of `zonegraph check --json`'s `zones` array.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ZoneReport {
-    pub zone_id: String,
-    pub diagnostics: Vec<Diagnostic>,
-    pub stats: ZoneStats,
-}
-
-/// Checks one zone file's text.
-pub fn check_zone(text: &str) -> Result<ZoneReport, ApiError> {
-    let mut reports = check_sources(&[text])?;
-    reports
+/// Checks one zone file's text: every finding and the stats. A file that cannot be read at
+/// all is an error here (`checkZones` reports it in the entry instead).
+pub fn check_zone(text: &str, file: &str) -> Result<CheckedZone, ApiError> {
+    let mut checked = check_zones(&[(file.to_string(), text.to_string())]);
+    let one = checked
         .pop()
-        .ok_or_else(|| ApiError::new("internal", "checking one zone returned no report"))
+        .ok_or_else(|| ApiError::new("internal", "checking one zone returned no report"))?;
+    match one.parse_error {
+        Some(e) => Err(e.into()),
+        None => Ok(one),
+    }
 }
 
-/// Checks zone files together (cross-zone findings need them all at once).
-pub fn check_zones(texts: &[&str]) -> Result<Vec<ZoneReport>, ApiError> {
-    check_sources(texts)
+/// Checks `(file name, text)` sources together, so the checks across zones see them all
+/// (`duplicate_node` between zones, `key_never_granted`). One entry per source, in order.
+pub fn check_zones(sources: &[(String, String)]) -> Vec<CheckedZone> {
+    zonegraph_core::check_sources(sources)
 }
 
-/// The one place that calls the core's checker.
-///
-/// TODO(validate): when `zonegraph_core::validate::check_sources` lands, this body becomes one
-/// call to it (the texts in, the `--json` zone reports with every finding and the full stats
-/// out), and `ZoneStats` becomes its stats type. Until then: parse errors, the structural
-/// findings of `zone::build` and the stats above; no semantic checks or lints, and no
-/// cross-zone checks (`duplicate_node` across files, `key_never_granted`).
-fn check_sources(texts: &[&str]) -> Result<Vec<ZoneReport>, ApiError> {
-    texts
-        .iter()
-        .map(|text| {
-            let (zone, mut diagnostics) = zone::load(text)?;
-            diagnostic::sort(&mut diagnostics);
-            let forks = zone
-                .node_indices()
-                .filter(|&ix| zone.exits(ix).len() >= 2)
-                .count();
-            Ok(ZoneReport {
-                zone_id: zone.id.clone(),
-                diagnostics,
-                stats: ZoneStats {
-                    nodes: zone.graph.node_count(),
-                    edges: zone.graph.edge_count(),
-                    forks,
-                    longest_path: analysis::longest_path_len(&zone),
-                },
-            })
-        })
-        .collect()
+/// The route analysis of one zone (also of an invalid one: the figures then describe the
+/// graph as built).
+pub fn analyze_zone(text: &str) -> Result<Stats, ApiError> {
+    let (zone, _) = zone::load(text)?;
+    Ok(zonegraph_core::stats(&zone))
 }
 
 /// The deterministic d20 for the lock on `from → to` in run `run_id`.

@@ -33,35 +33,50 @@ pub fn start() {
     }));
 }
 
-/// Checks one zone: diagnostics and stats, as `zonegraph check --json` reports them.
-/// Throws a `ZonegraphError` (`code: "parse_error"`, with `line`/`column`/`path`) when the
-/// text is not a zone file at all.
-#[wasm_bindgen(js_name = checkZone, unchecked_return_type = "ZoneReport")]
+/// Checks one zone: every finding and the stats, the entry `zonegraph check --json` prints
+/// for it (`file` names it in messages; default `zone.json`). Throws a `ZonegraphError`
+/// (`code: "parse_error"`, with `line`/`column`/`path`) when the text is not a zone file.
+#[wasm_bindgen(js_name = checkZone, unchecked_return_type = "CheckedZone")]
 pub fn check_zone(
     #[wasm_bindgen(unchecked_param_type = "string | ZoneFile")] zone: JsValue,
+    file: Option<String>,
 ) -> Result<JsValue, JsValue> {
     let text = zone_text(&zone, "checkZone: zone")?;
-    to_js(&api::check_zone(&text).map_err(error)?)
+    let file = file.unwrap_or_else(|| "zone.json".to_string());
+    to_js(&api::check_zone(&text, &file).map_err(error)?)
 }
 
-/// Checks zones together (cross-zone findings see them all), one report per zone in order.
-#[wasm_bindgen(js_name = checkZones, unchecked_return_type = "ZoneReport[]")]
+/// Checks zones together, as `zonegraph check --json` checks files: the checks across zones
+/// (`duplicate_node` between zones, `key_never_granted`) see them all. One entry per zone, in
+/// order; a zone that cannot be read has `parse_error` in its entry instead of throwing.
+/// Each element is zone text, a zone object, or `{file, zone}` (default file `zones[i]`).
+#[wasm_bindgen(js_name = checkZones, unchecked_return_type = "CheckedZone[]")]
 pub fn check_zones(
-    #[wasm_bindgen(unchecked_param_type = "ReadonlyArray<string | ZoneFile>")] zones: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "ReadonlyArray<string | ZoneFile | ZoneSource>")]
+    zones: JsValue,
 ) -> Result<JsValue, JsValue> {
     if !js_sys::Array::is_array(&zones) {
         return Err(error(ApiError::new(
             "invalid_argument",
-            "checkZones: zones must be an array of zone JSON texts or zone objects",
+            "checkZones: zones must be an array of zone texts, zone objects or {file, zone}",
         )));
     }
-    let texts = js_sys::Array::from(&zones)
+    let sources = js_sys::Array::from(&zones)
         .iter()
         .enumerate()
-        .map(|(i, z)| zone_text(&z, &format!("checkZones: zones[{i}]")))
+        .map(|(i, z)| zone_source(&z, i))
         .collect::<Result<Vec<_>, _>>()?;
-    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-    to_js(&api::check_zones(&texts).map_err(error)?)
+    to_js(&api::check_zones(&sources))
+}
+
+/// Route analysis of one zone: longest and shortest path, routes, choke points and the pass
+/// chances of every lock (the `stats` of `checkZone`).
+#[wasm_bindgen(js_name = analyzeZone, unchecked_return_type = "ZoneStats")]
+pub fn analyze_zone(
+    #[wasm_bindgen(unchecked_param_type = "string | ZoneFile")] zone: JsValue,
+) -> Result<JsValue, JsValue> {
+    let text = zone_text(&zone, "analyzeZone: zone")?;
+    to_js(&api::analyze_zone(&text).map_err(error)?)
 }
 
 /// The deterministic d20 (1–20) for the lock on the passage `from → to` in run `runId`: the
@@ -141,16 +156,42 @@ fn zone_text(value: &JsValue, what: &str) -> Result<String, JsValue> {
     }
 }
 
-/// Plain JS objects and arrays (never `Map`), the same shape as the core's JSON.
-fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
-    value
-        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| {
+/// `{file, zone}`, or a bare zone named after its position.
+fn zone_source(value: &JsValue, i: usize) -> Result<(String, String), JsValue> {
+    let what = format!("checkZones: zones[{i}]");
+    let get = |k: &str| js_sys::Reflect::get(value, &JsValue::from_str(k)).ok();
+    let is_source = value.is_object()
+        && get("format").is_some_and(|f| f.is_undefined())
+        && get("zone").is_some_and(|z| !z.is_undefined());
+    if is_source {
+        let file = get("file").and_then(|f| f.as_string()).ok_or_else(|| {
             error(ApiError::new(
-                "internal",
-                format!("could not convert the result: {e}"),
+                "invalid_argument",
+                format!("{what}.file must be a string"),
             ))
-        })
+        })?;
+        let zone = get("zone").unwrap_or(JsValue::UNDEFINED);
+        return Ok((file, zone_text(&zone, &format!("{what}.zone"))?));
+    }
+    Ok((format!("zones[{i}]"), zone_text(value, &what)?))
+}
+
+/// Plain JS objects through the core's own JSON, so the module returns exactly what
+/// `zonegraph check --json` prints (numbers past 2^53, such as a huge `routes`, become the
+/// nearest double as with any JSON; serde-wasm-bindgen would refuse them).
+fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
+    let text = serde_json::to_string(value).map_err(|e| {
+        error(ApiError::new(
+            "internal",
+            format!("could not convert the result: {e}"),
+        ))
+    })?;
+    js_sys::JSON::parse(&text).map_err(|_| {
+        error(ApiError::new(
+            "internal",
+            "could not convert the result: JSON.parse refused it",
+        ))
+    })
 }
 
 /// A JS `Error` named `ZonegraphError` with `code` and, when known, `line`, `column`, `path`.
@@ -274,21 +315,80 @@ export interface Diagnostic {
   edge?: { from: string; to: string };
 }
 
-/** Counts for one zone. */
+/** Why a zone file could not be read at all. */
+export interface ParseErrorInfo {
+  /** 1-based, when known. */
+  line: number | null;
+  column: number | null;
+  /** JSON path such as `nodes[3].lable`, when known. */
+  path: string | null;
+  message: string;
+}
+
+/** Pass chance of a Perception or stat check for one ability modifier. */
+export interface ModifierChance {
+  modifier: number;
+  /** 0 to 1. */
+  chance: number;
+}
+
+/** Whether a character of this level passes a `level_min` lock. */
+export interface LevelPass {
+  level: number;
+  passes: boolean;
+}
+
+/** A locked passage and the chance that a character gets through it. */
+export interface LockStats {
+  from: string;
+  to: string;
+  lock_kind: LockKind;
+  /** For people: "Perception DC 12", "key skull_key", "level 5". */
+  requirement: string;
+  /** Perception and stat checks: the chance for each modifier from -1 to +5. */
+  by_modifier: ModifierChance[] | null;
+  /** Level locks: each level from the zone's min_level to max_level (at most 100). */
+  by_level: LevelPass[] | null;
+  /** Why there is no chance table (keys and regions depend on the run). */
+  note: string | null;
+}
+
+/** Route figures of one zone (`zonegraph check --stats --json`). */
 export interface ZoneStats {
   nodes: number;
   edges: number;
   /** Rooms with two or more exits. */
   forks: number;
-  /** Rooms on the longest entry→boss route; null without a single entry, boss and route. */
+  /** Rooms on the longest entry→boss route, ignoring locks; null when there is no route. */
   longest_path: number | null;
+  /** Rooms on the shortest entry→boss route, ignoring locks; null when there is no route. */
+  shortest_path: number | null;
+  /** Distinct entry→boss routes; null when a loop makes it unbounded. Past 2^53 it is the
+   * nearest double, as with any JSON. */
+  routes: number | null;
+  /** Rooms every entry→boss route passes, in route order. */
+  choke_points: string[];
+  /** Every locked passage, in file order. */
+  locks: LockStats[];
 }
 
-/** One zone's findings, sorted: errors first, then by code, node, edge, message. */
-export interface ZoneReport {
-  zone_id: string;
+/** One zone after checking: an entry of `zonegraph check --json`'s `zones`. Diagnostics are
+ * sorted: errors first, then by code, node, edge, message. */
+export interface CheckedZone {
+  file: string;
+  /** null when the file could not be parsed. */
+  zone_id: string | null;
+  /** Only from `checkZones` (`checkZone` throws instead). */
+  parse_error?: ParseErrorInfo;
   diagnostics: Diagnostic[];
-  stats: ZoneStats;
+  /** Absent when the file could not be parsed. */
+  stats?: ZoneStats;
+}
+
+/** A named zone for `checkZones`; the name appears in messages across zones. */
+export interface ZoneSource {
+  file: string;
+  zone: string | ZoneFile;
 }
 
 export interface VersionInfo {

@@ -43,7 +43,40 @@ fn broken_inputs() -> Vec<(&'static str, String)> {
         ("minimal", MINIMAL.to_string()),
         ("legacy_room_kinds", r#"{"format":1,"zone_id":"old","name":"Old","tier":1,"min_level":1,"max_level":2,"room_kinds":["exploration","trap","boss"]}"#.into()),
         ("unicode", MINIMAL.replace("\"name\":\"T\"", "\"name\":\"Крипта 🐉 \\u00e9\"")),
+        ("many_routes", many_routes(60)),
     ]
+}
+
+/// A chain of `layers` diamonds: 2^layers routes, more than a JS number holds exactly unless a
+/// power of two (this checks the JSON conversion of large counts).
+fn many_routes(layers: usize) -> String {
+    let mut nodes = vec![r#"{"node_id":"m.n0","kind":"entry","is_entry":true}"#.to_string()];
+    let mut edges = Vec::new();
+    for i in 0..layers {
+        for side in ["a", "b"] {
+            nodes.push(format!(
+                r#"{{"node_id":"m.{side}{i}","kind":"exploration"}}"#
+            ));
+            edges.push(format!(
+                r#"{{"from_node":"m.n{i}","to_node":"m.{side}{i}"}}"#
+            ));
+            let next = i + 1;
+            edges.push(format!(
+                r#"{{"from_node":"m.{side}{i}","to_node":"m.n{next}"}}"#
+            ));
+        }
+        let kind = if i + 1 == layers {
+            r#""boss","is_boss":true"#
+        } else {
+            r#""merge""#
+        };
+        nodes.push(format!(r#"{{"node_id":"m.n{}","kind":{kind}}}"#, i + 1));
+    }
+    format!(
+        r#"{{"format":1,"zone_id":"m","name":"Many","tier":5,"min_level":1,"max_level":9,"nodes":[{}],"edges":[{}]}}"#,
+        nodes.join(","),
+        edges.join(",")
+    )
 }
 
 fn outcome<T: serde::Serialize>(r: Result<T, api::ApiError>) -> Value {
@@ -53,44 +86,69 @@ fn outcome<T: serde::Serialize>(r: Result<T, api::ApiError>) -> Value {
     }
 }
 
-/// Builds the whole fixture from the native façade.
-fn fixture() -> Value {
-    let mut zones = Vec::new();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("zones"))
-        .expect("read zones/")
+/// `(dir/name, text)` of the `*.json` files in a workspace directory (schemas excluded), sorted.
+fn json_files(dir: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = std::fs::read_dir(root().join(dir))
+        .unwrap_or_else(|e| panic!("read {dir}/: {e}"))
         .map(|e| e.expect("dir entry").path())
         .filter(|p| {
             let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
             name.ends_with(".json") && !name.ends_with(".schema.json")
         })
+        .map(|p| {
+            let name = p
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("")
+                .to_string();
+            let text = std::fs::read_to_string(&p).expect("read json");
+            (format!("{dir}/{name}"), text)
+        })
         .collect();
-    files.sort();
+    out.sort();
+    out
+}
+
+/// Builds the whole fixture from the native façade.
+fn fixture() -> Value {
+    let mut zones = Vec::new();
     let mut all_zone_texts = Vec::new();
-    for path in &files {
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("")
-            .to_string();
-        let text = std::fs::read_to_string(path).expect("read zone");
-        zones.push(json!({
-            "name": format!("zones/{name}"),
-            "input": text,
-            "check": outcome(api::check_zone(&text)),
-            "share": outcome(api::encode_share_link(&text)),
-        }));
-        all_zone_texts.push(text);
+    // The shipped zones, then the core's validator fixtures (one per finding code).
+    for dir in ["zones", "tests/fixtures/invalid"] {
+        for (name, text) in json_files(dir) {
+            zones.push(json!({
+                "name": name,
+                "input": text,
+                "check": outcome(api::check_zone(&text, "zone.json")),
+                "analyze": outcome(api::analyze_zone(&text)),
+                "share": outcome(api::encode_share_link(&text)),
+            }));
+            if dir == "zones" {
+                all_zone_texts.push((name, text));
+            }
+        }
     }
     for (name, text) in broken_inputs() {
         zones.push(json!({
             "name": name,
             "input": text,
-            "check": outcome(api::check_zone(&text)),
+            "check": outcome(api::check_zone(&text, "zone.json")),
+            "analyze": outcome(api::analyze_zone(&text)),
             "share": outcome(api::encode_share_link(&text)),
         }));
     }
-    let texts: Vec<&str> = all_zone_texts.iter().map(String::as_str).collect();
-    let check_all = outcome(api::check_zones(&texts));
+    // All shipped zones together (the checks across zones), and a mixed set with a zone
+    // repeated (duplicate_node between zones) and an unreadable file (parse_error entry).
+    let check_all = api::check_zones(&all_zone_texts);
+    let mixed_sources = vec![
+        ("a.json".to_string(), MINIMAL.to_string()),
+        ("b.json".to_string(), MINIMAL.to_string()),
+        ("broken.json".to_string(), "{\"format\": 1,".to_string()),
+    ];
+    let check_mixed = json!({
+        "sources": mixed_sources.iter().map(|(f, t)| json!({"file": f, "zone": t})).collect::<Vec<_>>(),
+        "checked": api::check_zones(&mixed_sources),
+    });
 
     let mut rolls = Vec::new();
     let ids = [
@@ -152,6 +210,7 @@ fn fixture() -> Value {
         "version": api::version_info(),
         "zones": zones,
         "check_all_zones": check_all,
+        "check_mixed": check_mixed,
         "rolls": rolls,
         "links": bad_links,
         "max_payload": zonegraph_core::share::MAX_PAYLOAD,
@@ -210,6 +269,7 @@ fn every_zone_file_checks_and_round_trips_through_a_share_link() {
             continue;
         }
         assert!(z["check"].get("ok").is_some(), "{name}: {}", z["check"]);
+        assert_eq!(z["check"]["ok"]["stats"], z["analyze"]["ok"], "{name}");
         let link = z["share"]["ok"].as_str().expect("link");
         let back = api::decode_share_link(link).expect("decodes");
         assert_eq!(back, z["input"].as_str().expect("input"), "{name}");
@@ -218,7 +278,7 @@ fn every_zone_file_checks_and_round_trips_through_a_share_link() {
 
 #[test]
 fn errors_carry_codes_and_locations() {
-    let e = api::check_zone("{\"format\": 1,\n  \"zone_id\": }").expect_err("malformed");
+    let e = api::check_zone("{\"format\": 1,\n  \"zone_id\": }", "x.json").expect_err("malformed");
     assert_eq!(
         (e.code, e.line, e.column),
         ("parse_error", Some(2), Some(14)),

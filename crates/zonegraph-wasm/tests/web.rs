@@ -12,7 +12,23 @@ wasm_bindgen_test_configure!(run_in_browser);
 const FIXTURE: &str = include_str!("parity.json");
 
 fn fixture() -> Value {
-    serde_json::from_str(FIXTURE).expect("parity.json is JSON")
+    numbers_as_f64(serde_json::from_str(FIXTURE).expect("parity.json is JSON"))
+}
+
+/// JS has one number type: `0.0` and `0` are the same number once they cross JSON.parse, so
+/// both sides compare with every number as an f64.
+fn numbers_as_f64(v: Value) -> Value {
+    match v {
+        Value::Number(n) => n
+            .as_f64()
+            .and_then(serde_json::Number::from_f64)
+            .map_or(Value::Null, Value::Number),
+        Value::Array(a) => Value::Array(a.into_iter().map(numbers_as_f64).collect()),
+        Value::Object(o) => {
+            Value::Object(o.into_iter().map(|(k, v)| (k, numbers_as_f64(v))).collect())
+        }
+        other => other,
+    }
 }
 
 /// A JS value as the JSON the native side wrote, so both compare as `serde_json::Value`.
@@ -21,7 +37,7 @@ fn json_of(v: &JsValue) -> Value {
         .ok()
         .and_then(|s| s.as_string())
         .expect("result is JSON-serialisable");
-    serde_json::from_str(&text).expect("stringify gives JSON")
+    numbers_as_f64(serde_json::from_str(&text).expect("stringify gives JSON"))
 }
 
 /// The thrown value as `{code, message, line?, column?, path?}`; asserts it is an `Error`.
@@ -63,14 +79,24 @@ fn check_zone_matches_native_for_every_fixture() {
     for z in zones {
         let name = s(&z["name"]);
         let input = s(&z["input"]);
-        let got = outcome(zonegraph_wasm::check_zone(JsValue::from_str(input)));
+        let got = outcome(zonegraph_wasm::check_zone(JsValue::from_str(input), None));
         assert_eq!(got, z["check"], "checkZone({name})");
+        let got = outcome(zonegraph_wasm::analyze_zone(JsValue::from_str(input)));
+        assert_eq!(got, z["analyze"], "analyzeZone({name})");
         // The same zone passed as an object gives the same report.
         if let (Some(_), Ok(obj)) = (z["check"].get("ok"), js_sys::JSON::parse(input)) {
-            let got = outcome(zonegraph_wasm::check_zone(obj));
+            let got = outcome(zonegraph_wasm::check_zone(obj, None));
             assert_eq!(got, z["check"], "checkZone(object {name})");
         }
     }
+}
+
+/// `{file, zone}` as JS.
+fn source(file: &str, zone: &str) -> JsValue {
+    let o = js_sys::Object::new();
+    js_sys::Reflect::set(&o, &"file".into(), &file.into()).expect("set");
+    js_sys::Reflect::set(&o, &"zone".into(), &zone.into()).expect("set");
+    o.into()
 }
 
 #[wasm_bindgen_test]
@@ -79,11 +105,19 @@ fn check_zones_matches_native() {
     let arr = js_sys::Array::new();
     for z in f["zones"].as_array().expect("zones") {
         if s(&z["name"]).starts_with("zones/") {
-            arr.push(&JsValue::from_str(s(&z["input"])));
+            arr.push(&source(s(&z["name"]), s(&z["input"])));
         }
     }
-    let got = outcome(zonegraph_wasm::check_zones(arr.into()));
+    let got = json_of(&zonegraph_wasm::check_zones(arr.into()).expect("checks"));
     assert_eq!(got, f["check_all_zones"]);
+    // Repeated zone and an unreadable one: cross-zone findings and a parse_error entry.
+    let arr = js_sys::Array::new();
+    for src in f["check_mixed"]["sources"].as_array().expect("sources") {
+        arr.push(&source(s(&src["file"]), s(&src["zone"])));
+    }
+    let got = json_of(&zonegraph_wasm::check_zones(arr.into()).expect("checks"));
+    assert_eq!(got, f["check_mixed"]["checked"]);
+    assert!(got[2]["parse_error"].is_object(), "{got}");
 }
 
 #[wasm_bindgen_test]
@@ -98,7 +132,7 @@ fn roll_d20_matches_native() {
             JsValue::from_str(s(&r["to"])),
         )
         .expect("rolls");
-        assert_eq!(Some(u64::from(got)), r["d20"].as_u64(), "{r}");
+        assert_eq!(Some(f64::from(got)), r["d20"].as_f64(), "{r}");
     }
 }
 
@@ -149,7 +183,7 @@ fn bad_share_links_give_the_bounded_clear_errors() {
         assert!(codes.contains(&code), "fixture lacks a {code} case");
     }
     // Oversized payload: refused before any decoding.
-    let max = f["max_payload"].as_u64().expect("max_payload") as usize;
+    let max = f["max_payload"].as_f64().expect("max_payload") as usize;
     let big = format!("z1:{}", "A".repeat(max + 1));
     let err = zonegraph_wasm::decode_share_link(JsValue::from_str(&big)).expect_err("too big");
     let err = error_json(&err);
@@ -168,19 +202,23 @@ fn malformed_arguments_throw_errors_not_traps() {
     let cases: Vec<(&str, Result<JsValue, JsValue>)> = vec![
         (
             "checkZone(undefined)",
-            zonegraph_wasm::check_zone(JsValue::UNDEFINED),
+            zonegraph_wasm::check_zone(JsValue::UNDEFINED, None),
         ),
         (
             "checkZone(42)",
-            zonegraph_wasm::check_zone(JsValue::from(42)),
+            zonegraph_wasm::check_zone(JsValue::from(42), None),
         ),
         (
             "checkZone({})",
-            zonegraph_wasm::check_zone(js_sys::Object::new().into()),
+            zonegraph_wasm::check_zone(js_sys::Object::new().into(), None),
         ),
         (
             "checkZone('{')",
-            zonegraph_wasm::check_zone(JsValue::from_str("{")),
+            zonegraph_wasm::check_zone(JsValue::from_str("{"), None),
+        ),
+        (
+            "analyzeZone(null)",
+            zonegraph_wasm::analyze_zone(JsValue::NULL),
         ),
         (
             "checkZones('x')",
@@ -216,16 +254,16 @@ fn malformed_arguments_throw_errors_not_traps() {
     // A cyclic object cannot be JSON: an Error, not a trap.
     let cyclic = js_sys::Object::new();
     js_sys::Reflect::set(&cyclic, &"self".into(), &cyclic).expect("set");
-    let e = error_json(&zonegraph_wasm::check_zone(cyclic.into()).expect_err("cyclic"));
+    let e = error_json(&zonegraph_wasm::check_zone(cyclic.into(), None).expect_err("cyclic"));
     assert_eq!(e["code"], "invalid_argument");
     // Parse errors say where.
     let e = error_json(
-        &zonegraph_wasm::check_zone(JsValue::from_str("{\"format\": 1,\n  \"zone_id\": }"))
+        &zonegraph_wasm::check_zone(JsValue::from_str("{\"format\": 1,\n  \"zone_id\": }"), None)
             .expect_err("malformed"),
     );
     assert_eq!(
-        (e["code"].as_str(), e["line"].as_u64(), e["column"].as_u64()),
-        (Some("parse_error"), Some(2), Some(14))
+        (e["code"].as_str(), e["line"].as_f64(), e["column"].as_f64()),
+        (Some("parse_error"), Some(2.0), Some(14.0))
     );
 }
 

@@ -1,0 +1,177 @@
+//! The bot: one player's command applied to their character and run, answered in chat words.
+//!
+//! Every host — the terminal's `play`, the HTTP API, the Matrix transport — calls [`handle`]
+//! with the player's stored state and gets back the new state and the replies, so they all
+//! behave and speak alike. Hosts own storage, the clock and run ids; this module owns none.
+
+use serde::{Deserialize, Serialize};
+
+use crate::chat::{self, Reply};
+use crate::command::Command;
+use crate::engine::{self, Character, Refusal, Run};
+use crate::map;
+use crate::zone::Zone;
+
+/// What the bot keeps per player.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Player {
+    pub character: Character,
+    /// The active run, or the last one (kept so `!zone status` and `!zone map` still work
+    /// after it ended).
+    pub run: Option<Run>,
+}
+
+impl Player {
+    /// The run that is still going, if any.
+    pub fn active_run(&self) -> Option<&Run> {
+        self.run.as_ref().filter(|r| !r.is_over())
+    }
+}
+
+/// What the host supplies for one command.
+#[derive(Clone, Debug)]
+pub struct Context {
+    /// Unix milliseconds.
+    pub now: i64,
+    /// The id a run started by this command gets (`!zone enter`).
+    pub new_run_id: String,
+    /// The player's run-map link, for `!zone map`.
+    pub run_link: Option<String>,
+    /// How long a fork waits before the first open option is taken.
+    pub fork_timeout_ms: i64,
+}
+
+/// Finds a zone by id or by name, case-insensitively.
+pub fn find_zone<'a>(zones: &'a [Zone], given: &str) -> Option<&'a Zone> {
+    let g = given.trim();
+    zones
+        .iter()
+        .find(|z| z.id.eq_ignore_ascii_case(g))
+        .or_else(|| zones.iter().find(|z| z.name.eq_ignore_ascii_case(g)))
+}
+
+/// Applies `command` for `player` and returns the replies, in order. A fork that timed out
+/// before this command is resolved first (its "picked for you" notice comes first).
+pub fn handle(zones: &[Zone], player: &mut Player, command: &Command, cx: &Context) -> Vec<Reply> {
+    let mut replies = Vec::new();
+    if let Some(reply) = sweep(zones, player, cx) {
+        replies.push(reply);
+    }
+    replies.push(match answer(zones, player, command, cx) {
+        Ok(reply) => reply,
+        Err(refusal) => chat::refusal(&refusal),
+    });
+    replies
+}
+
+/// Applies the fork timeout to the player's run; the notice to send, if a choice was made.
+pub fn sweep(zones: &[Zone], player: &mut Player, cx: &Context) -> Option<Reply> {
+    let run = player.run.as_mut().filter(|r| !r.is_over())?;
+    let zone = zone_of(zones, run).ok()?;
+    let events = engine::expire(zone, run, &player.character, cx.now, cx.fork_timeout_ms);
+    if events.is_empty() {
+        return None;
+    }
+    player.character.keep_keys_from(run);
+    Some(chat::events(&events))
+}
+
+fn answer(
+    zones: &[Zone],
+    player: &mut Player,
+    command: &Command,
+    cx: &Context,
+) -> Result<Reply, Refusal> {
+    match command {
+        Command::Help => Ok(chat::help()),
+        Command::List => {
+            let list: Vec<&Zone> = zones.iter().collect();
+            Ok(chat::zone_list(&list, &player.character))
+        }
+        Command::Enter { zone } => {
+            if let Some(run) = player.active_run() {
+                let zone_name = zones
+                    .iter()
+                    .find(|z| z.id == run.zone_id)
+                    .map_or_else(|| run.zone_id.clone(), |z| z.name.clone());
+                return Err(Refusal::AlreadyInRun { zone_name });
+            }
+            let z = find_zone(zones, zone).ok_or_else(|| Refusal::UnknownZone {
+                given: zone.trim().to_string(),
+                known: zones.iter().map(|z| z.id.clone()).collect(),
+            })?;
+            let (run, events) = engine::start(z, &cx.new_run_id, &player.character, cx.now)?;
+            player.run = Some(run);
+            Ok(chat::events(&events))
+        }
+        Command::Status => {
+            let (zone, run) = current(zones, player)?;
+            Ok(chat::status(&engine::status(zone, run, &player.character)))
+        }
+        Command::Advance => {
+            let (zone, run) = current_mut(zones, &mut player.run)?;
+            let events = engine::advance(zone, run, &player.character, cx.now)?;
+            player.character.keep_keys_from(run);
+            Ok(chat::events(&events))
+        }
+        Command::Go { choice } => {
+            let (zone, run) = current_mut(zones, &mut player.run)?;
+            let events = engine::choose(zone, run, &player.character, choice, cx.now)?;
+            player.character.keep_keys_from(run);
+            Ok(chat::events(&events))
+        }
+        Command::Map => {
+            let (zone, run) = current(zones, player)?;
+            let view = map::MapView::of_run(zone, run);
+            let drawn = map::render_map(zone, &view, &map::MapOptions::default());
+            Ok(chat::map(&drawn, cx.run_link.as_deref()))
+        }
+        Command::Abandon => {
+            let (zone, run) = current_mut(zones, &mut player.run)?;
+            let events = engine::abandon(zone, run, cx.now)?;
+            Ok(chat::events(&events))
+        }
+        Command::CharShow => Ok(chat::character(&player.character)),
+        Command::CharLevel { level } => {
+            player.character.level = *level;
+            Ok(chat::character(&player.character))
+        }
+        Command::CharScore { ability, score } => {
+            player.character.set_score(*ability, *score);
+            Ok(chat::character(&player.character))
+        }
+        Command::CharKeyAdd { key } => {
+            player.character.add_key(key);
+            Ok(chat::character(&player.character))
+        }
+        Command::CharKeyRemove { key } => {
+            player.character.remove_key(key);
+            Ok(chat::character(&player.character))
+        }
+    }
+}
+
+/// The player's run (active or last) and its zone.
+fn current<'a>(zones: &'a [Zone], player: &'a Player) -> Result<(&'a Zone, &'a Run), Refusal> {
+    let run = player.run.as_ref().ok_or(Refusal::NoRun)?;
+    Ok((zone_of(zones, run)?, run))
+}
+
+fn current_mut<'a>(
+    zones: &'a [Zone],
+    run: &'a mut Option<Run>,
+) -> Result<(&'a Zone, &'a mut Run), Refusal> {
+    let run = run.as_mut().ok_or(Refusal::NoRun)?;
+    Ok((zone_of(zones, run)?, run))
+}
+
+/// The zone a run belongs to; a zone that is no longer loaded is refused, naming the others.
+fn zone_of<'a>(zones: &'a [Zone], run: &Run) -> Result<&'a Zone, Refusal> {
+    zones
+        .iter()
+        .find(|z| z.id == run.zone_id)
+        .ok_or_else(|| Refusal::UnknownZone {
+            given: run.zone_id.clone(),
+            known: zones.iter().map(|z| z.id.clone()).collect(),
+        })
+}

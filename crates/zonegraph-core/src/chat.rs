@@ -1,0 +1,553 @@
+//! Every player-facing word: events, the fork prompt, `!zone status`, refusals, help and
+//! `!char`. The bot, the terminal and the browser all call this one module, so they say
+//! exactly the same thing.
+//!
+//! Each reply has a plain-text body and an HTML body in which every label, hint and
+//! narration is escaped.
+
+use serde::Serialize;
+
+use crate::command::{COMMANDS, CommandError};
+use crate::engine::{
+    Character, Event, ExitState, ExitView, LockReason, Outcome, Phase, Refusal, Status,
+};
+use crate::format::NodeKind;
+use crate::zone::{Ability, Zone};
+
+/// One chat reply.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Reply {
+    pub text: String,
+    pub html: String,
+}
+
+/// Escapes text for HTML bodies and attributes.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Builds the text and HTML bodies side by side.
+#[derive(Default)]
+struct Out {
+    text: String,
+    html: String,
+}
+
+impl Out {
+    fn put(&mut self, s: &str) -> &mut Self {
+        self.text.push_str(s);
+        self.html.push_str(&escape(s));
+        self
+    }
+
+    fn bold(&mut self, s: &str) -> &mut Self {
+        self.text.push_str(s);
+        self.html.push_str("<b>");
+        self.html.push_str(&escape(s));
+        self.html.push_str("</b>");
+        self
+    }
+
+    fn italic(&mut self, s: &str) -> &mut Self {
+        self.text.push_str(s);
+        self.html.push_str("<i>");
+        self.html.push_str(&escape(s));
+        self.html.push_str("</i>");
+        self
+    }
+
+    fn code(&mut self, s: &str) -> &mut Self {
+        self.text.push_str(s);
+        self.html.push_str("<code>");
+        self.html.push_str(&escape(s));
+        self.html.push_str("</code>");
+        self
+    }
+
+    fn nl(&mut self) -> &mut Self {
+        if !self.text.is_empty() {
+            self.text.push('\n');
+            self.html.push_str("<br>\n");
+        }
+        self
+    }
+
+    fn done(self) -> Reply {
+        Reply {
+            text: self.text.trim_end().to_string(),
+            html: self.html.trim_end().trim_end_matches("<br>").to_string(),
+        }
+    }
+}
+
+/// At most this many arrivals are told in one reply; the middle of a long walk through merge
+/// rooms is summarised so a reply stays chat-sized.
+const MAX_ARRIVALS: usize = 10;
+/// At most this many fork options are listed.
+const MAX_OPTIONS: usize = 30;
+
+/// Words a batch of events from one engine call.
+pub fn events(events: &[Event]) -> Reply {
+    let arrivals = events
+        .iter()
+        .filter(|e| matches!(e, Event::Arrived { .. }))
+        .count();
+    let (keep_head, keep_tail) = (MAX_ARRIVALS / 2, MAX_ARRIVALS / 2);
+    let skipped = arrivals.saturating_sub(MAX_ARRIVALS);
+    let mut arrival = 0usize;
+    let mut skipping = false;
+    let mut out = Out::default();
+    for e in events {
+        if let Event::Arrived { .. } = e {
+            arrival += 1;
+            skipping = skipped > 0 && arrival > keep_head && arrival <= arrivals - keep_tail;
+            if skipping && arrival == keep_head + 1 {
+                out.nl()
+                    .italic(&format!("… you pass through {skipped} more rooms …"));
+            }
+        }
+        if skipping && matches!(e, Event::Arrived { .. } | Event::Narration { .. }) {
+            continue;
+        }
+        event(&mut out, e);
+    }
+    out.done()
+}
+
+fn event(out: &mut Out, e: &Event) {
+    match e {
+        Event::Entered { zone_name, .. } => {
+            out.nl().put("You enter ").bold(zone_name).put(".");
+        }
+        Event::Moved { .. } => {}
+        Event::RegionTransition {
+            from_region,
+            from_name,
+            to_region,
+            to_name,
+        } => {
+            out.nl();
+            match (from_region.is_empty(), to_region.is_empty()) {
+                (true, _) => out.put("You cross into ").bold(to_name).put("."),
+                (false, true) => out.put("You leave ").bold(from_name).put(" behind."),
+                (false, false) => out
+                    .put("You leave ")
+                    .bold(from_name)
+                    .put(" behind and cross into ")
+                    .bold(to_name)
+                    .put("."),
+            };
+        }
+        Event::Arrived {
+            kind,
+            label,
+            room_number,
+            room_total,
+            ..
+        } => {
+            out.nl()
+                .put(&format!("Room {room_number} of {room_total}: "))
+                .bold(label)
+                .put(&format!(" ({})", kind_word(*kind)));
+        }
+        Event::Narration { text, .. } => {
+            out.nl().italic(text);
+        }
+        Event::RoomCleared { label, .. } => {
+            out.nl().put("You clear ").bold(label).put(".");
+        }
+        Event::KeyGranted { key_id, .. } => {
+            out.nl().put("You find a key: ").bold(key_id).put(".");
+        }
+        Event::Harvested { harvest_ref, .. } => {
+            out.nl()
+                .put("You gather what grows here: ")
+                .bold(harvest_ref)
+                .put(".");
+        }
+        Event::ForkOffered {
+            label,
+            options,
+            waiting,
+            ..
+        } => fork_menu(out, label, options, *waiting),
+        Event::PickedForYou { option, label, .. } => {
+            out.nl()
+                .put(&format!(
+                    "You lingered too long at the fork, so option {option} was picked for you: "
+                ))
+                .bold(label)
+                .put(".");
+        }
+        Event::Victory { label, .. } => {
+            out.nl()
+                .put("Victory! ")
+                .bold(label)
+                .put(" falls and the zone is conquered.");
+        }
+        Event::DeadEnd { label, .. } => {
+            out.nl()
+                .put("There is no way on from ")
+                .bold(label)
+                .put(". Your run ends here.");
+        }
+        Event::Abandoned { label, .. } => {
+            out.nl().put("You abandon the run in ").bold(label).put(".");
+        }
+    }
+}
+
+/// The numbered fork menu (also used by `!zone status`).
+fn fork_menu(out: &mut Out, label: &str, options: &[ExitView], waiting: bool) {
+    out.nl();
+    if waiting {
+        out.put("Every way on from ")
+            .bold(label)
+            .put(" is barred. You can only wait, or leave with ")
+            .code("!zone abandon")
+            .put(".");
+    } else {
+        out.put("The way splits at ")
+            .bold(label)
+            .put(". Choose with ")
+            .code("!zone go <n>")
+            .put(":");
+    }
+    exit_lines(out, options, true);
+}
+
+fn exit_lines(out: &mut Out, options: &[ExitView], numbered: bool) {
+    for o in options.iter().take(MAX_OPTIONS) {
+        out.nl();
+        if numbered {
+            out.put(&format!("  {}. ", o.number));
+        } else {
+            out.put("  - ");
+        }
+        match &o.label {
+            Some(label) => out.bold(label),
+            None => out.put("something"),
+        };
+        if let (ExitState::Open, Some(kind)) = (o.state, o.kind) {
+            out.put(&format!(" ({})", kind_word(kind)));
+        }
+        if let Some(teaser) = &o.teaser {
+            out.put(" (locked — ").italic(teaser).put(")");
+        }
+    }
+    if options.len() > MAX_OPTIONS {
+        out.nl().put(&format!(
+            "  … and {} more (options 1-{})",
+            options.len() - MAX_OPTIONS,
+            options.len()
+        ));
+    }
+}
+
+/// `!zone status`.
+pub fn status(s: &Status) -> Reply {
+    let mut out = Out::default();
+    out.bold(&s.zone_name)
+        .put(&format!(" — room {} of {}", s.room_number, s.room_total));
+    out.nl().put("You are in ").bold(&s.label);
+    match s.kind {
+        Some(kind) => out.put(&format!(" ({}).", kind_word(kind))),
+        None => out.put("."),
+    };
+    if let Some(region) = &s.region {
+        out.nl().put("Region: ").bold(region).put(".");
+    }
+    match s.phase {
+        Phase::Over { outcome } => {
+            out.nl()
+                .put(&format!("This run is over: {}.", outcome_words(outcome)));
+        }
+        Phase::Fork => {
+            out.nl()
+                .put("A fork waits for your choice. Pick one with ")
+                .code("!zone go <n>")
+                .put(":");
+            exit_lines(&mut out, &s.exits, true);
+        }
+        Phase::Waiting => {
+            out.nl()
+                .put("Every way on is barred. You can only wait, or leave with ")
+                .code("!zone abandon")
+                .put(":");
+            exit_lines(&mut out, &s.exits, true);
+        }
+        Phase::InRoom => {
+            out.nl()
+                .put("Clear this room with ")
+                .code("!zone advance")
+                .put(".");
+            if s.exits.is_empty() {
+                out.nl().put("There is no way on from here.");
+            } else {
+                out.nl().put("Ways on:");
+                exit_lines(&mut out, &s.exits, false);
+            }
+        }
+    }
+    if !s.keys.is_empty() {
+        let keys: Vec<&str> = s.keys.iter().map(String::as_str).collect();
+        out.nl().put("Keys: ").put(&keys.join(", ")).put(".");
+    }
+    out.done()
+}
+
+/// `!zone map`: the rendered map (from `crate::map`, drawn elsewhere) in a `<pre>` block, and
+/// the player's run-map link when the host has one.
+pub fn map(rendered_map: &str, run_link: Option<&str>) -> Reply {
+    let mut text = rendered_map.trim_end().to_string();
+    let mut html = format!("<pre>{}</pre>", escape(rendered_map.trim_end()));
+    if let Some(link) = run_link {
+        text.push_str(&format!("\nRun map: {link}"));
+        html.push_str(&format!("\nRun map: <a href=\"{0}\">{0}</a>", escape(link)));
+    }
+    Reply { text, html }
+}
+
+/// "rest camp" rather than "rest_camp".
+fn kind_word(kind: NodeKind) -> String {
+    kind.as_str().replace('_', " ")
+}
+
+fn outcome_words(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Victory => "victory",
+        Outcome::DeadEnd => "it ended in a dead end",
+        Outcome::Abandoned => "abandoned",
+    }
+}
+
+/// Why a locked option cannot be taken: "Perception 11 vs DC 12", "requires level 5 (you
+/// are 3)", ….
+pub fn lock_reason(r: &LockReason) -> String {
+    match r {
+        LockReason::Perception { total, dc } => format!("Perception {total} vs DC {dc}"),
+        LockReason::Stat { ability, total, dc } => {
+            format!("{} {total} vs DC {dc}", ability.name())
+        }
+        LockReason::Level { min_level, level } => {
+            format!("requires level {min_level} (you are {level})")
+        }
+        LockReason::Key => "you don't have the key".to_string(),
+        LockReason::Region { region_name } => format!("requires clearing {region_name}"),
+        LockReason::Sealed => "the way is sealed".to_string(),
+    }
+}
+
+fn range(max: usize) -> String {
+    if max == 1 {
+        "1".to_string()
+    } else {
+        format!("1-{max}")
+    }
+}
+
+/// A refused command.
+pub fn refusal(r: &Refusal) -> Reply {
+    let mut out = Out::default();
+    match r {
+        Refusal::NoRun => {
+            out.put("You are not in a zone. Start a run with ")
+                .code("!zone enter <zone>")
+                .put(" (see ")
+                .code("!zone list")
+                .put(").");
+        }
+        Refusal::AlreadyInRun { zone_name } => {
+            out.put("You are already in ")
+                .bold(zone_name)
+                .put(". Finish it, or leave with ")
+                .code("!zone abandon")
+                .put(".");
+        }
+        Refusal::UnknownZone { given, known } => {
+            out.put(&format!("There is no zone called \"{given}\". "));
+            if known.is_empty() {
+                out.put("No zones are loaded.");
+            } else {
+                out.put("Known zones: ").put(&known.join(", ")).put(".");
+            }
+        }
+        Refusal::Unplayable { zone_name } => {
+            out.bold(zone_name)
+                .put(" cannot be entered: it has no single entry room.");
+        }
+        Refusal::LevelTooLow {
+            zone_name,
+            min_level,
+            level,
+        } => {
+            out.bold(zone_name)
+                .put(&format!(" requires level {min_level} (you are {level})."));
+        }
+        Refusal::RunOver { outcome } => {
+            out.put(&format!(
+                "This run is over ({}). Start another with ",
+                outcome_words(*outcome)
+            ))
+            .code("!zone enter <zone>")
+            .put(".");
+        }
+        Refusal::WrongZone { run_zone, zone } => {
+            out.put(&format!("This run belongs to zone {run_zone}, not {zone}."));
+        }
+        Refusal::UnknownRoom { node } => {
+            out.put(&format!(
+                "This run is in a room the zone no longer has ({node}). Leave with "
+            ))
+            .code("!zone abandon")
+            .put(" and start again.");
+        }
+        Refusal::LegacyRoomUnknown {
+            current_room,
+            rooms,
+        } => {
+            out.put(&format!(
+                "Legacy room index {current_room} is past the zone's {rooms} rooms."
+            ));
+        }
+        Refusal::NoForkPending => {
+            out.put("There is no choice to make right now. Use ")
+                .code("!zone advance")
+                .put(" to move on, or ")
+                .code("!zone status")
+                .put(" to look around.");
+        }
+        Refusal::ForkPending { options } => {
+            out.put("A fork waits for your choice first: pick one with ")
+                .code("!zone go <n>")
+                .put(&format!(" ({}).", range(*options)));
+        }
+        Refusal::NotANumber { given, max } => {
+            out.put(&format!(
+                "\"{given}\" is not a number. Pick an option with "
+            ))
+            .code("!zone go <n>")
+            .put(&format!(" ({}).", range(*max)));
+        }
+        Refusal::OutOfRange { given, max } => {
+            out.put(&format!(
+                "There is no option {given}. Pick {}.",
+                range(*max)
+            ));
+        }
+        Refusal::Locked {
+            option,
+            label,
+            reason,
+        } => {
+            out.put(&format!("Option {option} "));
+            if let Some(label) = label {
+                out.put("(").bold(label).put(") ");
+            }
+            out.put(&format!("is locked: {}.", lock_reason(reason)));
+        }
+    }
+    out.done()
+}
+
+/// `!zone help`.
+pub fn help() -> Reply {
+    let mut out = Out::default();
+    out.put("Zone commands:");
+    command_list(&mut out);
+    out.done()
+}
+
+fn command_list(out: &mut Out) {
+    let width = COMMANDS.iter().map(|(u, _)| u.len()).max().unwrap_or(0);
+    for (usage, what) in COMMANDS {
+        out.nl()
+            .put("  ")
+            .code(usage)
+            .put(&" ".repeat(width - usage.len() + 2))
+            .put(what);
+    }
+}
+
+/// A command that could not be parsed: what was wrong, and the valid commands.
+pub fn command_error(e: &CommandError) -> Reply {
+    let mut out = Out::default();
+    let msg = e.to_string();
+    let mut chars = msg.chars();
+    let msg = match chars.next() {
+        Some(c) => c.to_uppercase().chain(chars).collect::<String>(),
+        None => msg,
+    };
+    out.put(&msg).put(".");
+    out.nl().put("Valid commands:");
+    command_list(&mut out);
+    out.done()
+}
+
+/// `!char`.
+pub fn character(c: &Character) -> Reply {
+    let mut out = Out::default();
+    out.put(&format!("Level {}", c.level));
+    for a in Ability::ALL {
+        let m = c.modifier(a);
+        out.put(&format!(
+            " · {} {} ({}{m})",
+            a.as_str().to_uppercase(),
+            c.score(a),
+            if m >= 0 { "+" } else { "" }
+        ));
+    }
+    out.nl().put("Keys: ");
+    if c.keys.is_empty() {
+        out.put("none.");
+    } else {
+        let keys: Vec<&str> = c.keys.iter().map(String::as_str).collect();
+        out.put(&keys.join(", ")).put(".");
+    }
+    out.done()
+}
+
+/// `!zone list`: every zone, marking those the character is not yet level for.
+pub fn zone_list(zones: &[&Zone], c: &Character) -> Reply {
+    let mut out = Out::default();
+    if zones.is_empty() {
+        out.put("No zones are loaded.");
+        return out.done();
+    }
+    out.put("Zones (enter with ")
+        .code("!zone enter <zone>")
+        .put("):");
+    for z in zones {
+        out.nl()
+            .put("  ")
+            .code(&z.id)
+            .put(" — ")
+            .bold(&z.name)
+            .put(&format!(
+                " (tier {}, levels {}-{})",
+                z.tier, z.min_level, z.max_level
+            ));
+        if c.level < z.min_level {
+            out.put(&format!(" — requires level {}", z.min_level));
+        }
+    }
+    out.done()
+}
+
+/// A short confirmation for `!char` changes and other host actions.
+pub fn notice(text: &str) -> Reply {
+    let mut out = Out::default();
+    out.put(text);
+    out.done()
+}

@@ -1,0 +1,283 @@
+//! Chat command parsing: `!zone …` and `!char …` text into a typed [`Command`].
+//!
+//! Case-insensitive, any whitespace between words. [`parse`] wants the `!zone` / `!char`
+//! prefix (chat); [`parse_loose`] also takes `status`, `go 2` or a bare `2` (a terminal).
+
+use serde::Serialize;
+
+use crate::engine::{LEVEL_RANGE, SCORE_RANGE};
+use crate::zone::Ability;
+
+/// One player command.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "command", rename_all = "snake_case")]
+pub enum Command {
+    Help,
+    List,
+    /// The zone as typed (id or name); the host resolves it.
+    Enter {
+        zone: String,
+    },
+    Status,
+    Advance,
+    /// `go N` and `choose N`; the text is checked by [`crate::engine::choose`], which says
+    /// what the valid range is.
+    Go {
+        choice: String,
+    },
+    Map,
+    Abandon,
+    CharShow,
+    CharLevel {
+        level: u32,
+    },
+    CharScore {
+        ability: Ability,
+        score: i32,
+    },
+    CharKeyAdd {
+        key: String,
+    },
+    CharKeyRemove {
+        key: String,
+    },
+}
+
+/// Every command: usage and what it does. `!zone help` and command errors list these.
+pub const COMMANDS: &[(&str, &str)] = &[
+    ("!zone help", "show this help"),
+    ("!zone list", "zones you may enter"),
+    ("!zone enter <zone>", "start a run in a zone"),
+    ("!zone status", "where you are and the ways on"),
+    ("!zone advance", "clear the current room and move on"),
+    (
+        "!zone go <n>",
+        "take option n at a fork (also !zone choose <n>)",
+    ),
+    ("!zone map", "the map of your run"),
+    ("!zone abandon", "give up the current run"),
+    ("!char", "show your character"),
+    ("!char level <n>", "set your level (1-20)"),
+    (
+        "!char <str|dex|con|int|wis|cha> <n>",
+        "set an ability score (1-30)",
+    ),
+    ("!char key add <key>", "add a key"),
+    ("!char key remove <key>", "remove a key"),
+];
+
+/// What was wrong with a command. Messages are lowercase with no trailing period; the chat
+/// reply adds the list of valid commands.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize)]
+#[serde(tag = "error", rename_all = "snake_case")]
+pub enum CommandError {
+    #[error("empty command")]
+    Empty,
+    #[error("{text:?} is not a command (commands start with !zone or !char)")]
+    NotACommand { text: String },
+    #[error("unknown command {family} {word}")]
+    Unknown { family: &'static str, word: String },
+    #[error("missing {what}: use {usage}")]
+    MissingArgument {
+        what: &'static str,
+        usage: &'static str,
+    },
+    #[error("unexpected {extra:?} after the command: use {usage}")]
+    UnexpectedArgument { extra: String, usage: &'static str },
+    #[error("{given:?} is not a valid {what}: use {usage}")]
+    BadNumber {
+        what: &'static str,
+        given: String,
+        usage: &'static str,
+    },
+    #[error("{what} {given} is outside {min}-{max}")]
+    OutOfRange {
+        what: &'static str,
+        given: i64,
+        min: i64,
+        max: i64,
+    },
+}
+
+/// Parses chat text that starts with `!zone` or `!char`.
+pub fn parse(text: &str) -> Result<Command, CommandError> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let Some(first) = words.first() else {
+        return Err(CommandError::Empty);
+    };
+    match first.to_lowercase().as_str() {
+        "!zone" => zone(&words[1..]),
+        "!char" => character(&words[1..]),
+        _ => Err(CommandError::NotACommand {
+            text: text.trim().to_string(),
+        }),
+    }
+}
+
+/// Like [`parse`], but the `!` and the `!zone` prefix are optional: `status`, `go 2`, `2`,
+/// `char level 3`.
+pub fn parse_loose(text: &str) -> Result<Command, CommandError> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let Some(first) = words.first() else {
+        return Err(CommandError::Empty);
+    };
+    match first.to_lowercase().trim_start_matches('!') {
+        "zone" => zone(&words[1..]),
+        "char" => character(&words[1..]),
+        w if w.bytes().all(|b| b.is_ascii_digit()) && words.len() == 1 => Ok(Command::Go {
+            choice: w.to_string(),
+        }),
+        _ => zone(&words),
+    }
+}
+
+fn zone(words: &[&str]) -> Result<Command, CommandError> {
+    let Some(sub) = words.first() else {
+        return Ok(Command::Help);
+    };
+    let rest = &words[1..];
+    let sub = sub.to_lowercase();
+    let bare = |cmd: Command, usage: &'static str| no_more(rest, usage).map(|()| cmd);
+    match sub.trim_start_matches('!') {
+        "help" => bare(Command::Help, "!zone help"),
+        "list" => bare(Command::List, "!zone list"),
+        "status" => bare(Command::Status, "!zone status"),
+        "advance" => bare(Command::Advance, "!zone advance"),
+        "map" => bare(Command::Map, "!zone map"),
+        "abandon" => bare(Command::Abandon, "!zone abandon"),
+        "enter" => {
+            if rest.is_empty() {
+                return Err(CommandError::MissingArgument {
+                    what: "zone",
+                    usage: "!zone enter <zone>",
+                });
+            }
+            Ok(Command::Enter {
+                zone: rest.join(" "),
+            })
+        }
+        "go" | "choose" => {
+            let usage = "!zone go <n>";
+            match rest {
+                [] => Err(CommandError::MissingArgument {
+                    what: "option number",
+                    usage,
+                }),
+                [n] => Ok(Command::Go {
+                    choice: (*n).to_string(),
+                }),
+                [_, extra @ ..] => Err(CommandError::UnexpectedArgument {
+                    extra: extra.join(" "),
+                    usage,
+                }),
+            }
+        }
+        _ => Err(CommandError::Unknown {
+            family: "!zone",
+            word: sub,
+        }),
+    }
+}
+
+fn character(words: &[&str]) -> Result<Command, CommandError> {
+    let Some(sub) = words.first() else {
+        return Ok(Command::CharShow);
+    };
+    let rest = &words[1..];
+    let sub = sub.to_lowercase();
+    if sub == "show" {
+        return no_more(rest, "!char").map(|()| Command::CharShow);
+    }
+    if sub == "level" {
+        let usage = "!char level <n>";
+        let n = one_number(rest, "level", usage)?;
+        let level = in_range(n, "level", *LEVEL_RANGE.start(), *LEVEL_RANGE.end())?;
+        return Ok(Command::CharLevel { level });
+    }
+    if sub == "key" || sub == "keys" {
+        let usage = "!char key add|remove <key>";
+        let (action, key) = match rest {
+            [] => {
+                return Err(CommandError::MissingArgument {
+                    what: "add or remove",
+                    usage,
+                });
+            }
+            [_] => {
+                return Err(CommandError::MissingArgument { what: "key", usage });
+            }
+            [action, key @ ..] => (action.to_lowercase(), key.join(" ")),
+        };
+        return match action.as_str() {
+            "add" => Ok(Command::CharKeyAdd { key }),
+            "remove" | "rm" | "del" | "delete" => Ok(Command::CharKeyRemove { key }),
+            _ => Err(CommandError::Unknown {
+                family: "!char key",
+                word: action,
+            }),
+        };
+    }
+    if let Some(ability) = ability(&sub) {
+        let usage = "!char <str|dex|con|int|wis|cha> <n>";
+        let n = one_number(rest, "score", usage)?;
+        let score = in_range(n, "score", *SCORE_RANGE.start(), *SCORE_RANGE.end())?;
+        return Ok(Command::CharScore { ability, score });
+    }
+    Err(CommandError::Unknown {
+        family: "!char",
+        word: sub,
+    })
+}
+
+/// `str` or `strength`, any case.
+fn ability(word: &str) -> Option<Ability> {
+    Ability::parse(word).or_else(|| {
+        Ability::ALL
+            .into_iter()
+            .find(|a| a.name().eq_ignore_ascii_case(word))
+    })
+}
+
+fn no_more(rest: &[&str], usage: &'static str) -> Result<(), CommandError> {
+    if rest.is_empty() {
+        Ok(())
+    } else {
+        Err(CommandError::UnexpectedArgument {
+            extra: rest.join(" "),
+            usage,
+        })
+    }
+}
+
+fn one_number(rest: &[&str], what: &'static str, usage: &'static str) -> Result<i64, CommandError> {
+    match rest {
+        [] => Err(CommandError::MissingArgument { what, usage }),
+        [n] => n.parse::<i64>().map_err(|_| CommandError::BadNumber {
+            what,
+            given: (*n).to_string(),
+            usage,
+        }),
+        [_, extra @ ..] => Err(CommandError::UnexpectedArgument {
+            extra: extra.join(" "),
+            usage,
+        }),
+    }
+}
+
+fn in_range<T>(n: i64, what: &'static str, min: T, max: T) -> Result<T, CommandError>
+where
+    T: Copy + Into<i64> + TryFrom<i64>,
+{
+    let (lo, hi) = (min.into(), max.into());
+    if (lo..=hi).contains(&n)
+        && let Ok(v) = T::try_from(n)
+    {
+        return Ok(v);
+    }
+    Err(CommandError::OutOfRange {
+        what,
+        given: n,
+        min: lo,
+        max: hi,
+    })
+}

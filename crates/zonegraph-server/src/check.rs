@@ -1,0 +1,179 @@
+//! `zonegraph check`: findings printed like a compiler's, or as JSON.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use serde::Serialize;
+use zonegraph_core::analysis::Stats;
+use zonegraph_core::validate::{self, CheckedZone};
+
+use crate::zones;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Fail on warnings too.
+    #[arg(long)]
+    strict: bool,
+    /// Print `{"zones":[{"file","zone_id","diagnostics","stats"}]}`.
+    #[arg(long)]
+    json: bool,
+    /// Add route analysis: lengths, routes, choke points, lock pass chances.
+    #[arg(long)]
+    stats: bool,
+    /// Zone files, or directories of them.
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+}
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    zones: &'a [CheckedZone],
+}
+
+/// Checks and prints; the exit code fails on errors (and warnings with `--strict`).
+pub fn run(args: &Args) -> Result<ExitCode> {
+    let (out, failed) = report(args)?;
+    print!("{out}");
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The report `run` prints, and whether the check failed.
+pub fn report(args: &Args) -> Result<(String, bool)> {
+    let files = zones::expand(&args.paths)?;
+    let sources = zones::read_all(&files)?;
+    let mut checked = validate::check_sources(&sources);
+    if !args.stats {
+        for c in &mut checked {
+            c.stats = None;
+        }
+    }
+    let failed = checked.iter().any(|c| zones::fails(c, args.strict));
+    let mut out = String::new();
+    if args.json {
+        let report = JsonReport { zones: &checked };
+        out = serde_json::to_string_pretty(&report)?;
+        out.push('\n');
+    } else {
+        for c in &checked {
+            write_findings(&mut out, c);
+            if let Some(stats) = &c.stats {
+                write_stats(&mut out, c, stats);
+            }
+        }
+        let errors: usize = checked
+            .iter()
+            .map(|c| {
+                c.diagnostics.iter().filter(|d| d.is_error()).count()
+                    + usize::from(c.parse_error.is_some())
+            })
+            .sum();
+        let warnings: usize = checked
+            .iter()
+            .map(|c| c.diagnostics.iter().filter(|d| !d.is_error()).count())
+            .sum();
+        let _ = writeln!(
+            out,
+            "checked {} zone file{}: {errors} error{}, {warnings} warning{}{}",
+            checked.len(),
+            plural(checked.len()),
+            plural(errors),
+            plural(warnings),
+            if args.strict {
+                " (strict: warnings fail)"
+            } else {
+                ""
+            }
+        );
+    }
+    Ok((out, failed))
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// Writes one zone's findings, compiler style:
+/// `error[boss_unreachable]: message` / `  --> file (zone z), room z.boss`.
+pub fn write_findings(out: &mut String, c: &CheckedZone) {
+    if let Some(e) = &c.parse_error {
+        let _ = writeln!(out, "error[parse]: {}", e.message);
+        let mut at = format!("  --> {}", c.file);
+        if let (Some(l), Some(col)) = (e.line, e.column) {
+            let _ = write!(at, ":{l}:{col}");
+        }
+        if let Some(p) = e
+            .path
+            .as_deref()
+            .filter(|p| !p.is_empty() && *p != "." && *p != "?")
+        {
+            let _ = write!(at, " at {p}");
+        }
+        let _ = writeln!(out, "{at}");
+        return;
+    }
+    let zone = c.zone_id.as_deref().unwrap_or("?");
+    for d in &c.diagnostics {
+        let sev = if d.is_error() { "error" } else { "warning" };
+        let _ = writeln!(out, "{sev}[{}]: {}", d.code, d.message);
+        let mut at = format!("  --> {} (zone {zone})", c.file);
+        if let Some(n) = &d.node {
+            let _ = write!(at, ", room {n}");
+        }
+        if let Some(e) = &d.edge {
+            let _ = write!(at, ", passage {} -> {}", e.from, e.to);
+        }
+        let _ = writeln!(out, "{at}");
+    }
+}
+
+fn write_stats(out: &mut String, c: &CheckedZone, s: &Stats) {
+    let zone = c.zone_id.as_deref().unwrap_or("?");
+    let num = |n: Option<usize>| n.map_or_else(|| "none".to_string(), |n| n.to_string());
+    let _ = writeln!(
+        out,
+        "{zone}: {} rooms, {} passages, {} forks; longest route {} rooms, shortest {}; routes {}",
+        s.nodes,
+        s.edges,
+        s.forks,
+        num(s.longest_path),
+        num(s.shortest_path),
+        s.routes.map_or_else(
+            || "unbounded (a loop lies on a route)".to_string(),
+            |r| r.to_string()
+        )
+    );
+    if !s.choke_points.is_empty() {
+        let _ = writeln!(out, "  choke points: {}", s.choke_points.join(" → "));
+    }
+    for l in &s.locks {
+        let _ = write!(out, "  lock {} → {}: {}", l.from, l.to, l.requirement);
+        if let Some(by) = &l.by_modifier {
+            let chances: Vec<String> = by
+                .iter()
+                .map(|m| format!("{:+} {:.0}%", m.modifier, m.chance * 100.0))
+                .collect();
+            let _ = write!(out, "; pass chance by modifier: {}", chances.join(", "));
+        }
+        if let Some(by) = &l.by_level {
+            let first_pass = by.iter().find(|p| p.passes).map(|p| p.level);
+            match first_pass {
+                Some(level) => {
+                    let _ = write!(out, "; passes from level {level}");
+                }
+                None => {
+                    let _ = write!(out, "; no level in the zone's range passes");
+                }
+            }
+        }
+        if let Some(note) = &l.note {
+            let _ = write!(out, "; {note}");
+        }
+        out.push('\n');
+    }
+}

@@ -1,0 +1,51 @@
+//! zonegraph-server: the shell around zonegraph-core that reads files, terminals and (later)
+//! the network. Today it hosts the CLI (`check`, `play`, `schema`); `main.rs` only parses the
+//! command line, so tests drive the same code in memory.
+
+pub mod check;
+pub mod play;
+pub mod zones;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "zonegraph",
+    version,
+    about = "Branching dungeon zones for chat games"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Cmd,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Cmd {
+    /// Validate and lint zone files (files or directories of *.json), like a compiler.
+    Check(check::Args),
+    /// Play a zone in the terminal with the bot's command words.
+    Play(play::Args),
+    /// Print the JSON Schema of the zone file format.
+    Schema,
+}
+
+/// Runs a parsed command line; errors become exit code 2 with the message on stderr.
+pub fn run(cli: Cli) -> ExitCode {
+    let result = match cli.command {
+        Cmd::Check(args) => check::run(&args),
+        Cmd::Play(args) => play::run(&args),
+        Cmd::Schema => {
+            print!("{}", zonegraph_core::format::json_schema());
+            Ok(ExitCode::SUCCESS)
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! `zonegraph play`: the bot's engine on stdin/stdout, interactive or piped.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context as _, Result};
+use zonegraph_core::bot::{self, Player};
+use zonegraph_core::command::{self, Command};
+use zonegraph_core::engine::{self, Character};
+use zonegraph_core::{Ability, chat};
+
+use crate::zones;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A zone id found in --zones, or a zone file's path.
+    zone: String,
+    /// Directory of zone files.
+    #[arg(long, default_value = "zones")]
+    zones: PathBuf,
+    /// Run id: it decides every roll, so the same id and input replay exactly.
+    #[arg(long, default_value = "play")]
+    run_id: String,
+    /// Character level.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
+    level: u32,
+    #[arg(long = "str", default_value_t = 10, value_parser = score)]
+    strength: i32,
+    #[arg(long = "dex", default_value_t = 10, value_parser = score)]
+    dexterity: i32,
+    #[arg(long = "con", default_value_t = 10, value_parser = score)]
+    constitution: i32,
+    #[arg(long = "int", default_value_t = 10, value_parser = score)]
+    intelligence: i32,
+    #[arg(long = "wis", default_value_t = 10, value_parser = score)]
+    wisdom: i32,
+    #[arg(long = "cha", default_value_t = 10, value_parser = score)]
+    charisma: i32,
+    /// A key the character holds (repeat for more).
+    #[arg(long = "key")]
+    keys: Vec<String>,
+}
+
+fn score(s: &str) -> Result<i32, String> {
+    let n: i32 = s
+        .parse()
+        .map_err(|_| format!("{s:?} is not a whole number"))?;
+    if engine::SCORE_RANGE.contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!(
+            "ability scores are {}-{}",
+            engine::SCORE_RANGE.start(),
+            engine::SCORE_RANGE.end()
+        ))
+    }
+}
+
+/// Plays on the process's stdin and stdout.
+pub fn run(args: &Args) -> Result<ExitCode> {
+    let stdin = std::io::stdin();
+    let interactive = stdin.is_terminal();
+    session(
+        args,
+        stdin.lock(),
+        &mut std::io::stdout().lock(),
+        interactive,
+    )
+}
+
+/// Plays reading commands from `input` and writing replies to `out`. Piped input is echoed
+/// (`> go 2`) so a transcript reads like the chat.
+pub fn session(
+    args: &Args,
+    input: impl BufRead,
+    out: &mut impl Write,
+    interactive: bool,
+) -> Result<ExitCode> {
+    let loaded = zones::load_for_play(&args.zone, &args.zones)?;
+    let mut character = Character {
+        level: args.level,
+        ..Character::default()
+    };
+    for (ability, value) in [
+        (Ability::Str, args.strength),
+        (Ability::Dex, args.dexterity),
+        (Ability::Con, args.constitution),
+        (Ability::Int, args.intelligence),
+        (Ability::Wis, args.wisdom),
+        (Ability::Cha, args.charisma),
+    ] {
+        character.set_score(ability, value);
+    }
+    for k in &args.keys {
+        character.add_key(k);
+    }
+    let mut player = Player {
+        character,
+        run: None,
+    };
+
+    let zone_id = loaded.chosen.clone();
+    writeln!(
+        out,
+        "zonegraph play — run id {:?}. Commands as in chat (`help` lists them; `quit` leaves).",
+        args.run_id
+    )?;
+    let enter = Command::Enter { zone: zone_id };
+    say(
+        out,
+        &bot::handle(&loaded.zones, &mut player, &enter, &context(&args.run_id)),
+    )?;
+
+    let mut lines = input.lines();
+    loop {
+        if interactive {
+            write!(out, "> ")?;
+            out.flush()?;
+        }
+        let Some(line) = lines.next() else { break };
+        let line = line.context("cannot read the command")?;
+        let text = line.trim();
+        if text.is_empty() || text.starts_with('#') {
+            continue;
+        }
+        if !interactive {
+            // Echo piped commands so the transcript reads like the chat.
+            writeln!(out, "> {text}")?;
+        }
+        if matches!(text.to_lowercase().as_str(), "quit" | "exit" | "q") {
+            break;
+        }
+        let replies = match command::parse_loose(text) {
+            Ok(cmd) => bot::handle(&loaded.zones, &mut player, &cmd, &context(&args.run_id)),
+            Err(e) => vec![chat::command_error(&e)],
+        };
+        say(out, &replies)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn context(run_id: &str) -> bot::Context {
+    bot::Context {
+        now: now_ms(),
+        new_run_id: run_id.to_string(),
+        run_link: None,
+        fork_timeout_ms: engine::DEFAULT_FORK_TIMEOUT_MS,
+    }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+fn say(out: &mut impl Write, replies: &[chat::Reply]) -> Result<()> {
+    for r in replies {
+        writeln!(out, "{}", r.text)?;
+    }
+    writeln!(out)?;
+    Ok(())
+}

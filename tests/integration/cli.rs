@@ -1,0 +1,310 @@
+//! The `zonegraph` command line and the bot's command handler, driven in memory.
+
+use std::path::PathBuf;
+
+use clap::Parser;
+use zonegraph_core::bot::{self, Context, Player};
+use zonegraph_core::command;
+use zonegraph_core::zone;
+use zonegraph_server::{Cli, Cmd, check, play};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ sits in the workspace")
+        .to_path_buf()
+}
+
+fn path(rel: &str) -> String {
+    root().join(rel).to_string_lossy().into_owned()
+}
+
+/// Runs `zonegraph check ARGS…` and returns (report with paths made relative, failed).
+fn check_cmd(args: &[&str]) -> (String, bool) {
+    let argv = std::iter::once("zonegraph")
+        .chain(std::iter::once("check"))
+        .chain(args.iter().copied());
+    let Cmd::Check(a) = Cli::try_parse_from(argv).expect("valid arguments").command else {
+        unreachable!("parsed a check command")
+    };
+    let (out, failed) = check::report(&a).expect("check runs");
+    (out.replace(&format!("{}/", root().display()), ""), failed)
+}
+
+/// Plays `input` through `zonegraph play ARGS…` and returns the transcript.
+fn play_cmd(args: &[&str], input: &str) -> String {
+    let zones = path("zones");
+    let argv = ["zonegraph", "play", "--zones", zones.as_str()]
+        .into_iter()
+        .chain(args.iter().copied());
+    let Cmd::Play(a) = Cli::try_parse_from(argv).expect("valid arguments").command else {
+        unreachable!("parsed a play command")
+    };
+    let mut out = Vec::new();
+    play::session(&a, input.as_bytes(), &mut out, false).expect("play runs");
+    String::from_utf8(out).expect("utf-8 transcript")
+}
+
+#[test]
+fn shipped_zones_pass_the_strict_check() {
+    let (out, failed) = check_cmd(&["--strict", &path("zones")]);
+    assert!(!failed, "{out}");
+    assert_eq!(
+        out,
+        "checked 7 zone files: 0 errors, 0 warnings (strict: warnings fail)\n"
+    );
+}
+
+#[test]
+fn check_reports_like_a_compiler_and_fails() {
+    let (out, failed) = check_cmd(&[
+        &path("tests/fixtures/invalid/boss_unreachable.json"),
+        &path("tests/fixtures/invalid/missing_hint.json"),
+    ]);
+    assert!(failed);
+    insta::assert_snapshot!(out);
+    // Warnings alone pass, unless --strict.
+    let (_, failed) = check_cmd(&[&path("tests/fixtures/invalid/missing_hint.json")]);
+    assert!(!failed);
+    let (_, failed) = check_cmd(&[
+        "--strict",
+        &path("tests/fixtures/invalid/missing_hint.json"),
+    ]);
+    assert!(failed);
+}
+
+#[test]
+fn check_json_and_stats() {
+    let (out, failed) = check_cmd(&["--json", "--stats", &path("zones/crypt_valdris.json")]);
+    assert!(!failed);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    assert_eq!(v["zones"][0]["zone_id"], "crypt_valdris");
+    assert_eq!(v["zones"][0]["diagnostics"], serde_json::json!([]));
+    assert_eq!(v["zones"][0]["stats"]["longest_path"], 7);
+    assert_eq!(v["zones"][0]["stats"]["routes"], 3);
+    let (text, _) = check_cmd(&["--stats", &path("zones/crypt_valdris.json")]);
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn check_reports_malformed_json_with_line_and_column() {
+    let dir = std::env::temp_dir().join(format!("zonegraph-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("broken.json");
+    std::fs::write(&file, "{\n  \"format\": 1,\n  \"zone_id\": \"x\",,\n}").expect("write");
+    let (out, failed) = check_cmd(&[&file.to_string_lossy()]);
+    assert!(failed);
+    let out = out.replace(&file.to_string_lossy().into_owned(), "broken.json");
+    assert_eq!(
+        out,
+        "error[parse]: key must be a string\n  --> broken.json:3:18\nchecked 1 zone file: 1 error, 0 warnings\n"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn play_the_crypt_by_the_secret_route() {
+    // Run id crypt-7 with WIS 14 passes both Perception checks (DC 12 and DC 15).
+    let transcript = play_cmd(
+        &["crypt_valdris", "--run-id", "crypt-7", "--wis", "14"],
+        "advance\nadvance\ngo 2\nadvance\n!zone go 2\nmap\nadvance\nadvance\nstatus\n",
+    );
+    insta::assert_snapshot!(transcript);
+    assert!(transcript.contains("Hidden Reliquary"));
+    assert!(transcript.contains("Victory!"));
+}
+
+#[test]
+fn play_the_crypt_failing_the_perception_check() {
+    let transcript = play_cmd(
+        &["crypt_valdris", "--run-id", "crypt-6", "--wis", "14"],
+        "advance\nadvance\ngo 2\ngo 7\ngo x\nmap\ngo 1\nadvance\nadvance\n",
+    );
+    insta::assert_snapshot!(transcript);
+    assert!(transcript.contains("Perception 11 vs DC 12"));
+    assert!(
+        !transcript.contains("Hidden Reliquary"),
+        "an undiscovered secret leaked"
+    );
+}
+
+#[test]
+fn play_refuses_an_unknown_zone_and_lists_the_known_ones() {
+    let zones = path("zones");
+    let argv = ["zonegraph", "play", "--zones", zones.as_str(), "atlantis"];
+    let Cmd::Play(a) = Cli::try_parse_from(argv).expect("valid").command else {
+        unreachable!()
+    };
+    let err = play::session(&a, "".as_bytes(), &mut Vec::new(), false).expect_err("unknown zone");
+    let msg = format!("{err:#}").replace(zones.as_str(), "zones");
+    assert_eq!(
+        msg,
+        "no zone \"atlantis\" in zones; known zones: cinder_spire, crypt_valdris, drowned_belfry, mossback_warren, orrery_vault, starfall_caldera, sunless_deep"
+    );
+}
+
+/// Loads every shipped zone for the bot tests.
+fn shipped_zones() -> Vec<zonegraph_core::Zone> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("zones"))
+        .expect("zones/")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| {
+            let n = p.to_string_lossy();
+            n.ends_with(".json") && !n.ends_with(".schema.json")
+        })
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|p| {
+            zone::load(&std::fs::read_to_string(p).expect("read"))
+                .expect("parses")
+                .0
+        })
+        .collect()
+}
+
+/// Sends chat lines for one player and returns every reply's text.
+fn chat(
+    zones: &[zonegraph_core::Zone],
+    player: &mut Player,
+    lines: &[&str],
+    now: i64,
+) -> Vec<String> {
+    let cx = Context {
+        now,
+        new_run_id: "bot-1".into(),
+        run_link: Some("https://zones.example/run/abc".into()),
+        fork_timeout_ms: zonegraph_core::engine::DEFAULT_FORK_TIMEOUT_MS,
+    };
+    let mut out = Vec::new();
+    for line in lines {
+        match command::parse(line) {
+            Ok(cmd) => out.extend(
+                bot::handle(zones, player, &cmd, &cx)
+                    .into_iter()
+                    .map(|r| r.text),
+            ),
+            Err(e) => out.push(zonegraph_core::chat::command_error(&e).text),
+        }
+    }
+    out
+}
+
+#[test]
+fn bot_enter_refusals() {
+    let zones = shipped_zones();
+    let mut p = Player::default();
+    let replies = chat(
+        &zones,
+        &mut p,
+        &[
+            "!zone enter atlantis",
+            "!zone enter sunless_deep",
+            "!zone status",
+        ],
+        0,
+    );
+    insta::assert_snapshot!(replies.join("\n---\n"));
+    let replies = chat(
+        &zones,
+        &mut p,
+        &["!zone enter Crypt of Valdris", "!zone enter crypt_valdris"],
+        0,
+    );
+    assert!(
+        replies[0].starts_with("You enter Crypt of Valdris."),
+        "{}",
+        replies[0]
+    );
+    assert_eq!(
+        replies[1],
+        "You are already in Crypt of Valdris. Finish it, or leave with !zone abandon."
+    );
+}
+
+#[test]
+fn bot_map_reply_carries_the_run_link() {
+    let zones = shipped_zones();
+    let mut p = Player::default();
+    let replies = chat(
+        &zones,
+        &mut p,
+        &["!zone enter crypt_valdris", "!zone map"],
+        0,
+    );
+    assert!(
+        replies[1].ends_with("Run map: https://zones.example/run/abc"),
+        "{}",
+        replies[1]
+    );
+}
+
+#[test]
+fn bot_fork_timeout_picks_for_the_player_before_the_next_command() {
+    let zones = shipped_zones();
+    let mut p = Player::default();
+    chat(
+        &zones,
+        &mut p,
+        &[
+            "!zone enter crypt_valdris",
+            "!zone advance",
+            "!zone advance",
+        ],
+        0,
+    );
+    assert!(
+        p.run
+            .as_ref()
+            .and_then(|r| r.pending_fork.as_ref())
+            .is_some()
+    );
+    let six_hours = zonegraph_core::engine::DEFAULT_FORK_TIMEOUT_MS;
+    let early = chat(&zones, &mut p, &["!zone status"], six_hours - 1);
+    assert_eq!(early.len(), 1, "no notice before the timeout: {early:?}");
+    let late = chat(&zones, &mut p, &["!zone status"], six_hours);
+    assert_eq!(late.len(), 2, "{late:?}");
+    assert!(late[0].contains("picked"), "{}", late[0]);
+    assert_eq!(
+        p.run.as_ref().map(|r| r.current_node.as_str()),
+        Some("crypt_valdris.main_hall")
+    );
+}
+
+#[test]
+fn bot_keys_granted_in_one_zone_open_locks_in_another() {
+    let zones = shipped_zones();
+    let mut p = Player::default();
+    chat(&zones, &mut p, &["!char level 9"], 0);
+    assert!(!p.character.has_key("tidewarden_sigil"));
+    // The Drowned Belfry's elite grants the sigil; walk until the run ends.
+    chat(&zones, &mut p, &["!zone enter drowned_belfry"], 0);
+    for _ in 0..40 {
+        if p.active_run().is_none() {
+            break;
+        }
+        let cmd = if p.run.as_ref().is_some_and(|r| r.pending_fork.is_some()) {
+            "!zone go 1"
+        } else {
+            "!zone advance"
+        };
+        chat(&zones, &mut p, &[cmd], 1);
+    }
+    let run = p.run.as_ref().expect("a run");
+    if run
+        .visited_nodes
+        .iter()
+        .any(|n| n.as_str() == "drowned_belfry.belfry")
+    {
+        assert!(
+            p.character.has_key("tidewarden_sigil"),
+            "the key was not kept"
+        );
+    } else {
+        panic!(
+            "the first-option route should pass the belfry: {:?}",
+            run.visited_nodes
+        );
+    }
+}

@@ -1,0 +1,1449 @@
+//! The navigation engine, its chat text and the command parser.
+//!
+//! Most cases are scripts played through a tiny host (`Host`) that does what the bot and the
+//! terminal do: parse a line, call the engine, word the result. Transcripts are snapshots.
+
+use std::collections::BTreeSet;
+
+use proptest::prelude::*;
+use serde_json::json;
+use zonegraph_core::chat;
+use zonegraph_core::command::{self, Command};
+use zonegraph_core::engine::{
+    self, Character, DEFAULT_FORK_TIMEOUT_MS, Event, Outcome, Phase, Refusal, Run,
+};
+use zonegraph_core::roll;
+use zonegraph_core::zone::{self, Ability, Zone};
+use zonegraph_core::{LockKind, NodeKind};
+
+const CRYPT: &str = include_str!("../../zones/crypt_valdris.json");
+const T0: i64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
+const HOUR: i64 = 60 * 60 * 1000;
+
+fn load(text: &str) -> Zone {
+    let (zone, diags) = zone::load(text).expect("test zone parses");
+    assert!(
+        diags
+            .iter()
+            .all(|d| d.code == zonegraph_core::Code::BadLockData),
+        "{diags:?}"
+    );
+    zone
+}
+
+fn crypt() -> Zone {
+    load(CRYPT)
+}
+
+fn wis(score: i32) -> Character {
+    let mut c = Character::default();
+    c.set_score(Ability::Wis, score);
+    c
+}
+
+/// What the bot and the terminal do with one line of player text.
+struct Host<'a> {
+    zone: &'a Zone,
+    run_id: &'a str,
+    character: Character,
+    run: Option<Run>,
+    now: i64,
+}
+
+impl<'a> Host<'a> {
+    fn new(zone: &'a Zone, run_id: &'a str, character: Character) -> Self {
+        Host {
+            zone,
+            run_id,
+            character,
+            run: None,
+            now: T0,
+        }
+    }
+
+    /// Runs one line and returns the reply text. `@+Nh` lets N hours pass and applies the
+    /// fork timeout, as the server's sweeper does.
+    fn exec(&mut self, line: &str) -> String {
+        if let Some(hours) = line.strip_prefix("@+").and_then(|h| h.strip_suffix('h')) {
+            self.now += hours.parse::<i64>().expect("hours") * HOUR;
+            let Some(run) = self.run.as_mut() else {
+                return String::new();
+            };
+            let ev = engine::expire(
+                self.zone,
+                run,
+                &self.character,
+                self.now,
+                DEFAULT_FORK_TIMEOUT_MS,
+            );
+            return chat::events(&ev).text;
+        }
+        self.now += 1000;
+        let cmd = match command::parse_loose(line) {
+            Ok(cmd) => cmd,
+            Err(e) => return chat::command_error(&e).text,
+        };
+        let reply = match cmd {
+            Command::Help => chat::help(),
+            Command::List => chat::zone_list(&[self.zone], &self.character),
+            Command::Enter { .. } => match &self.run {
+                Some(run) if !run.is_over() => chat::refusal(&Refusal::AlreadyInRun {
+                    zone_name: self.zone.name.clone(),
+                }),
+                _ => match engine::start(self.zone, self.run_id, &self.character, self.now) {
+                    Ok((run, ev)) => {
+                        self.run = Some(run);
+                        chat::events(&ev)
+                    }
+                    Err(r) => chat::refusal(&r),
+                },
+            },
+            Command::Status => match &self.run {
+                Some(run) => chat::status(&engine::status(self.zone, run, &self.character)),
+                None => chat::refusal(&Refusal::NoRun),
+            },
+            Command::Map => chat::map("(map drawn by crate::map)", Some("http://x/run/abc")),
+            Command::Advance | Command::Go { .. } | Command::Abandon => {
+                let Some(run) = self.run.as_mut() else {
+                    return chat::refusal(&Refusal::NoRun).text;
+                };
+                let result = match cmd {
+                    Command::Advance => engine::advance(self.zone, run, &self.character, self.now),
+                    Command::Go { choice } => {
+                        engine::choose(self.zone, run, &self.character, &choice, self.now)
+                    }
+                    _ => engine::abandon(self.zone, run, self.now),
+                };
+                match result {
+                    Ok(ev) => {
+                        self.character.keep_keys_from(run);
+                        chat::events(&ev)
+                    }
+                    Err(r) => chat::refusal(&r),
+                }
+            }
+            Command::CharShow => chat::character(&self.character),
+            Command::CharLevel { level } => {
+                self.character.level = level;
+                chat::character(&self.character)
+            }
+            Command::CharScore { ability, score } => {
+                self.character.set_score(ability, score);
+                chat::character(&self.character)
+            }
+            Command::CharKeyAdd { key } => {
+                self.character.add_key(&key);
+                chat::character(&self.character)
+            }
+            Command::CharKeyRemove { key } => {
+                self.character.remove_key(&key);
+                chat::character(&self.character)
+            }
+        };
+        reply.text
+    }
+
+    fn run(&self) -> &Run {
+        self.run.as_ref().expect("a run was started")
+    }
+}
+
+/// Plays `script` and returns the transcript: each line, then its reply.
+fn play(host: &mut Host<'_>, script: &[&str]) -> String {
+    let mut out = String::new();
+    for line in script {
+        out.push_str(&format!("> {line}\n"));
+        let reply = host.exec(line);
+        for l in reply.lines() {
+            out.push_str(&format!("  {l}\n"));
+        }
+    }
+    out
+}
+
+fn ids(run: &Run) -> Vec<&str> {
+    run.visited_nodes.iter().map(|n| n.as_str()).collect()
+}
+
+// ---- dice ------------------------------------------------------------------------------
+
+#[test]
+fn d20_vectors_match_python_hashlib() {
+    // int.from_bytes(hashlib.sha1(b"run1|a|b").digest()[:2], "big") % 20 + 1
+    let check = |run: &str, from: &str, to: &str, expect: u32| {
+        assert_eq!(roll::d20(run, from, to), expect, "{run}|{from}|{to}");
+    };
+    check("run1", "a", "b", 13);
+    check("run1", "b", "a", 13);
+    check("", "", "", 4);
+    check("ünï", "α", "β", 2);
+    check(
+        "crypt-7",
+        "crypt_valdris.fork",
+        "crypt_valdris.side_chapel",
+        16,
+    );
+    check(
+        "crypt-7",
+        "crypt_valdris.side_chapel",
+        "crypt_valdris.secret_chamber",
+        19,
+    );
+    check(
+        "crypt-6",
+        "crypt_valdris.fork",
+        "crypt_valdris.side_chapel",
+        9,
+    );
+    check(
+        "crypt-2",
+        "crypt_valdris.side_chapel",
+        "crypt_valdris.secret_chamber",
+        2,
+    );
+}
+
+// ---- character -------------------------------------------------------------------------
+
+#[test]
+fn character_json_shape_round_trips_and_defaults() {
+    let mut c = wis(14);
+    c.level = 3;
+    c.add_key("  Skull_Key ");
+    let j = serde_json::to_string(&c).expect("serialises");
+    assert_eq!(
+        j,
+        r#"{"level":3,"scores":{"str":10,"dex":10,"con":10,"int":10,"wis":14,"cha":10},"keys":["skull_key"]}"#
+    );
+    assert_eq!(serde_json::from_str::<Character>(&j).expect("parses"), c);
+    let partial: Character =
+        serde_json::from_str(r#"{"scores":{"wis":14},"keys":[" SKULL_key"]}"#).expect("parses");
+    assert_eq!(partial, c_with(1, 14, &["skull_key"]));
+    assert_eq!(
+        serde_json::from_str::<Character>("{}").expect("parses"),
+        Character::default()
+    );
+    assert!(serde_json::from_str::<Character>(r#"{"scores":{"luck":3}}"#).is_err());
+    assert_eq!(c.modifier(Ability::Wis), 2);
+    assert_eq!(c_with(1, 9, &[]).modifier(Ability::Wis), -1);
+    assert!(c.has_key("SKULL_KEY"));
+}
+
+fn c_with(level: u32, wis_score: i32, keys: &[&str]) -> Character {
+    let mut c = wis(wis_score);
+    c.level = level;
+    for k in keys {
+        c.add_key(k);
+    }
+    c
+}
+
+// ---- the Crypt of Valdris ----------------------------------------------------------------
+
+#[test]
+fn crypt_secret_route() {
+    let zone = crypt();
+    // crypt-7 rolls 16 at the chapel wall and 19 at the altar: with WIS 14 (+2) both
+    // Perception checks (DC 12, DC 15) pass (found by trying crypt-0, crypt-1, …).
+    let mut host = Host::new(&zone, "crypt-7", wis(14));
+    let t = play(
+        &mut host,
+        &[
+            "!zone enter crypt_valdris",
+            "!zone advance",
+            "!zone advance",
+            "!zone status",
+            "!zone go 2",
+            "!zone advance",
+            "!zone go 2",
+            "!zone status",
+            "!zone advance",
+            "!zone advance",
+            "!zone status",
+        ],
+    );
+    insta::assert_snapshot!("crypt_secret_route", t);
+    let run = host.run();
+    assert_eq!(
+        ids(run),
+        [
+            "crypt_valdris.entry",
+            "crypt_valdris.corridor",
+            "crypt_valdris.fork",
+            "crypt_valdris.side_chapel",
+            "crypt_valdris.secret_chamber",
+            "crypt_valdris.antechamber",
+            "crypt_valdris.boss",
+        ]
+    );
+    assert_eq!(run.outcome, Some(Outcome::Victory));
+    assert!(run.boss_defeated);
+    assert!(
+        run.revealed_secrets
+            .contains(&"crypt_valdris.secret_chamber".into())
+    );
+}
+
+#[test]
+fn crypt_failed_perception() {
+    let zone = crypt();
+    // crypt-6 rolls 9 at the chapel wall: 9 + 2 = 11 against DC 12.
+    let mut host = Host::new(&zone, "crypt-6", wis(14));
+    let t = play(
+        &mut host,
+        &[
+            "!zone enter crypt_valdris",
+            "!zone advance",
+            "!zone advance",
+            "!zone go 2",
+            "!zone status",
+            "!zone go 1",
+            "!zone advance",
+            "!zone advance",
+        ],
+    );
+    insta::assert_snapshot!("crypt_failed_perception", t);
+    assert!(t.contains("Option 2 is locked: Perception 11 vs DC 12."));
+    assert!(
+        !t.contains("Side Chapel"),
+        "a failed Perception check hides the label"
+    );
+    assert!(!t.contains("Hidden Reliquary"));
+    assert_eq!(host.run().outcome, Some(Outcome::Victory));
+}
+
+#[test]
+fn crypt_main_hall_route_and_chapel_without_the_secret() {
+    let zone = crypt();
+    let mut host = Host::new(&zone, "crypt-7", wis(14));
+    play(
+        &mut host,
+        &[
+            "enter crypt",
+            "advance",
+            "advance",
+            "go 1",
+            "advance",
+            "advance",
+        ],
+    );
+    let run = host.run();
+    assert_eq!(run.outcome, Some(Outcome::Victory));
+    assert!(ids(run).contains(&"crypt_valdris.main_hall"));
+    assert_eq!(run.visited_nodes.len(), 6);
+
+    // crypt-2 passes the wall (17 + 2) but not the altar (2 + 2 vs 15).
+    let mut host = Host::new(&zone, "crypt-2", wis(14));
+    let t = play(
+        &mut host,
+        &[
+            "enter crypt",
+            "advance",
+            "advance",
+            "go 2",
+            "advance",
+            "go 2",
+        ],
+    );
+    insta::assert_snapshot!("crypt_chapel_secret_missed", t);
+    assert!(t.contains("Perception 4 vs DC 15"));
+    assert!(!t.contains("Hidden Reliquary"));
+    let run = host.run();
+    assert!(!engine::visible_to_player(
+        &zone,
+        run,
+        "crypt_valdris.secret_chamber"
+    ));
+    assert!(engine::visible_to_player(
+        &zone,
+        run,
+        "crypt_valdris.side_chapel"
+    ));
+    assert!(!engine::visible_to_player(
+        &zone,
+        run,
+        "crypt_valdris.nowhere"
+    ));
+}
+
+#[test]
+fn fork_and_merge_rooms_resolve_at_once() {
+    let zone = crypt();
+    let (mut run, ev) = engine::start(&zone, "crypt-7", &wis(14), T0).expect("starts");
+    assert_eq!(ev.len(), 3, "{ev:?}"); // entered, arrived, narration
+    engine::advance(&zone, &mut run, &wis(14), T0).expect("entry");
+    let ev = engine::advance(&zone, &mut run, &wis(14), T0).expect("corridor");
+    // The fork room is entered and its menu offered in the same step.
+    assert_eq!(run.current_node.as_str(), "crypt_valdris.fork");
+    assert!(matches!(
+        ev.last(),
+        Some(Event::ForkOffered { waiting: false, .. })
+    ));
+    let fork = run.pending_fork.as_ref().expect("fork");
+    assert_eq!(fork.created_at, T0);
+    assert_eq!(fork.options.len(), 2);
+    assert!(fork.options.iter().all(|o| o.open));
+    // Status while at the fork is the same menu.
+    let st = engine::status(&zone, &run, &wis(14));
+    assert_eq!(st.phase, Phase::Fork);
+    assert_eq!((st.room_number, st.room_total), (3, 7));
+}
+
+// ---- refusals --------------------------------------------------------------------------
+
+/// A zone with one fork offering every lock kind.
+fn lock_zoo() -> Zone {
+    load(
+        &json!({
+            "format": 1, "zone_id": "zoo", "name": "Lock Zoo", "tier": 2,
+            "min_level": 2, "max_level": 6,
+            "regions": [
+                {"region_id": "hall", "name": "The Hall", "order": 1},
+                {"region_id": "vault", "name": "The Vault", "order": 2}
+            ],
+            "nodes": [
+                {"node_id": "zoo.entry", "kind": "entry", "label": "Gate", "is_entry": true, "region_id": "hall"},
+                {"node_id": "zoo.open", "kind": "exploration", "label": "Open Room", "region_id": "hall"},
+                {"node_id": "zoo.eye", "kind": "harvest", "label": "Mossy Grotto", "region_id": "hall"},
+                {"node_id": "zoo.str", "kind": "trap", "label": "Rubble <Heap>", "region_id": "hall"},
+                {"node_id": "zoo.lvl", "kind": "elite", "label": "Champion's Ring", "region_id": "hall"},
+                {"node_id": "zoo.key", "kind": "rest_camp", "label": "Locked Camp", "region_id": "hall"},
+                {"node_id": "zoo.reg", "kind": "exploration", "label": "Vault Door", "region_id": "hall"},
+                {"node_id": "zoo.bad", "kind": "exploration", "label": "Broken Door", "region_id": "hall"},
+                {"node_id": "zoo.sec", "kind": "secret", "label": "Secret Den", "region_id": "hall"},
+                {"node_id": "zoo.boss", "kind": "boss", "label": "Warden", "is_boss": true, "region_id": "vault"}
+            ],
+            "edges": [
+                {"from_node": "zoo.entry", "to_node": "zoo.open", "weight": 1},
+                {"from_node": "zoo.entry", "to_node": "zoo.eye", "weight": 2,
+                 "lock_kind": "perception_check", "lock_data": {"dc": 30}, "hint": "Moss <moves>."},
+                {"from_node": "zoo.entry", "to_node": "zoo.str", "weight": 3,
+                 "lock_kind": "stat_check", "lock_data": {"stat": "str", "dc": 30}, "hint": "Heavy stones."},
+                {"from_node": "zoo.entry", "to_node": "zoo.lvl", "weight": 4,
+                 "lock_kind": "level_min", "lock_data": {"min_level": 5}},
+                {"from_node": "zoo.entry", "to_node": "zoo.key", "weight": 5,
+                 "lock_kind": "key_required", "lock_data": {"key_id": "Camp Key"}, "hint": "A rusted padlock."},
+                {"from_node": "zoo.entry", "to_node": "zoo.reg", "weight": 6,
+                 "lock_kind": "region_clear", "lock_data": {"region_id": "vault"}},
+                {"from_node": "zoo.entry", "to_node": "zoo.bad", "weight": 7,
+                 "lock_kind": "perception_check", "hint": "A door with no handle."},
+                {"from_node": "zoo.entry", "to_node": "zoo.sec", "weight": 8,
+                 "lock_kind": "stat_check", "lock_data": {"stat": "int", "dc": 30}, "hint": "Odd masonry."},
+                {"from_node": "zoo.open", "to_node": "zoo.boss"},
+                {"from_node": "zoo.eye", "to_node": "zoo.boss"},
+                {"from_node": "zoo.str", "to_node": "zoo.boss"},
+                {"from_node": "zoo.lvl", "to_node": "zoo.boss"},
+                {"from_node": "zoo.key", "to_node": "zoo.boss"},
+                {"from_node": "zoo.reg", "to_node": "zoo.boss"},
+                {"from_node": "zoo.bad", "to_node": "zoo.boss"},
+                {"from_node": "zoo.sec", "to_node": "zoo.boss"}
+            ]
+        })
+        .to_string(),
+    )
+}
+
+#[test]
+fn every_refusal() {
+    let zone = lock_zoo();
+    let ch = Character {
+        level: 3,
+        ..Character::default()
+    };
+    let mut host = Host::new(&zone, "zoo-1", ch);
+    let t = play(
+        &mut host,
+        &[
+            "!zone status",
+            "!zone advance",
+            "!zone go 1",
+            "!zone abandon",
+            "!char level 1",
+            "!zone enter zoo",
+            "!char level 3",
+            "!zone go 1",
+            "!zone enter zoo",
+            "!zone enter zoo",
+            "!zone go 1",
+            "!zone status",
+            "!zone advance",
+            "!zone advance",
+            "!zone go abc",
+            "!zone go 0",
+            "!zone go 9",
+            "!zone go 99999999999999999999999",
+            "!zone go 2",
+            "!zone go 3",
+            "!zone go 4",
+            "!zone go 5",
+            "!zone go 6",
+            "!zone go 7",
+            "!zone go 8",
+            "!zone status",
+            "!zone go 1",
+            "!zone advance",
+            "!zone advance",
+            "!zone go 1",
+            "!zone abandon",
+        ],
+    );
+    insta::assert_snapshot!("every_refusal", t);
+    for expect in [
+        "You are not in a zone.",
+        "Lock Zoo requires level 2 (you are 1).",
+        "You are already in Lock Zoo.",
+        "A fork waits for your choice first: pick one with !zone go <n> (1-8).",
+        "\"abc\" is not a number. Pick an option with !zone go <n> (1-8).",
+        "There is no option 0. Pick 1-8.",
+        "There is no option 9. Pick 1-8.",
+        "Option 2 is locked: Perception ",
+        "Option 3 (Rubble <Heap>) is locked: Strength",
+        "Option 4 (Champion's Ring) is locked: requires level 5 (you are 3).",
+        "Option 5 (Locked Camp) is locked: you don't have the key.",
+        "Option 6 (Vault Door) is locked: requires clearing The Vault.",
+        "is locked: the way is sealed.",
+        "Option 8 is locked: Intelligence",
+        "There is no choice to make right now.",
+        "This run is over (victory).",
+    ] {
+        assert!(t.contains(expect), "missing {expect:?} in\n{t}");
+    }
+    // The teasers never show a DC or a hidden label.
+    assert!(!t.contains("Secret Den"));
+    assert!(!t.contains("Mossy Grotto"));
+    assert!(!t.contains("DC 30)"));
+
+    // The refusals a host raises itself, and the engine's guards against broken state.
+    let other = crypt();
+    let run = host.run().clone();
+    let mut r2 = run.clone();
+    let wrong = engine::advance(&other, &mut r2, &Character::default(), T0);
+    assert!(matches!(wrong, Err(Refusal::WrongZone { .. })));
+    let mut broken = run.clone();
+    broken.outcome = None;
+    broken.current_node = "zoo.gone".into();
+    let gone = engine::advance(&zone, &mut broken, &Character::default(), T0);
+    let no_entry = load(&CRYPT.replace("\"is_entry\": true,", ""));
+    let unplayable = engine::start(&no_entry, "x", &Character::default(), T0).map(|_| ());
+    let texts: Vec<String> = [
+        wrong.map(|_| ()),
+        gone.map(|_| ()),
+        unplayable,
+        Err(Refusal::UnknownZone {
+            given: "nope".into(),
+            known: vec!["crypt_valdris".into(), "zoo".into()],
+        }),
+        engine::warm_up_legacy(&zone, "x", 99, T0).map(|_| ()),
+    ]
+    .into_iter()
+    .map(|r| chat::refusal(&r.expect_err("refused")).text)
+    .collect();
+    insta::assert_snapshot!("host_refusals", texts.join("\n"));
+}
+
+#[test]
+fn lock_teasers_in_prompt_and_status_html() {
+    let zone = lock_zoo();
+    let ch = Character {
+        level: 3,
+        ..Character::default()
+    };
+    let (mut run, _) = engine::start(&zone, "zoo-1", &ch, T0).expect("starts");
+    // Before the fork is reached the locks are untested: status shows teasers only.
+    let before = chat::status(&engine::status(&zone, &run, &ch));
+    insta::assert_snapshot!("zoo_status_before_fork", before.text);
+    let ev = engine::advance(&zone, &mut run, &ch, T0).expect("advances");
+    let prompt = chat::events(&ev);
+    insta::assert_snapshot!("zoo_fork_prompt", prompt.text);
+    insta::assert_snapshot!("zoo_fork_prompt_html", prompt.html);
+    assert!(prompt.html.contains("Rubble &lt;Heap&gt;"));
+    assert!(prompt.html.contains("Moss &lt;moves&gt;."));
+    assert!(!prompt.html.contains("<Heap>"));
+    assert!(!prompt.text.contains("Secret Den"));
+    assert!(
+        prompt
+            .text
+            .contains("(locked — it feels too dangerous for you yet)")
+    );
+    // Every lock kind appears once, frozen.
+    let kinds: BTreeSet<LockKind> = run
+        .pending_fork
+        .as_ref()
+        .expect("fork")
+        .options
+        .iter()
+        .map(|o| o.check.lock_kind())
+        .collect();
+    assert_eq!(kinds.len(), LockKind::ALL.len());
+}
+
+#[test]
+fn locks_are_frozen_at_the_fork() {
+    let zone = lock_zoo();
+    let mut ch = Character {
+        level: 3,
+        ..Character::default()
+    };
+    let (mut run, _) = engine::start(&zone, "zoo-1", &ch, T0).expect("starts");
+    engine::advance(&zone, &mut run, &ch, T0).expect("advances");
+    // Levelling up or finding the key after the fork was offered changes nothing.
+    ch.level = 9;
+    ch.add_key("camp key");
+    let r = engine::choose(&zone, &mut run, &ch, "4", T0);
+    assert!(matches!(r, Err(Refusal::Locked { option: 4, .. })), "{r:?}");
+    let r = engine::choose(&zone, &mut run, &ch, "5", T0);
+    assert!(matches!(r, Err(Refusal::Locked { option: 5, .. })), "{r:?}");
+    // A new run with the key and the level opens both.
+    let (mut run, _) = engine::start(&zone, "zoo-2", &ch, T0).expect("starts");
+    engine::advance(&zone, &mut run, &ch, T0).expect("advances");
+    engine::choose(&zone, &mut run, &ch, " 5 ", T0).expect("the key opens the camp");
+    assert_eq!(run.current_node.as_str(), "zoo.key");
+}
+
+// ---- fork timeout ----------------------------------------------------------------------
+
+#[test]
+fn fork_timeout_picks_the_first_open_option() {
+    let zone = crypt();
+    let mut host = Host::new(&zone, "crypt-7", wis(14));
+    play(&mut host, &["enter crypt", "advance", "advance"]);
+    let created = host.run().pending_fork.as_ref().expect("fork").created_at;
+    let run = host.run.as_mut().expect("run");
+    let ch = wis(14);
+    let early = engine::expire(
+        &zone,
+        run,
+        &ch,
+        created + 6 * HOUR - 1,
+        DEFAULT_FORK_TIMEOUT_MS,
+    );
+    assert!(early.is_empty());
+    assert!(run.pending_fork.is_some());
+    let ev = engine::expire(&zone, run, &ch, created + 6 * HOUR, DEFAULT_FORK_TIMEOUT_MS);
+    assert!(matches!(
+        ev.first(),
+        Some(Event::PickedForYou { option: 1, label, .. }) if label == "Main Hall"
+    ));
+    assert_eq!(run.current_node.as_str(), "crypt_valdris.main_hall");
+    assert!(run.pending_fork.is_none());
+    insta::assert_snapshot!("fork_timeout", chat::events(&ev).text);
+    // Nothing pending: nothing happens.
+    assert!(engine::expire(&zone, run, &ch, created + 100 * HOUR, 0).is_empty());
+}
+
+#[test]
+fn fork_timeout_is_measured_from_the_fork_and_waits_without_an_open_option() {
+    let zone = crypt();
+    // crypt-6 fails the wall: the first open option is still option 1.
+    let mut host = Host::new(&zone, "crypt-6", wis(14));
+    let t = play(
+        &mut host,
+        &["enter crypt", "advance", "advance", "@+5h", "go 2", "@+1h"],
+    );
+    assert!(t.contains("option 1 was picked for you: Main Hall"), "{t}");
+
+    // A fork whose only way on is locked waits forever.
+    let zone = load(
+        &json!({
+            "format": 1, "zone_id": "w", "name": "Waiting Room", "tier": 1, "min_level": 1, "max_level": 2,
+            "nodes": [
+                {"node_id": "w.a", "kind": "entry", "label": "Hall", "is_entry": true},
+                {"node_id": "w.b", "kind": "exploration", "label": "Gallery"},
+                {"node_id": "w.c", "kind": "exploration", "label": "Study"},
+                {"node_id": "w.boss", "kind": "boss", "label": "Lord", "is_boss": true}
+            ],
+            "edges": [
+                {"from_node": "w.a", "to_node": "w.b", "lock_kind": "key_required", "lock_data": {"key_id": "k"}},
+                {"from_node": "w.a", "to_node": "w.c", "lock_kind": "level_min", "lock_data": {"min_level": 4}},
+                {"from_node": "w.b", "to_node": "w.boss"},
+                {"from_node": "w.c", "to_node": "w.boss"}
+            ]
+        })
+        .to_string(),
+    );
+    let mut host = Host::new(&zone, "w-1", Character::default());
+    let t = play(&mut host, &["enter w", "advance", "@+7h", "status"]);
+    insta::assert_snapshot!("fork_waiting", t);
+    let run = host.run();
+    assert!(!run.is_over());
+    assert_eq!(run.current_node.as_str(), "w.a");
+    assert_eq!(
+        engine::status(&zone, run, &Character::default()).phase,
+        Phase::Waiting
+    );
+}
+
+// ---- regions and keys --------------------------------------------------------------------
+
+fn two_regions() -> Zone {
+    load(
+        &json!({
+            "format": 1, "zone_id": "deep", "name": "The Deep", "tier": 2, "min_level": 1, "max_level": 5,
+            "regions": [
+                {"region_id": "upper", "name": "Upper Caverns", "order": 1},
+                {"region_id": "lower", "name": "Fungal Deep", "order": 2}
+            ],
+            "nodes": [
+                {"node_id": "deep.mouth", "kind": "entry", "label": "Cave Mouth", "is_entry": true, "region_id": "upper"},
+                {"node_id": "deep.ledge", "kind": "harvest", "label": "Mushroom Ledge", "region_id": "upper",
+                 "content": {"harvest_ref": "glowcap", "narration": "Glowcaps light the ledge blue."}},
+                {"node_id": "deep.shaft", "kind": "fork", "label": "Shaft Bottom", "region_id": "lower"},
+                {"node_id": "deep.back", "kind": "exploration", "label": "Back Stair", "region_id": "lower"},
+                {"node_id": "deep.front", "kind": "exploration", "label": "Front Stair", "region_id": "lower"},
+                {"node_id": "deep.boss", "kind": "boss", "label": "Mycelium Queen", "is_boss": true, "region_id": "lower"}
+            ],
+            "edges": [
+                {"from_node": "deep.mouth", "to_node": "deep.ledge"},
+                {"from_node": "deep.ledge", "to_node": "deep.shaft"},
+                {"from_node": "deep.shaft", "to_node": "deep.back", "lock_kind": "region_clear",
+                 "lock_data": {"region_id": "lower"}, "hint": "Sealed by spores."},
+                {"from_node": "deep.shaft", "to_node": "deep.front", "lock_kind": "region_clear",
+                 "lock_data": {"region_id": "upper"}},
+                {"from_node": "deep.back", "to_node": "deep.boss"},
+                {"from_node": "deep.front", "to_node": "deep.boss"}
+            ]
+        })
+        .to_string(),
+    )
+}
+
+#[test]
+fn region_transitions_and_region_clear_locks() {
+    let zone = two_regions();
+    let mut host = Host::new(&zone, "deep-1", Character::default());
+    let t = play(
+        &mut host,
+        &[
+            "enter deep",
+            "advance",
+            "status",
+            "advance",
+            "go 1",
+            "go 2",
+            "advance",
+            "advance",
+        ],
+    );
+    insta::assert_snapshot!("regions", t);
+    assert!(t.contains("You leave Upper Caverns behind and cross into Fungal Deep."));
+    assert!(t.contains("Option 1 (Back Stair) is locked: requires clearing Fungal Deep."));
+    let run = host.run();
+    assert_eq!(run.cleared_regions, BTreeSet::from(["upper".to_string()]));
+    assert_eq!(
+        run.harvested.get(&"deep.ledge".into()).map(String::as_str),
+        Some("glowcap")
+    );
+    assert_eq!(run.outcome, Some(Outcome::Victory));
+}
+
+#[test]
+fn a_key_granted_in_one_zone_opens_a_lock_in_another() {
+    let armoury = load(
+        &json!({
+            "format": 1, "zone_id": "armoury", "name": "Armoury", "tier": 1, "min_level": 1, "max_level": 3,
+            "nodes": [
+                {"node_id": "armoury.door", "kind": "entry", "label": "Door", "is_entry": true},
+                {"node_id": "armoury.rack", "kind": "exploration", "label": "Weapon Rack",
+                 "content": {"grants_key": " Skull Key "}},
+                {"node_id": "armoury.boss", "kind": "boss", "label": "Quartermaster", "is_boss": true}
+            ],
+            "edges": [
+                {"from_node": "armoury.door", "to_node": "armoury.rack"},
+                {"from_node": "armoury.rack", "to_node": "armoury.boss"}
+            ]
+        })
+        .to_string(),
+    );
+    let vault = load(
+        &json!({
+            "format": 1, "zone_id": "vault", "name": "Vault", "tier": 1, "min_level": 1, "max_level": 3,
+            "nodes": [
+                {"node_id": "vault.door", "kind": "entry", "label": "Vault Door", "is_entry": true},
+                {"node_id": "vault.ossuary", "kind": "secret", "label": "Ossuary", "content": {"loot_bias": 2.0}},
+                {"node_id": "vault.hall", "kind": "exploration", "label": "Hall"},
+                {"node_id": "vault.boss", "kind": "boss", "label": "Lich", "is_boss": true}
+            ],
+            "edges": [
+                {"from_node": "vault.door", "to_node": "vault.hall"},
+                {"from_node": "vault.door", "to_node": "vault.ossuary", "lock_kind": "key_required",
+                 "lock_data": {"key_id": "skull_key"}, "hint": "A skull-shaped keyhole."},
+                {"from_node": "vault.ossuary", "to_node": "vault.boss"},
+                {"from_node": "vault.hall", "to_node": "vault.boss"}
+            ]
+        })
+        .to_string(),
+    );
+    // Without the key the ossuary stays shut and hidden.
+    let mut host = Host::new(&vault, "v-1", Character::default());
+    let t = play(&mut host, &["enter vault", "advance", "go 2"]);
+    assert!(
+        t.contains("Option 2 is locked: you don't have the key."),
+        "{t}"
+    );
+    assert!(!t.contains("Ossuary"));
+
+    let mut host = Host::new(&armoury, "a-1", Character::default());
+    let t = play(
+        &mut host,
+        &["enter armoury", "advance", "advance", "advance"],
+    );
+    assert!(t.contains("You find a key: skull key."), "{t}");
+    assert_eq!(host.run().outcome, Some(Outcome::Victory));
+    let mut ch = host.character.clone();
+    ch.keep_keys_from(host.run());
+    assert!(ch.has_key("SKULL KEY"));
+    // The armoury grants "skull key"; the vault wants "skull_key": different keys.
+    let mut host = Host::new(&vault, "v-1", ch.clone());
+    let t = play(&mut host, &["enter vault", "advance", "go 2"]);
+    assert!(t.contains("you don't have the key"), "{t}");
+
+    ch.add_key("Skull_Key");
+    let mut host = Host::new(&vault, "v-1", ch);
+    let t = play(
+        &mut host,
+        &[
+            "enter vault",
+            "advance",
+            "go 2",
+            "advance",
+            "status",
+            "advance",
+        ],
+    );
+    insta::assert_snapshot!("key_from_another_zone", t);
+    assert!(
+        host.run()
+            .revealed_secrets
+            .contains(&"vault.ossuary".into())
+    );
+    assert_eq!(host.run().outcome, Some(Outcome::Victory));
+}
+
+#[test]
+fn keys_granted_in_a_run_open_later_locks_of_that_run() {
+    let zone = load(
+        &json!({
+            "format": 1, "zone_id": "k", "name": "Keyhouse", "tier": 1, "min_level": 1, "max_level": 3,
+            "nodes": [
+                {"node_id": "k.a", "kind": "entry", "label": "Porch", "is_entry": true, "content": {"grants_key": "brass"}},
+                {"node_id": "k.b", "kind": "merge", "label": "Landing"},
+                {"node_id": "k.boss", "kind": "boss", "label": "Owner", "is_boss": true}
+            ],
+            "edges": [
+                {"from_node": "k.a", "to_node": "k.b"},
+                {"from_node": "k.b", "to_node": "k.boss", "lock_kind": "key_required", "lock_data": {"key_id": "BRASS"}}
+            ]
+        })
+        .to_string(),
+    );
+    let ch = Character::default();
+    let (mut run, _) = engine::start(&zone, "k", &ch, T0).expect("starts");
+    let ev = engine::advance(&zone, &mut run, &ch, T0).expect("advances");
+    // The single exit's key lock passes with the run's key: auto-advance through the merge.
+    assert!(
+        ev.iter()
+            .any(|e| matches!(e, Event::KeyGranted { key_id, .. } if key_id == "brass"))
+    );
+    assert_eq!(run.current_node.as_str(), "k.boss");
+    assert_eq!(run.keys_granted, BTreeSet::from(["brass".to_string()]));
+}
+
+// ---- legacy --------------------------------------------------------------------------------
+
+#[test]
+fn legacy_warm_up() {
+    let zone = load(
+        r#"{"format":1,"zone_id":"old","name":"Old Mine","tier":1,"min_level":1,"max_level":3,
+            "room_kinds":["entry","exploration","trap","rest_camp","boss"]}"#,
+    );
+    let mut run = engine::warm_up_legacy(&zone, "legacy-1", 2, T0).expect("warms up");
+    assert_eq!(run.current_node.as_str(), "old.r3");
+    assert_eq!(ids(&run), ["old.r1", "old.r2", "old.r3"]);
+    assert_eq!(run.room_number(), 3);
+    let ch = Character::default();
+    let st = engine::status(&zone, &run, &ch);
+    assert_eq!((st.room_number, st.room_total), (3, 5));
+    insta::assert_snapshot!("legacy_status", chat::status(&st).text);
+    engine::advance(&zone, &mut run, &ch, T0).expect("r3");
+    engine::advance(&zone, &mut run, &ch, T0).expect("r4");
+    assert_eq!(run.current_node.as_str(), "old.r5");
+    engine::advance(&zone, &mut run, &ch, T0).expect("boss");
+    assert_eq!(run.outcome, Some(Outcome::Victory));
+    assert!(matches!(
+        engine::warm_up_legacy(&zone, "x", 5, T0),
+        Err(Refusal::LegacyRoomUnknown {
+            current_room: 5,
+            rooms: 5
+        })
+    ));
+    assert!(engine::warm_up_legacy(&zone, "x", usize::MAX, T0).is_err());
+    assert!(engine::warm_up_legacy(&crypt(), "x", 0, T0).is_err());
+    let first = engine::warm_up_legacy(&zone, "x", 0, T0).expect("room 0");
+    assert_eq!(ids(&first), ["old.r1"]);
+}
+
+// ---- state --------------------------------------------------------------------------------
+
+#[test]
+fn run_serde_round_trip() {
+    let zone = two_regions();
+    let ch = Character::default();
+    let (mut run, _) = engine::start(&zone, "deep-1", &ch, T0).expect("starts");
+    engine::advance(&zone, &mut run, &ch, T0 + 1).expect("mouth");
+    engine::advance(&zone, &mut run, &ch, T0 + 2).expect("ledge");
+    assert!(run.pending_fork.is_some());
+    let j = serde_json::to_string_pretty(&run).expect("serialises");
+    insta::assert_snapshot!("run_json", j);
+    let back: Run = serde_json::from_str(&j).expect("parses");
+    assert_eq!(back, run);
+    // Events serialise, tagged.
+    let ev = engine::choose(&zone, &mut run, &ch, "2", T0 + 3).expect("front");
+    let j = serde_json::to_value(&ev).expect("serialises");
+    assert_eq!(j[0]["event"], "moved");
+}
+
+#[test]
+fn narration_is_deterministic_and_overridable() {
+    let zone = crypt();
+    let ch = wis(14);
+    let (_, a) = engine::start(&zone, "crypt-7", &ch, T0).expect("starts");
+    let (_, b) = engine::start(&zone, "crypt-7", &ch, T0 + 5).expect("starts");
+    assert_eq!(a, b);
+    assert!(a.iter().any(|e| matches!(e,
+        Event::Narration { text, .. } if text.starts_with("Cold air spills"))));
+    let (mut run, _) = engine::start(&zone, "crypt-7", &ch, T0).expect("starts");
+    let ev = engine::advance(&zone, &mut run, &ch, T0).expect("entry");
+    let line = ev
+        .iter()
+        .find_map(|e| match e {
+            Event::Narration { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .expect("corridor narration");
+    let table = zonegraph_core::narration::table(NodeKind::Exploration);
+    assert_eq!(line, table[roll::pick("crypt-7|1", table.len())]);
+}
+
+#[test]
+fn long_merge_chain_is_iterative_and_the_reply_stays_short() {
+    let n = 100_000;
+    let mut nodes =
+        vec![json!({"node_id": "c.0", "kind": "entry", "is_entry": true, "label": "Start"})];
+    let mut edges = Vec::new();
+    for i in 1..n {
+        nodes.push(json!({"node_id": format!("c.{i}"), "kind": "merge", "label": format!("M{i}")}));
+        edges.push(json!({"from_node": format!("c.{}", i - 1), "to_node": format!("c.{i}")}));
+    }
+    nodes.push(json!({"node_id": "c.boss", "kind": "boss", "is_boss": true, "label": "End"}));
+    edges.push(json!({"from_node": format!("c.{}", n - 1), "to_node": "c.boss"}));
+    let zone = load(
+        &json!({"format": 1, "zone_id": "c", "name": "Chain", "tier": 1, "min_level": 1,
+                "max_level": 2, "nodes": nodes, "edges": edges})
+        .to_string(),
+    );
+    let ch = Character::default();
+    let (mut run, _) = engine::start(&zone, "c", &ch, T0).expect("starts");
+    let ev = engine::advance(&zone, &mut run, &ch, T0).expect("walks the chain");
+    assert_eq!(run.current_node.as_str(), "c.boss");
+    assert_eq!(run.visited_nodes.len(), n + 1);
+    let reply = chat::events(&ev);
+    assert!(reply.text.len() < 4000, "{}", reply.text.len());
+    assert!(reply.text.contains("you pass through 99990 more rooms"));
+}
+
+#[test]
+fn a_loop_of_merge_rooms_asks_instead_of_spinning() {
+    let zone = load(
+        &json!({
+            "format": 1, "zone_id": "l", "name": "Loop", "tier": 1, "min_level": 1, "max_level": 2,
+            "allow_loops": true,
+            "nodes": [
+                {"node_id": "l.a", "kind": "entry", "is_entry": true},
+                {"node_id": "l.b", "kind": "merge"},
+                {"node_id": "l.c", "kind": "merge"},
+                {"node_id": "l.boss", "kind": "boss", "is_boss": true}
+            ],
+            "edges": [
+                {"from_node": "l.a", "to_node": "l.b"},
+                {"from_node": "l.b", "to_node": "l.c"},
+                {"from_node": "l.c", "to_node": "l.b"},
+                {"from_node": "l.a", "to_node": "l.boss", "lock_kind": "level_min", "lock_data": {"min_level": 20}}
+            ]
+        })
+        .to_string(),
+    );
+    let ch = Character::default();
+    let (mut run, _) = engine::start(&zone, "l", &ch, T0).expect("starts");
+    engine::advance(&zone, &mut run, &ch, T0).expect("fork at a");
+    engine::choose(&zone, &mut run, &ch, "1", T0).expect("into the loop");
+    let fork = run.pending_fork.as_ref().expect("the loop asks");
+    assert_eq!(fork.at.as_str(), "l.c");
+    assert_eq!(ids(&run), ["l.a", "l.b", "l.c"]);
+}
+
+#[test]
+fn help_char_map_and_list_text() {
+    let zone = crypt();
+    let mut host = Host::new(&zone, "h", Character::default());
+    let t = play(
+        &mut host,
+        &[
+            "!zone help",
+            "!zone list",
+            "!char",
+            "!char wis 14",
+            "!char Strength 8",
+            "!char key add Skull Key",
+            "!char key remove nope",
+            "!char level 3",
+            "!zone map",
+            "!zone dance",
+            "!char fly",
+        ],
+    );
+    insta::assert_snapshot!("help_char_map_list", t);
+    let m = chat::map("a<b", Some("http://h/run/x?a=1&b=2"));
+    assert_eq!(
+        m.html,
+        "<pre>a&lt;b</pre>\nRun map: <a href=\"http://h/run/x?a=1&amp;b=2\">http://h/run/x?a=1&amp;b=2</a>"
+    );
+    assert_eq!(
+        chat::escape(r#"<a href="x">'&'</a>"#),
+        "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
+    );
+}
+
+// ---- commands ------------------------------------------------------------------------------
+
+fn check_cmd(input: &str, expect: &str) {
+    let got = match command::parse(input) {
+        Ok(c) => format!("{c:?}"),
+        Err(e) => format!("error: {e}"),
+    };
+    assert_eq!(got, expect, "parse({input:?})");
+}
+
+fn check_loose(input: &str, expect: &str) {
+    let got = match command::parse_loose(input) {
+        Ok(c) => format!("{c:?}"),
+        Err(e) => format!("error: {e}"),
+    };
+    assert_eq!(got, expect, "parse_loose({input:?})");
+}
+
+#[test]
+fn command_parsing() {
+    check_cmd("!zone help", "Help");
+    check_cmd("!zone", "Help");
+    check_cmd("  !ZONE   List ", "List");
+    check_cmd(
+        "!zone enter Crypt of  Valdris",
+        r#"Enter { zone: "Crypt of Valdris" }"#,
+    );
+    check_cmd("!zone status", "Status");
+    check_cmd("!zone advance", "Advance");
+    check_cmd("!zone go 2", r#"Go { choice: "2" }"#);
+    check_cmd("!zone CHOOSE 1", r#"Go { choice: "1" }"#);
+    check_cmd("!zone go two", r#"Go { choice: "two" }"#);
+    check_cmd("!zone map", "Map");
+    check_cmd("!zone abandon", "Abandon");
+    check_cmd("!char", "CharShow");
+    check_cmd("!char level 5", "CharLevel { level: 5 }");
+    check_cmd("!char str 14", "CharScore { ability: Str, score: 14 }");
+    check_cmd("!char WIS 3", "CharScore { ability: Wis, score: 3 }");
+    check_cmd("!char charisma 18", "CharScore { ability: Cha, score: 18 }");
+    check_cmd(
+        "!char key add Skull Key",
+        r#"CharKeyAdd { key: "Skull Key" }"#,
+    );
+    check_cmd(
+        "!char key remove skull_key",
+        r#"CharKeyRemove { key: "skull_key" }"#,
+    );
+
+    check_cmd("", "error: empty command");
+    check_cmd("   ", "error: empty command");
+    check_cmd(
+        "hello",
+        r#"error: "hello" is not a command (commands start with !zone or !char)"#,
+    );
+    check_cmd("!zone dance", "error: unknown command !zone dance");
+    check_cmd("!zone go", "error: missing option number: use !zone go <n>");
+    check_cmd(
+        "!zone go 1 2",
+        r#"error: unexpected "2" after the command: use !zone go <n>"#,
+    );
+    check_cmd(
+        "!zone status now",
+        r#"error: unexpected "now" after the command: use !zone status"#,
+    );
+    check_cmd("!zone enter", "error: missing zone: use !zone enter <zone>");
+    check_cmd("!char level", "error: missing level: use !char level <n>");
+    check_cmd(
+        "!char level x",
+        r#"error: "x" is not a valid level: use !char level <n>"#,
+    );
+    check_cmd("!char level 0", "error: level 0 is outside 1-20");
+    check_cmd(
+        "!char level 99999999999999999999",
+        r#"error: "99999999999999999999" is not a valid level: use !char level <n>"#,
+    );
+    check_cmd("!char str 31", "error: score 31 is outside 1-30");
+    check_cmd(
+        "!char key",
+        "error: missing add or remove: use !char key add|remove <key>",
+    );
+    check_cmd(
+        "!char key add",
+        "error: missing key: use !char key add|remove <key>",
+    );
+    check_cmd(
+        "!char key polish k",
+        "error: unknown command !char key polish",
+    );
+    check_cmd("!char fly", "error: unknown command !char fly");
+
+    check_loose("status", "Status");
+    check_loose("go 2", r#"Go { choice: "2" }"#);
+    check_loose("2", r#"Go { choice: "2" }"#);
+    check_loose("zone advance", "Advance");
+    check_loose("!zone advance", "Advance");
+    check_loose("char level 3", "CharLevel { level: 3 }");
+    check_loose("!char", "CharShow");
+    check_loose("dance", "error: unknown command !zone dance");
+    check_loose("", "error: empty command");
+    insta::assert_snapshot!(
+        "command_error_reply",
+        chat::command_error(&command::parse("!zone dance").expect_err("unknown")).text
+    );
+}
+
+// ---- property: random zones ------------------------------------------------------------------
+
+/// splitmix64: a tiny deterministic generator so a failing seed replays exactly.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// A layered DAG: one entry, one boss, every room on a path to the boss, some dead-end
+/// secrets, random locks of every kind (including one with broken data).
+fn random_zone(widths: &[usize], rng: &mut Rng) -> String {
+    const KINDS: [&str; 8] = [
+        "exploration",
+        "trap",
+        "elite",
+        "harvest",
+        "rest_camp",
+        "fork",
+        "merge",
+        "secret",
+    ];
+    let mut layers: Vec<Vec<String>> = vec![vec!["r.entry".into()]];
+    let mut nodes = vec![
+        json!({"node_id": "r.entry", "kind": "entry", "is_entry": true,
+                                "region_id": "up", "label": "Entry"}),
+    ];
+    let half = widths.len() / 2;
+    for (l, &w) in widths.iter().enumerate() {
+        let mut layer = Vec::new();
+        for i in 0..w {
+            let id = format!("r.n{l}_{i}");
+            let mut content = json!({});
+            if rng.below(5) == 0 {
+                content["grants_key"] = json!(format!("k{}", rng.below(3)));
+            }
+            if rng.below(5) == 0 {
+                content["harvest_ref"] = json!("herbs");
+            }
+            nodes.push(json!({"node_id": id, "kind": KINDS[rng.below(KINDS.len())],
+                "label": format!("Room {l}.{i}"), "region_id": if l < half { "up" } else { "down" },
+                "content": content}));
+            layer.push(id);
+        }
+        layers.push(layer);
+    }
+    layers.push(vec!["r.boss".into()]);
+    nodes.push(json!({"node_id": "r.boss", "kind": "boss", "is_boss": true,
+                      "region_id": "down", "label": "Boss"}));
+    let mut edges = Vec::new();
+    fn lock(rng: &mut Rng) -> serde_json::Value {
+        match rng.below(10) {
+            0 => json!({"lock_kind": "perception_check", "lock_data": {"dc": 1 + rng.below(25)}}),
+            1 => {
+                json!({"lock_kind": "stat_check", "lock_data": {"stat": "dex", "dc": 1 + rng.below(25)}})
+            }
+            2 => {
+                json!({"lock_kind": "key_required", "lock_data": {"key_id": format!("k{}", rng.below(3))}})
+            }
+            3 => json!({"lock_kind": "level_min", "lock_data": {"min_level": 1 + rng.below(6)}}),
+            4 => json!({"lock_kind": "region_clear", "lock_data": {"region_id": "up"}}),
+            5 => json!({"lock_kind": "perception_check"}), // broken data: never opens
+            _ => json!({}),
+        }
+    }
+    for l in 0..layers.len() - 1 {
+        let (here, next) = (&layers[l], &layers[l + 1]);
+        let mut has_in = vec![false; next.len()];
+        for from in here {
+            let k = 1 + rng.below(next.len().min(3));
+            for _ in 0..k {
+                let t = rng.below(next.len());
+                has_in[t] = true;
+                let mut e = lock(rng);
+                e["from_node"] = json!(from);
+                e["to_node"] = json!(next[t]);
+                edges.push(e);
+            }
+            if rng.below(6) == 0 {
+                let id = format!("{from}_secret");
+                nodes.push(json!({"node_id": id, "kind": "secret", "label": "Nook",
+                                  "content": {"loot_bias": 2.0}}));
+                let mut e = lock(rng);
+                e["from_node"] = json!(from);
+                e["to_node"] = json!(id);
+                edges.push(e);
+            }
+        }
+        for (t, seen) in has_in.iter().enumerate() {
+            if !seen {
+                let mut e = lock(rng);
+                e["from_node"] = json!(here[rng.below(here.len())]);
+                e["to_node"] = json!(next[t]);
+                edges.push(e);
+            }
+        }
+    }
+    json!({"format": 1, "zone_id": "r", "name": "Random", "tier": 1, "min_level": 1,
+           "max_level": 5, "allow_loops": false,
+           "regions": [{"region_id": "up", "name": "Up", "order": 1},
+                       {"region_id": "down", "name": "Down", "order": 2}],
+           "nodes": nodes, "edges": edges})
+    .to_string()
+}
+
+/// Plays a zone with random (sometimes invalid) choices until it ends or waits.
+fn random_play(zone: &Zone, seed: u64, rng: &mut Rng) -> Run {
+    let mut ch = Character {
+        level: 1 + rng.below(5) as u32,
+        ..Character::default()
+    };
+    for a in Ability::ALL {
+        ch.set_score(a, 3 + rng.below(16) as i32);
+    }
+    if rng.below(2) == 0 {
+        ch.add_key("k0");
+    }
+    let mut now = T0;
+    let (mut run, ev) = engine::start(zone, &format!("p{seed}"), &ch, now).expect("starts");
+    let _ = chat::events(&ev);
+    for _ in 0..10_000 {
+        now += 1 + rng.below(3 * HOUR as usize) as i64;
+        let _ = chat::status(&engine::status(zone, &run, &ch));
+        let back: Run =
+            serde_json::from_str(&serde_json::to_string(&run).expect("ser")).expect("round-trips");
+        assert_eq!(back, run);
+        if run.is_over() {
+            return run;
+        }
+        let result = match &run.pending_fork {
+            Some(f) if !f.options.iter().any(|o| o.open) => return run,
+            Some(f) => match rng.below(10) {
+                0 => Ok(engine::expire(
+                    zone,
+                    &mut run,
+                    &ch,
+                    now,
+                    DEFAULT_FORK_TIMEOUT_MS,
+                )),
+                1 => engine::choose(zone, &mut run, &ch, "x", now),
+                2 => engine::advance(zone, &mut run, &ch, now),
+                _ => {
+                    let n = 1 + rng.below(f.options.len() + 1);
+                    engine::choose(zone, &mut run, &ch, &n.to_string(), now)
+                }
+            },
+            None => engine::advance(zone, &mut run, &ch, now),
+        };
+        match result {
+            Ok(ev) => {
+                let _ = chat::events(&ev);
+            }
+            Err(r) => {
+                let _ = chat::refusal(&r);
+                assert!(run.pending_fork.is_some(), "refused without a fork: {r:?}");
+            }
+        }
+    }
+    panic!("the run neither ended nor waited");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn random_zones_end_at_the_boss_a_dead_end_secret_or_a_waiting_fork(
+        widths in proptest::collection::vec(1usize..5, 1..7),
+        seed in any::<u64>(),
+    ) {
+        let mut rng = Rng(seed);
+        let zone = load(&random_zone(&widths, &mut rng));
+        let run = random_play(&zone, seed, &mut rng);
+        let node = zone.node_by_id(run.current_node.as_str()).expect("current room exists");
+        match run.outcome {
+            Some(Outcome::Victory) => {
+                prop_assert!(node.is_boss);
+                prop_assert!(run.boss_defeated);
+            }
+            Some(Outcome::DeadEnd) => prop_assert_eq!(node.kind, NodeKind::Secret),
+            Some(Outcome::Abandoned) => prop_assert!(false, "nobody abandoned"),
+            None => {
+                let fork = run.pending_fork.as_ref().expect("waiting at a fork");
+                prop_assert!(fork.options.iter().all(|o| !o.open));
+            }
+        }
+        let unique: BTreeSet<_> = run.visited_nodes.iter().collect();
+        prop_assert_eq!(unique.len(), run.visited_nodes.len());
+        for s in &run.revealed_secrets {
+            prop_assert!(engine::visible_to_player(&zone, &run, s.as_str()));
+        }
+    }
+}
+
+// ---- endings and redaction ------------------------------------------------------------------
+
+#[test]
+fn the_boss_ends_the_run_even_with_exits_and_a_dead_end_secret_ends_quietly() {
+    let zone = load(
+        &json!({
+            "format": 1, "zone_id": "e", "name": "Ends", "tier": 1, "min_level": 1, "max_level": 2,
+            "nodes": [
+                {"node_id": "e.a", "kind": "entry", "label": "Porch", "is_entry": true},
+                {"node_id": "e.nook", "kind": "secret", "label": "Nook", "content": {"harvest_ref": "dust"}},
+                {"node_id": "e.boss", "kind": "boss", "label": "Keeper", "is_boss": true},
+                {"node_id": "e.after", "kind": "exploration", "label": "Afterwards"}
+            ],
+            "edges": [
+                {"from_node": "e.a", "to_node": "e.boss"},
+                {"from_node": "e.a", "to_node": "e.nook", "weight": 2},
+                {"from_node": "e.boss", "to_node": "e.after"}
+            ]
+        })
+        .to_string(),
+    );
+    let mut host = Host::new(&zone, "e", Character::default());
+    let t = play(
+        &mut host,
+        &["enter e", "advance", "go 2", "advance", "status"],
+    );
+    insta::assert_snapshot!("dead_end_secret", t);
+    assert_eq!(host.run().outcome, Some(Outcome::DeadEnd));
+    assert!(!host.run().boss_defeated);
+    assert_eq!(host.run().harvested.len(), 1);
+
+    let mut host = Host::new(&zone, "e", Character::default());
+    play(&mut host, &["enter e", "advance", "go 1", "advance"]);
+    let run = host.run();
+    assert_eq!(run.outcome, Some(Outcome::Victory));
+    assert_eq!(run.current_node.as_str(), "e.boss");
+    assert!(run.completed_at.is_some());
+
+    let mut host = Host::new(&zone, "e", Character::default());
+    let t = play(&mut host, &["enter e", "abandon", "status", "advance"]);
+    assert!(t.contains("You abandon the run in Porch."), "{t}");
+    assert!(t.contains("This run is over: abandoned."), "{t}");
+    assert!(host.run().abandoned);
+}
+
+#[test]
+fn player_view_redacts_hidden_rooms_and_failed_checks() {
+    let zone = crypt();
+    let ch = wis(14);
+    // crypt-2 passes the wall and fails the altar (DC 15).
+    let (mut run, _) = engine::start(&zone, "crypt-2", &ch, T0).expect("starts");
+    engine::advance(&zone, &mut run, &ch, T0).expect("entry");
+    engine::advance(&zone, &mut run, &ch, T0).expect("corridor");
+    engine::choose(&zone, &mut run, &ch, "2", T0).expect("chapel");
+    engine::advance(&zone, &mut run, &ch, T0).expect("chapel cleared");
+    let view = engine::player_view(&zone, &run);
+    let j = serde_json::to_string(&view).expect("serialises");
+    assert!(!j.contains("secret_chamber"), "{j}");
+    assert!(!j.contains("\"dc\":15"), "{j}");
+    let fork = view.pending_fork.as_ref().expect("fork");
+    assert_eq!(fork.options.len(), 2, "menu numbering is kept");
+    assert_eq!(
+        fork.options[0].to_node.as_str(),
+        "crypt_valdris.antechamber"
+    );
+    // The engine's own run still has everything.
+    assert!(
+        serde_json::to_string(&run)
+            .expect("ser")
+            .contains("secret_chamber")
+    );
+    // Status and prompts never name the secret either.
+    let st = chat::status(&engine::status(&zone, &run, &ch));
+    assert!(!st.text.contains("Reliquary") && !st.html.contains("Reliquary"));
+    assert!(
+        !serde_json::to_string(&engine::status(&zone, &run, &ch))
+            .expect("ser")
+            .contains("secret_chamber")
+    );
+}
+
+#[test]
+fn extreme_scores_do_not_overflow() {
+    let c: Character = serde_json::from_str(
+        r#"{"level":4294967295,"scores":{"str":-2147483648,"wis":2147483647}}"#,
+    )
+    .expect("parses");
+    assert_eq!(c.modifier(Ability::Str), -1_073_741_829);
+    assert_eq!(c.modifier(Ability::Wis), 1_073_741_818);
+    let zone = lock_zoo();
+    let (mut run, _) = engine::start(&zone, "x", &c, T0).expect("starts");
+    engine::advance(&zone, &mut run, &c, T0).expect("advances");
+    for n in 1..=8 {
+        let mut r = run.clone();
+        let _ = engine::choose(&zone, &mut r, &c, &n.to_string(), T0);
+    }
+    assert_eq!(roll::modifier(9), -1);
+    assert_eq!(roll::modifier(10), 0);
+    assert_eq!(roll::modifier(11), 0);
+}
+
+proptest! {
+    #[test]
+    fn any_text_parses_or_errors_without_panicking(text in "\\PC{0,40}") {
+        for parsed in [command::parse(&text), command::parse_loose(&text)] {
+            match parsed {
+                Ok(_) => {}
+                Err(e) => prop_assert!(!chat::command_error(&e).text.is_empty()),
+            }
+        }
+    }
+
+    #[test]
+    fn any_choice_text_is_taken_or_refused(text in "\\PC{0,24}") {
+        let zone = crypt();
+        let ch = wis(14);
+        let (mut run, _) = engine::start(&zone, "crypt-7", &ch, T0).expect("starts");
+        engine::advance(&zone, &mut run, &ch, T0).expect("entry");
+        engine::advance(&zone, &mut run, &ch, T0).expect("corridor");
+        match engine::choose(&zone, &mut run, &ch, &text, T0) {
+            Ok(_) => prop_assert!(matches!(text.trim(), "1" | "2" | "01" | "02" | "001" | "002")
+                || text.trim().trim_start_matches('0').len() == 1),
+            Err(r) => prop_assert!(!chat::refusal(&r).text.is_empty()),
+        }
+    }
+}
