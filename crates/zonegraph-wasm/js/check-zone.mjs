@@ -53,6 +53,21 @@ if (selftest) {
     // An object gives the same report as its text, and analyzeZone the same stats.
     assert.deepEqual(zg.checkZone(JSON.parse(text), file), report);
     assert.deepEqual(zg.analyzeZone(text), report.stats);
+    assert.equal(zg.layoutZone(text).nodes.length, report.stats.nodes);
+    // Play the zone to its end the way a bot would: the first open option at every fork.
+    const character = { level: 20, scores: { wis: 20 } };
+    let now = 1_700_000_000_000;
+    let step = zg.startRun(text, `selftest:${file}`, character, now);
+    for (let i = 0; step.run && !step.run.outcome && i < 200; i++) {
+      now += 1000;
+      const fork = step.run.pending_fork;
+      step = fork
+        ? zg.choose(text, step.run, character, fork.options.findIndex((o) => o.open) + 1, now)
+        : zg.advance(text, step.run, character, now);
+      assert.ok(step.reply && step.reply.text.length > 0 && !step.refusal, JSON.stringify(step));
+    }
+    assert.equal(step.run?.outcome, "victory", `${file}: ${JSON.stringify(step.refusal)}`);
+    assert.match(zg.renderMap(text, step.run), /Map of /);
   }
 }
 

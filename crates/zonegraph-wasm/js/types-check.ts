@@ -4,7 +4,9 @@ import init, {
   initSync, checkZone, checkZones, analyzeZone, rollD20, encodeShareLink, decodeShareLink,
   versionInfo, type ZoneFile, type CheckedZone, type ZoneStats, type LockStats, type Diagnostic,
   type DiagnosticCode, type Severity, type ZonegraphError, type ZonegraphErrorCode,
-  type VersionInfo, type ParseErrorInfo,
+  type VersionInfo, type ParseErrorInfo, layoutZone, renderMap, startRun, advance, choose,
+  expire, status, forkPrompt, type Layout, type Step, type Run, type Event, type Reply,
+  type Character, type StatusReply,
 } from "./zonegraph_wasm.js";
 
 const zone: ZoneFile = {
@@ -36,6 +38,31 @@ const text: string = decodeShareLink(`#${link}`);
 const info: VersionInfo = versionInfo();
 const prefix: string = info.share_prefix;
 
+const layout: Layout = layoutZone(zone);
+const firstPoint: [number, number] | undefined = layout.edges[0]?.points[0];
+const designerMap: string = renderMap(zone);
+const character: Character = { level: 3, scores: { wis: 14 }, keys: ["skull_key"] };
+const started: Step = startRun(zone, "run-1", character, Date.now());
+if (started.run) {
+  const run: Run = started.run;
+  const runMap: string = renderMap(zone, run, { cell_width: 20, max_rows: 10 });
+  const next: Step = started.run.pending_fork
+    ? choose(zone, run, character, 1, Date.now())
+    : advance(zone, run, character, Date.now());
+  const timedOut: Step = expire(zone, run, null, Date.now(), 300_000);
+  const st: StatusReply = status(zone, run, character);
+  const prompt: Reply | null = forkPrompt(zone, run);
+  for (const e of next.events as Event[]) {
+    if (e.event === "arrived") {
+      const n: number = e.room_number;
+    }
+  }
+  const text: string | undefined = timedOut.reply?.text ?? st.reply.text ?? prompt?.html ?? runMap;
+  if (next.refusal?.refusal === "locked") {
+    const why: string = next.refusal.reason.reason;
+  }
+}
+
 function describe(e: unknown): string {
   const err = e as ZonegraphError;
   const c: ZonegraphErrorCode = err.code;
@@ -54,8 +81,12 @@ stats.rooms;
 report.stats.nodes;
 // @ts-expect-error a diagnostic code is a known string
 const badCode: DiagnosticCode = "no_such_code";
+// @ts-expect-error an event has a known tag
+const badEvent: Event = { event: "teleported", node: "x" };
+// @ts-expect-error map options are known
+renderMap(zone, null, { colour: true });
 // @ts-expect-error rollD20 takes three strings
 rollD20("run-1", "t.a");
 
-export const used = [init, initSync, fromText, all, parseError, zoneId, routes, chokes, chance, code, severity, edgeFrom, longest, d20, text,
+export const used = [firstPoint, designerMap, badEvent, init, initSync, fromText, all, parseError, zoneId, routes, chokes, chance, code, severity, edgeFrom, longest, d20, text,
   prefix, describe, badKind, badFormat, badCode];

@@ -4,7 +4,8 @@
 //! fixture the browser tests compare against. `lib.rs` only converts in and out.
 
 use serde::Serialize;
-use zonegraph_core::{format, roll, share, zone};
+use zonegraph_core::engine::{self, Character, Event, Refusal, Run, Status};
+use zonegraph_core::{Reply, chat, format, narration, roll, share, zone};
 
 /// An error as JS sees it: an `Error` whose `message` is the core's message, with a stable
 /// `code` and, for zone text that is not valid JSON or not the format, where.
@@ -82,6 +83,64 @@ pub fn analyze_zone(text: &str) -> Result<Stats, ApiError> {
     Ok(zonegraph_core::stats(&zone))
 }
 
+/// A zone's grid layout: cells for rooms (hints respected, layered otherwise) and routes for
+/// passages, for drawing.
+pub fn layout_zone(text: &str) -> Result<zonegraph_core::layout::Layout, ApiError> {
+    let (zone, _) = zone::load(text)?;
+    Ok(zonegraph_core::layout::layout(&zone))
+}
+
+/// Options of [`render_map`], all optional (the chat's defaults otherwise).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MapOptionsIn {
+    pub cell_width: Option<usize>,
+    pub max_rows: Option<usize>,
+    pub max_columns: Option<usize>,
+    pub run_link: Option<String>,
+}
+
+/// The `!zone map` text: the designer's view without a run, the player's with one (JSON of
+/// the core's `Run`).
+pub fn render_map(
+    text: &str,
+    run_json: Option<&str>,
+    options_json: Option<&str>,
+) -> Result<String, ApiError> {
+    let (zone, _) = zone::load(text)?;
+    let view = match run_json {
+        Some(run) => {
+            let run: zonegraph_core::Run = from_json(run, "run")?;
+            zonegraph_core::map::MapView::of_run(&zone, &run)
+        }
+        None => zonegraph_core::map::MapView::designer(),
+    };
+    let given: MapOptionsIn = match options_json {
+        Some(o) => from_json(o, "options")?,
+        None => MapOptionsIn::default(),
+    };
+    let defaults = zonegraph_core::map::MapOptions::default();
+    let opts = zonegraph_core::map::MapOptions {
+        cell_width: given.cell_width.unwrap_or(defaults.cell_width),
+        max_rows: given.max_rows.unwrap_or(defaults.max_rows),
+        max_columns: given.max_columns.unwrap_or(defaults.max_columns),
+        run_link: given.run_link,
+    };
+    Ok(zonegraph_core::map::render_map(&zone, &view, &opts))
+}
+
+/// Reads an argument given as JSON (a run, a character, options): `invalid_argument` naming
+/// the argument otherwise. Plain serde_json, not serde_path_to_error as for zone files: the
+/// path would double the size of every run and character deserialiser in the module, and
+/// these objects come from programs, not from people typing.
+pub fn from_json<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T, ApiError> {
+    serde_json::from_str(text).map_err(|e| {
+        let msg = e.to_string();
+        let msg = msg.rfind(" at line ").map_or(msg.as_str(), |i| &msg[..i]);
+        ApiError::new("invalid_argument", format!("{what}: {msg}"))
+    })
+}
+
 /// The deterministic d20 for the lock on `from → to` in run `run_id`.
 pub fn roll_d20(run_id: &str, from: &str, to: &str) -> u32 {
     roll::d20(run_id, from, to)
@@ -117,4 +176,150 @@ pub fn version_info() -> VersionInfo {
         share_max_payload: share::MAX_PAYLOAD,
         share_max_inflated: share::MAX_INFLATED,
     }
+}
+
+/// What one engine call did: the run after it, its events, and the exact chat reply the bot
+/// sends for it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Step {
+    /// The run after the call: unchanged when refused, `null` when a start was refused.
+    pub run: Option<Run>,
+    pub events: Vec<Event>,
+    /// The bot's reply: the events worded, or the refusal; `null` when it says nothing (an
+    /// `expire` before the timeout).
+    pub reply: Option<Reply>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refusal: Option<Refusal>,
+}
+
+impl Step {
+    fn of(run: Option<Run>, result: Result<Vec<Event>, Refusal>) -> Step {
+        match result {
+            Ok(events) => Step {
+                run,
+                reply: (!events.is_empty()).then(|| chat::events(&events)),
+                events,
+                refusal: None,
+            },
+            Err(r) => Step {
+                run,
+                events: Vec::new(),
+                reply: Some(chat::refusal(&r)),
+                refusal: Some(r),
+            },
+        }
+    }
+}
+
+/// The zone, the run and the character of an engine call, read from their JSON.
+fn engine_args(
+    zone_text: &str,
+    run_json: Option<&str>,
+    character_json: Option<&str>,
+) -> Result<(zone::Zone, Option<Run>, Character), ApiError> {
+    let (zone, _) = zone::load(zone_text)?;
+    let run = run_json.map(|r| from_json(r, "run")).transpose()?;
+    let character = match character_json {
+        Some(c) => from_json(c, "character")?,
+        None => Character::default(),
+    };
+    Ok((zone, run, character))
+}
+
+/// `!zone start`: a new run in the zone's entry, or the refusal (unplayable zone, level too low).
+pub fn start_run(
+    zone_text: &str,
+    run_id: &str,
+    character_json: Option<&str>,
+    now: i64,
+) -> Result<Step, ApiError> {
+    let (zone, _, character) = engine_args(zone_text, None, character_json)?;
+    Ok(match engine::start(&zone, run_id, &character, now) {
+        Ok((run, events)) => Step::of(Some(run), Ok(events)),
+        Err(r) => Step::of(None, Err(r)),
+    })
+}
+
+/// `!zone advance`: clear the current room and move on.
+pub fn advance(
+    zone_text: &str,
+    run_json: &str,
+    character_json: Option<&str>,
+    now: i64,
+) -> Result<Step, ApiError> {
+    let (zone, run, character) = engine_args(zone_text, Some(run_json), character_json)?;
+    let mut run = run.ok_or_else(|| ApiError::new("internal", "run missing"))?;
+    let result = engine::advance(&zone, &mut run, &character, now);
+    Ok(Step::of(Some(run), result))
+}
+
+/// `!zone go N`: take option `choice` of the pending fork.
+pub fn choose(
+    zone_text: &str,
+    run_json: &str,
+    character_json: Option<&str>,
+    choice: &str,
+    now: i64,
+) -> Result<Step, ApiError> {
+    let (zone, run, character) = engine_args(zone_text, Some(run_json), character_json)?;
+    let mut run = run.ok_or_else(|| ApiError::new("internal", "run missing"))?;
+    let result = engine::choose(&zone, &mut run, &character, choice, now);
+    Ok(Step::of(Some(run), result))
+}
+
+/// The fork timeout: after `timeout_ms` the first open option is taken for the player.
+pub fn expire(
+    zone_text: &str,
+    run_json: &str,
+    character_json: Option<&str>,
+    now: i64,
+    timeout_ms: i64,
+) -> Result<Step, ApiError> {
+    let (zone, run, character) = engine_args(zone_text, Some(run_json), character_json)?;
+    let mut run = run.ok_or_else(|| ApiError::new("internal", "run missing"))?;
+    let events = engine::expire(&zone, &mut run, &character, now, timeout_ms);
+    Ok(Step::of(Some(run), Ok(events)))
+}
+
+/// `!zone status`: where the run stands, and its chat text.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StatusReply {
+    pub status: Status,
+    pub reply: Reply,
+}
+
+pub fn status(
+    zone_text: &str,
+    run_json: &str,
+    character_json: Option<&str>,
+) -> Result<StatusReply, ApiError> {
+    let (zone, run, character) = engine_args(zone_text, Some(run_json), character_json)?;
+    let run = run.ok_or_else(|| ApiError::new("internal", "run missing"))?;
+    let status = engine::status(&zone, &run, &character);
+    let reply = chat::status(&status);
+    Ok(StatusReply { status, reply })
+}
+
+/// The pending fork's prompt again, worded as when it was offered; `None` without a fork
+/// waiting in the current room.
+pub fn fork_prompt(zone_text: &str, run_json: &str) -> Result<Option<Reply>, ApiError> {
+    let (zone, run, _) = engine_args(zone_text, Some(run_json), None)?;
+    let run = run.ok_or_else(|| ApiError::new("internal", "run missing"))?;
+    let Some(fork) = run
+        .pending_fork
+        .as_ref()
+        .filter(|f| f.at == run.current_node && !run.is_over())
+    else {
+        return Ok(None);
+    };
+    let Some(node) = zone.node_by_id(fork.at.as_str()) else {
+        return Ok(None);
+    };
+    let event = Event::ForkOffered {
+        at: node.id.clone(),
+        label: narration::room_label(node).to_string(),
+        options: engine::exit_views(&zone, &run),
+        waiting: !fork.options.iter().any(|o| o.open),
+    };
+    Ok(Some(chat::events(&[event])))
 }

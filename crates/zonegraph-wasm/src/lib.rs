@@ -79,6 +79,156 @@ pub fn analyze_zone(
     to_js(&api::analyze_zone(&text).map_err(error)?)
 }
 
+/// A zone's grid layout for drawing: a cell per room (the `pos_x`/`pos_y` hints when every
+/// room has them, a deterministic layered layout otherwise; never two rooms in one cell) and
+/// a polyline per passage.
+#[wasm_bindgen(js_name = layoutZone, unchecked_return_type = "Layout")]
+pub fn layout_zone(
+    #[wasm_bindgen(unchecked_param_type = "string | ZoneFile")] zone: JsValue,
+) -> Result<JsValue, JsValue> {
+    let text = zone_text(&zone, "layoutZone: zone")?;
+    to_js(&api::layout_zone(&text).map_err(error)?)
+}
+
+/// The ASCII map the chat shows (`!zone map`): the designer's view of the whole zone, or with
+/// a run (as the core serialises it) the player's view of that run.
+// Declared by hand in the TypeScript section: wasm-bindgen cannot mark `run` and `options`
+// optional.
+#[wasm_bindgen(js_name = renderMap, skip_typescript)]
+pub fn render_map(
+    #[wasm_bindgen(unchecked_param_type = "string | ZoneFile")] zone: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Run | null")] run: Option<JsValue>,
+    #[wasm_bindgen(unchecked_param_type = "MapOptions | null")] options: Option<JsValue>,
+) -> Result<String, JsValue> {
+    let text = zone_text(&zone, "renderMap: zone")?;
+    let none = JsValue::UNDEFINED;
+    let run = optional_json(run.as_ref().unwrap_or(&none), "renderMap: run")?;
+    let options = optional_json(options.as_ref().unwrap_or(&none), "renderMap: options")?;
+    api::render_map(&text, run.as_deref(), options.as_deref()).map_err(error)
+}
+
+/// Starts a run in the zone's entry (`!zone start`). `now` is milliseconds since the epoch
+/// (any clock the host keeps); `character` defaults to level 1, all scores 10, no keys.
+/// A refusal (unplayable zone, level too low) is a result with `refusal`, not a throw.
+#[wasm_bindgen(js_name = startRun, unchecked_return_type = "Step")]
+pub fn start_run(
+    #[wasm_bindgen(unchecked_param_type = "string | ZoneFile")] zone: JsValue,
+    #[wasm_bindgen(js_name = runId)] run_id: String,
+    #[wasm_bindgen(unchecked_param_type = "Character | null | undefined")] character: JsValue,
+    now: f64,
+) -> Result<JsValue, JsValue> {
+    let text = zone_text(&zone, "startRun: zone")?;
+    let character = optional_json(&character, "startRun: character")?;
+    let now = time_arg(now, "startRun: now")?;
+    to_js(&api::start_run(&text, &run_id, character.as_deref(), now).map_err(error)?)
+}
+
+/// Clears the current room and moves on (`!zone advance`): the new run, events and reply.
+#[wasm_bindgen(unchecked_return_type = "Step")]
+pub fn advance(
+    #[wasm_bindgen(unchecked_param_type = "string | ZoneFile")] zone: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Run")] run: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Character | null | undefined")] character: JsValue,
+    now: f64,
+) -> Result<JsValue, JsValue> {
+    let (text, run, character) = engine_in(&zone, &run, &character, "advance")?;
+    let now = time_arg(now, "advance: now")?;
+    to_js(&api::advance(&text, &run, character.as_deref(), now).map_err(error)?)
+}
+
+/// Takes option `choice` (1-based, as typed in `!zone go N`) of the pending fork.
+#[wasm_bindgen(unchecked_return_type = "Step")]
+pub fn choose(
+    #[wasm_bindgen(unchecked_param_type = "string | ZoneFile")] zone: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Run")] run: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Character | null | undefined")] character: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "number | string")] choice: JsValue,
+    now: f64,
+) -> Result<JsValue, JsValue> {
+    let (text, run, character) = engine_in(&zone, &run, &character, "choose")?;
+    let choice = match (choice.as_string(), choice.as_f64()) {
+        (Some(s), _) => s,
+        (None, Some(n)) if n.is_finite() => format!("{n}"),
+        _ => {
+            return Err(error(ApiError::new(
+                "invalid_argument",
+                "choose: choice must be a number or a string",
+            )));
+        }
+    };
+    let now = time_arg(now, "choose: now")?;
+    to_js(&api::choose(&text, &run, character.as_deref(), &choice, now).map_err(error)?)
+}
+
+/// The fork timeout: once `timeoutMs` have passed since the fork was offered, the first open
+/// option is taken for the player. Before that, nothing happens (`reply` is null).
+#[wasm_bindgen(unchecked_return_type = "Step")]
+pub fn expire(
+    #[wasm_bindgen(unchecked_param_type = "string | ZoneFile")] zone: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Run")] run: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Character | null | undefined")] character: JsValue,
+    now: f64,
+    #[wasm_bindgen(js_name = timeoutMs)] timeout_ms: f64,
+) -> Result<JsValue, JsValue> {
+    let (text, run, character) = engine_in(&zone, &run, &character, "expire")?;
+    let now = time_arg(now, "expire: now")?;
+    let timeout = time_arg(timeout_ms, "expire: timeoutMs")?;
+    to_js(&api::expire(&text, &run, character.as_deref(), now, timeout).map_err(error)?)
+}
+
+/// Where the run stands (`!zone status`), with its chat text.
+#[wasm_bindgen(unchecked_return_type = "StatusReply")]
+pub fn status(
+    #[wasm_bindgen(unchecked_param_type = "string | ZoneFile")] zone: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Run")] run: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Character | null | undefined")] character: JsValue,
+) -> Result<JsValue, JsValue> {
+    let (text, run, character) = engine_in(&zone, &run, &character, "status")?;
+    to_js(&api::status(&text, &run, character.as_deref()).map_err(error)?)
+}
+
+/// The pending fork's prompt, worded as the bot offered it; null when no fork waits.
+#[wasm_bindgen(js_name = forkPrompt, unchecked_return_type = "Reply | null")]
+pub fn fork_prompt(
+    #[wasm_bindgen(unchecked_param_type = "string | ZoneFile")] zone: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Run")] run: JsValue,
+) -> Result<JsValue, JsValue> {
+    let (text, run, _) = engine_in(&zone, &run, &JsValue::NULL, "forkPrompt")?;
+    to_js(&api::fork_prompt(&text, &run).map_err(error)?)
+}
+
+/// The zone text, run JSON and optional character JSON of an engine call.
+fn engine_in(
+    zone: &JsValue,
+    run: &JsValue,
+    character: &JsValue,
+    what: &str,
+) -> Result<(String, String, Option<String>), JsValue> {
+    let text = zone_text(zone, &format!("{what}: zone"))?;
+    let run = optional_json(run, &format!("{what}: run"))?.ok_or_else(|| {
+        error(ApiError::new(
+            "invalid_argument",
+            format!("{what}: run must be a run object"),
+        ))
+    })?;
+    let character = optional_json(character, &format!("{what}: character"))?;
+    Ok((text, run, character))
+}
+
+/// A time in milliseconds from a JS number: finite and a whole number of milliseconds.
+fn time_arg(ms: f64, what: &str) -> Result<i64, JsValue> {
+    // 2^53: every integer up to it is exact in a JS number.
+    const MAX: f64 = 9_007_199_254_740_992.0;
+    if ms.is_finite() && ms.fract() == 0.0 && ms.abs() <= MAX {
+        Ok(ms as i64)
+    } else {
+        Err(error(ApiError::new(
+            "invalid_argument",
+            format!("{what} must be a whole number of milliseconds"),
+        )))
+    }
+}
+
 /// The deterministic d20 (1–20) for the lock on the passage `from → to` in run `runId`: the
 /// same number the bot and the native core roll.
 #[wasm_bindgen(js_name = rollD20)]
@@ -152,6 +302,26 @@ fn zone_text(value: &JsValue, what: &str) -> Result<String, JsValue> {
     // JSON.stringify throws on cycles and BigInt; both are not zones.
     match js_sys::JSON::stringify(value) {
         Ok(s) => s.as_string().ok_or_else(invalid),
+        Err(_) => Err(invalid()),
+    }
+}
+
+/// JSON of an optional object argument: `None` for `null`/`undefined`.
+fn optional_json(value: &JsValue, what: &str) -> Result<Option<String>, JsValue> {
+    if value.is_null() || value.is_undefined() {
+        return Ok(None);
+    }
+    let invalid = || {
+        error(ApiError::new(
+            "invalid_argument",
+            format!("{what} must be an object"),
+        ))
+    };
+    if !value.is_object() || value.is_function() || js_sys::Array::is_array(value) {
+        return Err(invalid());
+    }
+    match js_sys::JSON::stringify(value) {
+        Ok(s) => s.as_string().map(Some).ok_or_else(invalid),
         Err(_) => Err(invalid()),
     }
 }
@@ -390,6 +560,207 @@ export interface ZoneSource {
   file: string;
   zone: string | ZoneFile;
 }
+
+/** Where a layout's cells came from. */
+export type LayoutMode = "hints" | "layered";
+
+/** How a passage is routed: into the next row, down across rows, within a row, back up (a
+ * loop), or from a room to itself. */
+export type RouteKind = "down" | "long" | "same_row" | "back" | "self_loop";
+
+/** A room's cell. */
+export interface LayoutNode {
+  id: string;
+  col: number;
+  row: number;
+}
+
+/** A passage's route. */
+export interface LayoutEdge {
+  /** Index of the passage in the file's `edges` array. */
+  edge: number;
+  from: string;
+  to: string;
+  lock: LockKind;
+  route: RouteKind;
+  /** Polyline in cell units: a room's centre is `[col, row]`, gutters are at `.5`. */
+  points: [number, number][];
+}
+
+/** `layoutZone`'s result. */
+export interface Layout {
+  mode: LayoutMode;
+  /** Columns (largest column + 1). */
+  width: number;
+  /** Rows (largest row + 1). */
+  height: number;
+  /** Every room, in file order. */
+  nodes: LayoutNode[];
+  /** Every passage, in file order. */
+  edges: LayoutEdge[];
+  /** What the layout changed or decided, for designers. */
+  notes: string[];
+}
+
+/** `renderMap` options; each defaults to what the chat uses. */
+export interface MapOptions {
+  /** Characters per grid column (clamped to 12..=40; default 24). */
+  cell_width?: number;
+  /** Grid rows shown at most (clamped to 1..=100; default 24). */
+  max_rows?: number;
+  /** Grid columns shown at most (clamped to 1..=12; default 5). */
+  max_columns?: number;
+  /** The run's browser map, named when the chat map leaves something out. */
+  run_link?: string;
+}
+
+/** A frozen lock evaluation of a fork option. */
+export type Check =
+  | { lock: "none" }
+  | { lock: "perception_check"; d20: number; modifier: number; dc: number }
+  | { lock: "stat_check"; ability: "str" | "dex" | "con" | "int" | "wis" | "cha"; d20: number; modifier: number; dc: number }
+  | { lock: "key_required"; key_id: string; held: boolean }
+  | { lock: "level_min"; min_level: number; level: number }
+  | { lock: "region_clear"; region_id: string; cleared: boolean }
+  | { lock: "invalid"; lock_kind: LockKind }
+  | { lock: "hidden"; lock_kind: LockKind };
+
+/** A fork waiting for the player; option `n` is `options[n - 1]`. */
+export interface PendingFork {
+  at: string;
+  created_at: number;
+  options: { to_node: string; open: boolean; check: Check }[];
+}
+
+/** One run through one zone, as the core serialises it (and the server stores it). */
+export interface Run {
+  run_id: string;
+  zone_id: string;
+  current_node: string;
+  /** Rooms in the order first reached. */
+  visited_nodes: string[];
+  pending_fork?: PendingFork | null;
+  cleared_regions?: string[];
+  /** Harvest rooms cleared: node id → harvest_ref. */
+  harvested?: Record<string, string>;
+  keys_granted?: string[];
+  revealed_secrets?: string[];
+  started_at: number;
+  last_action_at: number;
+  completed_at?: number | null;
+  boss_defeated?: boolean;
+  abandoned?: boolean;
+  outcome?: "victory" | "dead_end" | "abandoned" | null;
+}
+
+/** What the engine needs to know about the player; every field may be left out (level 1,
+ * every score 10, no keys). */
+export interface Character {
+  level?: number;
+  scores?: { str?: number; dex?: number; con?: number; int?: number; wis?: number; cha?: number };
+  keys?: string[];
+}
+
+export type Outcome = "victory" | "dead_end" | "abandoned";
+
+/** One exit of the current room as the player sees it. */
+export interface ExitView {
+  /** 1-based menu number. */
+  number: number;
+  /** null when hidden from the player. */
+  to_node: string | null;
+  /** null when hidden ("something"). */
+  label: string | null;
+  /** null when hidden or locked. */
+  kind: NodeKind | null;
+  state: "open" | "locked" | "unchecked";
+  lock: LockKind;
+  /** The hint (or a generic teaser) of a lock that failed or was not tested yet. */
+  teaser: string | null;
+}
+
+/** Everything that happens, in order. */
+export type Event =
+  | { event: "entered"; zone_id: string; zone_name: string }
+  | { event: "moved"; from: string; to: string }
+  | { event: "region_transition"; from_region: string; from_name: string; to_region: string; to_name: string }
+  | { event: "arrived"; node: string; kind: NodeKind; label: string; room_number: number; room_total: number }
+  | { event: "narration"; node: string; text: string }
+  | { event: "room_cleared"; node: string; kind: NodeKind; label: string }
+  | { event: "key_granted"; node: string; key_id: string }
+  | { event: "harvested"; node: string; harvest_ref: string }
+  | { event: "fork_offered"; at: string; label: string; options: ExitView[]; waiting: boolean }
+  | { event: "picked_for_you"; option: number; to_node: string; label: string }
+  | { event: "victory"; node: string; label: string }
+  | { event: "dead_end"; node: string; label: string }
+  | { event: "abandoned"; node: string; label: string };
+
+/** Why a locked fork option refused. */
+export type LockReason =
+  | { reason: "perception"; total: number; dc: number }
+  | { reason: "stat"; ability: "str" | "dex" | "con" | "int" | "wis" | "cha"; total: number; dc: number }
+  | { reason: "level"; min_level: number; level: number }
+  | { reason: "key" }
+  | { reason: "region"; region_name: string }
+  | { reason: "sealed" };
+
+/** Why a command was refused. */
+export type Refusal =
+  | { refusal: "no_run" }
+  | { refusal: "already_in_run"; zone_name: string }
+  | { refusal: "unknown_zone"; given: string; known: string[] }
+  | { refusal: "unplayable"; zone_name: string }
+  | { refusal: "level_too_low"; zone_name: string; min_level: number; level: number }
+  | { refusal: "run_over"; outcome: Outcome }
+  | { refusal: "wrong_zone"; run_zone: string; zone: string }
+  | { refusal: "unknown_room"; node: string }
+  | { refusal: "legacy_room_unknown"; current_room: number; rooms: number }
+  | { refusal: "no_fork_pending" }
+  | { refusal: "fork_pending"; options: number }
+  | { refusal: "not_a_number"; given: string; max: number }
+  | { refusal: "out_of_range"; given: string; max: number }
+  | { refusal: "locked"; option: number; label: string | null; reason: LockReason };
+
+/** One chat reply: plain text, and HTML with every label, hint and narration escaped. */
+export interface Reply {
+  text: string;
+  html: string;
+}
+
+/** What one engine call did. */
+export interface Step {
+  /** The run after the call: unchanged when refused, null when a start was refused. */
+  run: Run | null;
+  events: Event[];
+  /** The bot's reply; null when it says nothing (an expire before the timeout). */
+  reply: Reply | null;
+  refusal?: Refusal;
+}
+
+/** What `!zone status` shows. */
+export interface Status {
+  run_id: string;
+  zone_id: string;
+  zone_name: string;
+  node: string;
+  label: string;
+  kind: NodeKind | null;
+  region: string | null;
+  room_number: number;
+  room_total: number;
+  phase: { phase: "in_room" } | { phase: "fork" } | { phase: "waiting" } | { phase: "over"; outcome: Outcome };
+  exits: ExitView[];
+  fork_created_at: number | null;
+  keys: string[];
+}
+
+export interface StatusReply {
+  status: Status;
+  reply: Reply;
+}
+
+/** The ASCII map the chat shows: the designer's view without a run, the player's with one. */
+export function renderMap(zone: string | ZoneFile, run?: Run | null, options?: MapOptions | null): string;
 
 export interface VersionInfo {
   /** The zonegraph-wasm version. */

@@ -121,6 +121,8 @@ fn fixture() -> Value {
                 "input": text,
                 "check": outcome(api::check_zone(&text, "zone.json")),
                 "analyze": outcome(api::analyze_zone(&text)),
+                "layout": outcome(api::layout_zone(&text)),
+                "map": outcome(api::render_map(&text, None, None)),
                 "share": outcome(api::encode_share_link(&text)),
             }));
             if dir == "zones" {
@@ -134,6 +136,8 @@ fn fixture() -> Value {
             "input": text,
             "check": outcome(api::check_zone(&text, "zone.json")),
             "analyze": outcome(api::analyze_zone(&text)),
+            "layout": outcome(api::layout_zone(&text)),
+            "map": outcome(api::render_map(&text, None, None)),
             "share": outcome(api::encode_share_link(&text)),
         }));
     }
@@ -205,6 +209,8 @@ fn fixture() -> Value {
         }));
     }
 
+    let runs = scripted_runs(&all_zone_texts);
+
     json!({
         "comment": "written by crates/zonegraph-wasm/tests/native.rs; ZONEGRAPH_BLESS=1 cargo test -p zonegraph-wasm --test native",
         "version": api::version_info(),
@@ -212,9 +218,97 @@ fn fixture() -> Value {
         "check_all_zones": check_all,
         "check_mixed": check_mixed,
         "rolls": rolls,
+        "runs": runs,
         "links": bad_links,
         "max_payload": zonegraph_core::share::MAX_PAYLOAD,
     })
+}
+
+/// Plays every shipped zone to its end through the façade, recording each call with its
+/// inputs and output, so the browser test can replay the calls one by one and compare.
+/// At a fork it first tries option 1 (a locked option gives a refusal), waits once without
+/// and once past the timeout on the first fork, and otherwise takes the first open option.
+fn scripted_runs(zones: &[(String, String)]) -> Vec<Value> {
+    let character = json!({"level": 3, "scores": {"wis": 14, "str": 12}, "keys": ["Skull_Key"]});
+    let ch = character.to_string();
+    let mut calls = Vec::new();
+    for (name, text) in zones {
+        let mut now: i64 = 1_700_000_000_000;
+        let start = api::start_run(text, &format!("parity:{name}"), Some(&ch), now);
+        calls.push(
+            json!({"call": "startRun", "zone": name, "character": character,
+            "run_id": format!("parity:{name}"), "now": now, "output": outcome(start.clone())}),
+        );
+        let Some(mut run) = start.ok().and_then(|s| s.run) else {
+            continue;
+        };
+        let mut waited = false;
+        for _ in 0..80 {
+            if run.is_over() {
+                break;
+            }
+            now += 60_000;
+            let run_json = serde_json::to_value(&run).expect("run serialises");
+            let rj = run_json.to_string();
+            for (call, out) in [
+                ("status", outcome(api::status(text, &rj, Some(&ch)))),
+                ("forkPrompt", outcome(api::fork_prompt(text, &rj))),
+                ("renderMap", outcome(api::render_map(text, Some(&rj), None))),
+            ] {
+                calls.push(json!({"call": call, "zone": name, "run": run_json,
+                    "character": character, "output": out}));
+            }
+            let step = if let Some(fork) = run.pending_fork.clone() {
+                if !waited {
+                    waited = true;
+                    for later in [1_000, 600_000] {
+                        let out =
+                            api::expire(text, &rj, Some(&ch), fork.created_at + later, 300_000);
+                        calls.push(json!({"call": "expire", "zone": name, "run": run_json,
+                            "character": character, "now": fork.created_at + later,
+                            "timeout_ms": 300_000, "output": outcome(out)}));
+                    }
+                }
+                let first = api::choose(text, &rj, Some(&ch), "1", now);
+                calls.push(json!({"call": "choose", "zone": name, "run": run_json,
+                    "character": character, "choice": "1", "now": now,
+                    "output": outcome(first.clone())}));
+                match first {
+                    Ok(s) if s.refusal.is_none() => s,
+                    _ => {
+                        let n = fork
+                            .options
+                            .iter()
+                            .position(|o| o.open)
+                            .map_or(1, |i| i + 1);
+                        let choice = n.to_string();
+                        let s = api::choose(text, &rj, Some(&ch), &choice, now);
+                        calls.push(json!({"call": "choose", "zone": name, "run": run_json,
+                            "character": character, "choice": choice, "now": now,
+                            "output": outcome(s.clone())}));
+                        match s {
+                            Ok(s) if s.refusal.is_none() => s,
+                            _ => break,
+                        }
+                    }
+                }
+            } else {
+                let s = api::advance(text, &rj, Some(&ch), now);
+                calls.push(json!({"call": "advance", "zone": name, "run": run_json,
+                    "character": character, "now": now, "output": outcome(s.clone())}));
+                match s {
+                    Ok(s) if s.refusal.is_none() => s,
+                    _ => break,
+                }
+            };
+            match step.run {
+                Some(r) => run = r,
+                None => break,
+            }
+        }
+        assert!(run.is_over(), "{name}: the scripted run did not end");
+    }
+    calls
 }
 
 // The test builds a deflate bomb and a raw stream for the fixture; the core keeps its helpers

@@ -83,6 +83,11 @@ fn check_zone_matches_native_for_every_fixture() {
         assert_eq!(got, z["check"], "checkZone({name})");
         let got = outcome(zonegraph_wasm::analyze_zone(JsValue::from_str(input)));
         assert_eq!(got, z["analyze"], "analyzeZone({name})");
+        let got = outcome(zonegraph_wasm::layout_zone(JsValue::from_str(input)));
+        assert_eq!(got, z["layout"], "layoutZone({name})");
+        let got = zonegraph_wasm::render_map(JsValue::from_str(input), None, None)
+            .map(|m| JsValue::from_str(&m));
+        assert_eq!(outcome(got), z["map"], "renderMap({name})");
         // The same zone passed as an object gives the same report.
         if let (Some(_), Ok(obj)) = (z["check"].get("ok"), js_sys::JSON::parse(input)) {
             let got = outcome(zonegraph_wasm::check_zone(obj, None));
@@ -271,4 +276,89 @@ fn malformed_arguments_throw_errors_not_traps() {
 fn version_info_matches_native() {
     let got = json_of(&zonegraph_wasm::version_info().expect("version"));
     assert_eq!(got, fixture()["version"]);
+}
+
+/// A fixture value as a JS object (through JSON, like a host would hold it).
+fn js_of(v: &Value) -> JsValue {
+    js_sys::JSON::parse(&v.to_string()).expect("fixture value is JSON")
+}
+
+#[wasm_bindgen_test]
+fn run_engine_replays_the_native_runs() {
+    let f = fixture();
+    let zone_text = |name: &str| {
+        f["zones"]
+            .as_array()
+            .expect("zones")
+            .iter()
+            .find(|z| z["name"] == name)
+            .map(|z| JsValue::from_str(s(&z["input"])))
+            .expect("zone of the run is in the fixture")
+    };
+    let calls = f["runs"].as_array().expect("runs");
+    let mut seen = std::collections::BTreeSet::new();
+    for c in calls {
+        let call = s(&c["call"]);
+        seen.insert(call.to_string());
+        let zone = zone_text(s(&c["zone"]));
+        let run = js_of(&c["run"]);
+        let character = js_of(&c["character"]);
+        let now = c["now"].as_f64().unwrap_or(0.0);
+        let got = match call {
+            "startRun" => {
+                zonegraph_wasm::start_run(zone, s(&c["run_id"]).to_string(), character, now)
+            }
+            "advance" => zonegraph_wasm::advance(zone, run, character, now),
+            "choose" => zonegraph_wasm::choose(
+                zone,
+                run,
+                character,
+                c["choice"].as_str().expect("choice").into(),
+                now,
+            ),
+            "expire" => zonegraph_wasm::expire(
+                zone,
+                run,
+                character,
+                now,
+                c["timeout_ms"].as_f64().expect("timeout"),
+            ),
+            "status" => zonegraph_wasm::status(zone, run, character),
+            "forkPrompt" => zonegraph_wasm::fork_prompt(zone, run),
+            "renderMap" => zonegraph_wasm::render_map(zone, Some(run), None).map(JsValue::from),
+            other => panic!("unknown call {other}"),
+        };
+        assert_eq!(outcome(got), c["output"], "{call} on {}", s(&c["zone"]));
+    }
+    for call in [
+        "startRun",
+        "advance",
+        "choose",
+        "expire",
+        "status",
+        "forkPrompt",
+        "renderMap",
+    ] {
+        assert!(seen.contains(call), "the scripted runs never call {call}");
+    }
+}
+
+#[wasm_bindgen_test]
+fn engine_arguments_are_checked() {
+    let zone = JsValue::from_str(s(&fixture()["zones"][0]["input"]));
+    let e = error_json(
+        &zonegraph_wasm::advance(zone.clone(), JsValue::NULL, JsValue::NULL, 0.0)
+            .expect_err("no run"),
+    );
+    assert_eq!(e["code"], "invalid_argument");
+    let bad_run = js_sys::JSON::parse(r#"{"run_id": 5}"#).expect("json");
+    let e = error_json(
+        &zonegraph_wasm::status(zone.clone(), bad_run, JsValue::NULL).expect_err("bad run"),
+    );
+    assert_eq!(e["code"], "invalid_argument");
+    assert!(s(&e["message"]).starts_with("run: invalid type"), "{e}");
+    let e = error_json(
+        &zonegraph_wasm::start_run(zone, "r".into(), JsValue::NULL, f64::NAN).expect_err("NaN"),
+    );
+    assert_eq!(e["code"], "invalid_argument");
 }
