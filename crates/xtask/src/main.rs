@@ -152,10 +152,14 @@ fn setup() -> Result<()> {
     if tool_version("trunk").as_deref() != Some(format!("trunk {TRUNK_VERSION}").as_str()) {
         cargo_install("trunk", TRUNK_VERSION)?;
     }
-    let missing: Vec<&str> = APT_PACKAGES
+    let mut missing: Vec<&str> = APT_PACKAGES
         .into_iter()
         .filter(|p| !apt_installed(p))
         .collect();
+    // Node runs wasm-opt (npm binaryen), tsc and the package's example; Debian's is enough.
+    if tool_version("node").is_none() || tool_version("npm").is_none() {
+        missing.extend(["nodejs", "npm"]);
+    }
     if !missing.is_empty() {
         apt_install(&missing)?;
     }
