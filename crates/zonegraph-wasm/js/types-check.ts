@@ -6,7 +6,7 @@ import init, {
   type DiagnosticCode, type Severity, type ZonegraphError, type ZonegraphErrorCode,
   type VersionInfo, type ParseErrorInfo, layoutZone, renderMap, startRun, advance, choose,
   expire, status, forkPrompt, type Layout, type Step, type Run, type Event, type Reply,
-  type Character, type StatusReply,
+  type Character, type StatusReply, playerView,
 } from "./zonegraph_wasm.js";
 
 const zone: ZoneFile = {
@@ -52,6 +52,8 @@ if (started.run) {
   const timedOut: Step = expire(zone, run, null, Date.now(), 300_000);
   const st: StatusReply = status(zone, run, character);
   const prompt: Reply | null = forkPrompt(zone, run);
+  const seen: Run = playerView(zone, run);
+  const seenNodes: string[] = seen.visited_nodes;
   for (const e of next.events as Event[]) {
     if (e.event === "arrived") {
       const n: number = e.room_number;

@@ -300,6 +300,14 @@ pub fn status(
     Ok(StatusReply { status, reply })
 }
 
+/// The run as its player may see it (what the viewer receives): rooms and checks the chat has
+/// not named are removed.
+pub fn player_view(zone_text: &str, run_json: &str) -> Result<Run, ApiError> {
+    let (zone, run, _) = engine_args(zone_text, Some(run_json), None)?;
+    let run = run.ok_or_else(|| ApiError::new("internal", "run missing"))?;
+    Ok(engine::player_view(&zone, &run))
+}
+
 /// The pending fork's prompt again, worded as when it was offered; `None` without a fork
 /// waiting in the current room.
 pub fn fork_prompt(zone_text: &str, run_json: &str) -> Result<Option<Reply>, ApiError> {

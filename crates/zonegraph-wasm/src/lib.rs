@@ -187,6 +187,17 @@ pub fn status(
     to_js(&api::status(&text, &run, character.as_deref()).map_err(error)?)
 }
 
+/// The run as its player may see it, as the viewer receives it: undiscovered secrets and the
+/// numbers of failed checks removed.
+#[wasm_bindgen(js_name = playerView, unchecked_return_type = "Run")]
+pub fn player_view(
+    #[wasm_bindgen(unchecked_param_type = "string | ZoneFile")] zone: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Run")] run: JsValue,
+) -> Result<JsValue, JsValue> {
+    let (text, run, _) = engine_in(&zone, &run, &JsValue::NULL, "playerView")?;
+    to_js(&api::player_view(&text, &run).map_err(error)?)
+}
+
 /// The pending fork's prompt, worded as the bot offered it; null when no fork waits.
 #[wasm_bindgen(js_name = forkPrompt, unchecked_return_type = "Reply | null")]
 pub fn fork_prompt(

@@ -250,14 +250,14 @@ fn scripted_runs(zones: &[(String, String)]) -> Vec<Value> {
             now += 60_000;
             let run_json = serde_json::to_value(&run).expect("run serialises");
             let rj = run_json.to_string();
-            for (call, out) in [
-                ("status", outcome(api::status(text, &rj, Some(&ch)))),
-                ("forkPrompt", outcome(api::fork_prompt(text, &rj))),
-                ("renderMap", outcome(api::render_map(text, Some(&rj), None))),
-            ] {
-                calls.push(json!({"call": call, "zone": name, "run": run_json,
-                    "character": character, "output": out}));
-            }
+            // The read-only calls on this state, in one record (one copy of the run).
+            calls.push(json!({"call": "views", "zone": name, "run": run_json,
+            "character": character, "output": {
+                "status": outcome(api::status(text, &rj, Some(&ch))),
+                "forkPrompt": outcome(api::fork_prompt(text, &rj)),
+                "renderMap": outcome(api::render_map(text, Some(&rj), None)),
+                "playerView": outcome(api::player_view(text, &rj)),
+            }}));
             let step = if let Some(fork) = run.pending_fork.clone() {
                 if !waited {
                     waited = true;

@@ -323,22 +323,28 @@ fn run_engine_replays_the_native_runs() {
                 now,
                 c["timeout_ms"].as_f64().expect("timeout"),
             ),
-            "status" => zonegraph_wasm::status(zone, run, character),
-            "forkPrompt" => zonegraph_wasm::fork_prompt(zone, run),
-            "renderMap" => zonegraph_wasm::render_map(zone, Some(run), None).map(JsValue::from),
+            "views" => {
+                let map = zonegraph_wasm::render_map(zone.clone(), Some(run.clone()), None)
+                    .map(JsValue::from);
+                let views = serde_json::json!({
+                    "status": outcome(zonegraph_wasm::status(zone.clone(), run.clone(), character)),
+                    "forkPrompt": outcome(zonegraph_wasm::fork_prompt(zone.clone(), run.clone())),
+                    "renderMap": outcome(map),
+                    "playerView": outcome(zonegraph_wasm::player_view(zone, run)),
+                });
+                assert_eq!(
+                    numbers_as_f64(views),
+                    c["output"],
+                    "views on {}",
+                    s(&c["zone"])
+                );
+                continue;
+            }
             other => panic!("unknown call {other}"),
         };
         assert_eq!(outcome(got), c["output"], "{call} on {}", s(&c["zone"]));
     }
-    for call in [
-        "startRun",
-        "advance",
-        "choose",
-        "expire",
-        "status",
-        "forkPrompt",
-        "renderMap",
-    ] {
+    for call in ["startRun", "advance", "choose", "expire", "views"] {
         assert!(seen.contains(call), "the scripted runs never call {call}");
     }
 }
