@@ -4,7 +4,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use zonegraph_core::format::{self, EdgeFile, NodeFile, ZoneFile};
-use zonegraph_core::{Code, Diagnostic, LockKind, NodeKind, check_sources, lock_pass_chance, zone};
+use zonegraph_core::{
+    Code, Diagnostic, LockKind, NodeKind, analysis, check_sources, lock_pass_chance, zone,
+};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -565,7 +567,7 @@ fn wide_layered_zone_validates() {
     assert!(zonegraph_core::validate(&zone).is_empty());
     let s = zonegraph_core::stats(&zone);
     assert_eq!(s.nodes, LAYERS * WIDTH + 2);
-    assert_eq!(s.routes, Some(u64::MAX)); // 100 × 2^999 routes, saturated
+    assert_eq!(s.routes, Some(analysis::MAX_ROUTES)); // 100 × 2^999 routes, saturated
     assert_eq!(s.choke_points, ["w.entry", "w.boss"]);
     assert_eq!(
         (s.shortest_path, s.longest_path),

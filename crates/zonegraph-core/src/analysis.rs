@@ -20,6 +20,10 @@ use crate::zone::{Edge, Lock, Zone};
 /// Ability modifiers the lock table lists: a weak −1 up to a strong +5.
 pub const MODIFIER_RANGE: RangeInclusive<i32> = -1..=5;
 
+/// Route counts saturate here: 2^53 − 1, the largest integer every JSON reader (JavaScript
+/// included) holds exactly, so the CLI, the wasm module and the viewer show the same number.
+pub const MAX_ROUTES: u64 = (1 << 53) - 1;
+
 /// At most this many levels are listed per `level_min` lock, so a zone whose `max_level` is
 /// absurdly large cannot blow up the table.
 pub const MAX_LEVELS_LISTED: u32 = 100;
@@ -39,8 +43,8 @@ pub struct Stats {
     /// Rooms on the shortest entry→boss route, ignoring locks; null when there is no route.
     pub shortest_path: Option<usize>,
     /// Distinct entry→boss routes (sequences of passages), ignoring locks, saturating at
-    /// `u64::MAX`; null when a loop lies on some route, so the count is unbounded. 0 when the
-    /// zone has no single entry and boss or no route between them.
+    /// [`MAX_ROUTES`]; null when a loop lies on some route, so the count is unbounded. 0 when
+    /// the zone has no single entry and boss or no route between them.
     pub routes: Option<u64>,
     /// Rooms every entry→boss route passes, in route order, entry and boss included.
     pub choke_points: Vec<String>,
@@ -398,7 +402,7 @@ fn routes_and_choke_points(
             if !on_route[t.index()] {
                 continue;
             }
-            ways[t.index()] = ways[t.index()].saturating_add(here);
+            ways[t.index()] = ways[t.index()].saturating_add(here).min(MAX_ROUTES);
             let (a, b) = (pos[n.index()], pos[t.index()]);
             if b > a + 1 {
                 cover_delta[a + 1] += 1;

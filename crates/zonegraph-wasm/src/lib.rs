@@ -357,22 +357,18 @@ fn zone_source(value: &JsValue, i: usize) -> Result<(String, String), JsValue> {
     Ok((format!("zones[{i}]"), zone_text(value, &what)?))
 }
 
-/// Plain JS objects through the core's own JSON, so the module returns exactly what
-/// `zonegraph check --json` prints (numbers past 2^53, such as a huge `routes`, become the
-/// nearest double as with any JSON; serde-wasm-bindgen would refuse them).
+/// Plain JS objects (maps as objects, `None` as `null`), the same shape as the core's JSON
+/// that `zonegraph check --json` prints. Every integer the core returns is within 2^53 (route
+/// counts saturate at `analysis::MAX_ROUTES`), so numbers stay exact.
 fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
-    let text = serde_json::to_string(value).map_err(|e| {
-        error(ApiError::new(
-            "internal",
-            format!("could not convert the result: {e}"),
-        ))
-    })?;
-    js_sys::JSON::parse(&text).map_err(|_| {
-        error(ApiError::new(
-            "internal",
-            "could not convert the result: JSON.parse refused it",
-        ))
-    })
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| {
+            error(ApiError::new(
+                "internal",
+                format!("could not convert the result: {e}"),
+            ))
+        })
 }
 
 /// A JS `Error` named `ZonegraphError` with `code` and, when known, `line`, `column`, `path`.
