@@ -19,7 +19,9 @@ fn zone_text(rooms: usize) -> String {
 }
 
 fn built(rooms: usize) -> zone::Zone {
-    zone::load(&zone_text(rooms)).expect("generated zones parse").0
+    zone::load(&zone_text(rooms))
+        .expect("generated zones parse")
+        .0
 }
 
 /// Baseline: serde_json parsing the bytes into an untyped value.
