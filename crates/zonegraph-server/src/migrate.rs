@@ -33,9 +33,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
 pub fn migrate(args: &Args) -> Result<String> {
     let mut out = String::new();
     let mut conn = db::open(&args.db)?;
-    let before = db::migrations().current_version(&conn)?;
+    let before = usize::from(db::migrations().current_version(&conn)?);
     db::migrate(&mut conn)?;
-    let after = db::migrations().current_version(&conn)?;
+    let after = usize::from(db::migrations().current_version(&conn)?);
     out.push_str(&format!(
         "{}: schema {before} -> {after}\n",
         args.db.display()

@@ -11,7 +11,7 @@ use rusqlite::{Connection, TransactionBehavior};
 use serde::Serialize;
 use zonegraph_core::bot::{self, Context, Player};
 use zonegraph_core::chat::{self, Reply};
-use zonegraph_core::command;
+use zonegraph_core::command::{self, Command};
 use zonegraph_core::engine::{self, Character, Run};
 use zonegraph_core::format::ZoneFile;
 use zonegraph_core::validate;
@@ -23,12 +23,13 @@ use crate::zones;
 /// How many times a command is recomputed when its compare-and-set loses a race.
 const CAS_ATTEMPTS: usize = 16;
 
-/// Makes run ids (they decide every roll). Tests inject their own.
-pub type RunIds = Arc<dyn Fn() -> String + Send + Sync>;
+/// Makes the id of a run a user starts (it decides every roll of the run; ids must be
+/// unique). Random in production; tests inject their own to get known rolls.
+pub type RunIds = Arc<dyn Fn(&str) -> String + Send + Sync>;
 
 /// Random 128-bit run ids.
 pub fn random_run_ids() -> RunIds {
-    Arc::new(|| db::random_hex().unwrap_or_else(|_| format!("run-{}", now_ms())))
+    Arc::new(|_| db::random_hex().unwrap_or_else(|_| format!("run-{}", now_ms())))
 }
 
 /// Unix milliseconds.
@@ -201,7 +202,12 @@ impl Store {
             let before = player.clone();
             let cx = Context {
                 now,
-                new_run_id: (s.run_ids)(),
+                // Only `!zone enter` starts a run; other commands need no id.
+                new_run_id: if matches!(parsed, Ok(Command::Enter { .. })) {
+                    (s.run_ids)(user)
+                } else {
+                    String::new()
+                },
                 run_link: stored
                     .as_ref()
                     .map(|r| run_link(&s.public_url, &r.link_token)),
