@@ -966,3 +966,63 @@ fn sigkill_mid_load_loses_no_acknowledged_move() {
         runs.len()
     );
 }
+
+#[test]
+fn the_compare_and_set_holds_between_two_servers_on_one_database() {
+    use zonegraph_server::store::{CommandSettings, Store};
+    // Two stores on one file are two writers with no lock in common (two processes, or the
+    // sweeper of one and the commands of another): only the row's version keeps them honest.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("z.db");
+    let zones = root().join("zones");
+    let (a, _) = Store::open(&path, &zones).expect("store a");
+    let (b, _) = Store::open(&path, &zones).expect("store b");
+    let stores = [Arc::new(a), Arc::new(b)];
+    let settings = CommandSettings {
+        public_url: "http://test".into(),
+        fork_timeout_ms: 3_600_000,
+        run_ids: per_user_run_ids(),
+    };
+    let user = "@twice:test";
+    for cmd in [
+        "!zone enter crypt_valdris",
+        "!zone advance",
+        "!zone advance",
+    ] {
+        stores[0].command(user, cmd, &settings).expect("command");
+    }
+    let n = 50;
+    let barrier = Arc::new(Barrier::new(n));
+    let handles: Vec<_> = (0..n)
+        .map(|i| {
+            let store = stores[i % 2].clone();
+            let settings = settings.clone();
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                barrier.wait();
+                let replies = store
+                    .command(user, "!zone go 1", &settings)
+                    .expect("command");
+                replies
+                    .iter()
+                    .map(|r| r.text.clone())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+        })
+        .collect();
+    let replies: Vec<String> = handles
+        .into_iter()
+        .map(|h| h.join().expect("thread"))
+        .collect();
+    let moved = replies.iter().filter(|r| r.contains("Main Hall")).count();
+    let refused = replies.iter().filter(|r| r.contains(NO_CHOICE)).count();
+    assert_eq!((moved, refused), (1, n - 1), "{replies:#?}");
+    let runs = stores[1].all_runs().expect("runs");
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].run.visited_nodes.len(), 4);
+    assert_eq!(
+        runs[0].version, 3,
+        "enter, advance, advance, go: three updates"
+    );
+}

@@ -50,7 +50,10 @@ fn bare_loop(path: &std::path::Path) -> anyhow::Result<f64> {
     let bare_start = Instant::now();
     while bare_start.elapsed() < Duration::from_secs(3) {
         conn.execute_batch("BEGIN IMMEDIATE")?;
-        conn.execute("UPDATE t SET v = ?1 WHERE id = 1", [format!("{payload}{n}")])?;
+        conn.execute(
+            "UPDATE t SET v = ?1 WHERE id = 1",
+            [format!("{payload}{n}")],
+        )?;
         conn.execute_batch("COMMIT")?;
         n += 1;
     }
@@ -64,11 +67,7 @@ fn main() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
 
     let tps_before = bare_loop(&dir.path().join("bare-before.db"))?;
-    let config = ServerConfig::new(
-        dir.path().join("load.db"),
-        zones,
-        "127.0.0.1:0".parse()?,
-    );
+    let config = ServerConfig::new(dir.path().join("load.db"), zones, "127.0.0.1:0".parse()?);
     let server = serve::spawn(config)?;
     let addr = server.addr;
     let barrier = Arc::new(Barrier::new(players + 1));

@@ -52,16 +52,31 @@ impl UserLocks {
             let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
             map.entry(user.to_string()).or_default().clone()
         };
-        let out = {
-            let _held = lock.lock().await;
-            f.await
+        // Removes the map entry when nobody else waits, even if this future is dropped
+        // (a client that hangs up mid-command).
+        let _cleanup = Cleanup {
+            locks: self,
+            user,
+            lock: &lock,
         };
-        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        let _held = lock.lock().await;
+        f.await
+    }
+}
+
+struct Cleanup<'a> {
+    locks: &'a UserLocks,
+    user: &'a str,
+    lock: &'a Arc<tokio::sync::Mutex<()>>,
+}
+
+impl Drop for Cleanup<'_> {
+    fn drop(&mut self) {
+        let mut map = self.locks.map.lock().unwrap_or_else(|p| p.into_inner());
         // Ours and the map's: nobody else waits, so the entry may go.
-        if Arc::strong_count(&lock) == 2 {
-            map.remove(user);
+        if Arc::strong_count(self.lock) == 2 {
+            map.remove(self.user);
         }
-        out
     }
 }
 
