@@ -900,6 +900,17 @@ pub fn push_notice(
     Ok(())
 }
 
+/// Users with notices not delivered yet, sorted.
+pub fn users_with_notices(conn: &Connection) -> Result<Vec<String>> {
+    let mut st = conn.prepare_cached(
+        "SELECT DISTINCT user_id FROM zone_notice WHERE delivered_at_ms IS NULL ORDER BY user_id",
+    )?;
+    let rows = st
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(rows)
+}
+
 /// Whether `user` has notices not delivered yet (a cheap read before taking the writer).
 pub fn has_pending_notices(conn: &Connection, user: &str) -> Result<bool> {
     let mut st = conn.prepare_cached(

@@ -19,6 +19,9 @@ use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::json;
 
+use zonegraph_core::chat::Reply;
+
+use crate::db::Notice;
 use crate::store::{CommandSettings, Store};
 
 /// Largest request body accepted (a chat command is a few dozen bytes).
@@ -37,6 +40,43 @@ pub struct AppState {
     /// The built viewer (index.html and its assets), when there is one.
     pub web: Option<PathBuf>,
     pub locks: UserLocks,
+}
+
+impl AppState {
+    /// One chat command of `user`, answered in the core's words, committed before it returns:
+    /// the entry point every transport calls (HTTP here, Matrix next). Serialised per user.
+    pub async fn command(&self, user: &str, text: &str) -> anyhow::Result<Vec<Reply>> {
+        let store = self.store.clone();
+        let settings = self.settings.clone();
+        let (u, t) = (user.to_string(), text.to_string());
+        self.locks
+            .with(user, async move {
+                tokio::task::spawn_blocking(move || store.command(&u, &t, &settings)).await
+            })
+            .await
+            .map_err(|e| anyhow::anyhow!("command task failed: {e}"))?
+    }
+
+    /// Takes `user`'s queued notices ("picked for you"), oldest first, marking them
+    /// delivered: a transport polls this to push them to the player.
+    pub async fn take_notices(&self, user: &str) -> anyhow::Result<Vec<Notice>> {
+        let store = self.store.clone();
+        let u = user.to_string();
+        self.locks
+            .with(user, async move {
+                tokio::task::spawn_blocking(move || store.take_notices(&u)).await
+            })
+            .await
+            .map_err(|e| anyhow::anyhow!("notice task failed: {e}"))?
+    }
+
+    /// Users with notices waiting (for a transport that pushes rather than polls per user).
+    pub async fn users_with_notices(&self) -> anyhow::Result<Vec<String>> {
+        let store = self.store.clone();
+        tokio::task::spawn_blocking(move || store.users_with_notices())
+            .await
+            .map_err(|e| anyhow::anyhow!("notice task failed: {e}"))?
+    }
 }
 
 /// One async mutex per user with a command in flight; entries go away when unused.
@@ -183,20 +223,9 @@ async fn command(
             format!("\"text\" is longer than {MAX_TEXT_LEN} bytes"),
         );
     }
-    let user = body.user.clone();
-    let result = state
-        .locks
-        .with(&user, async {
-            let store = state.store.clone();
-            let settings = state.settings.clone();
-            tokio::task::spawn_blocking(move || store.command(&body.user, &body.text, &settings))
-                .await
-        })
-        .await;
-    match result {
-        Ok(Ok(replies)) => Json(json!({ "replies": replies })).into_response(),
-        Ok(Err(e)) => internal(&e),
-        Err(join) => internal(&anyhow::anyhow!("command task failed: {join}")),
+    match state.command(&body.user, &body.text).await {
+        Ok(replies) => Json(json!({ "replies": replies })).into_response(),
+        Err(e) => internal(&e),
     }
 }
 
@@ -283,18 +312,9 @@ async fn notices(
     if let Err(msg) = check_user(&q.user) {
         return error(StatusCode::BAD_REQUEST, msg);
     }
-    let store = state.store.clone();
-    let result = state
-        .locks
-        .with(&q.user, async {
-            let user = q.user.clone();
-            tokio::task::spawn_blocking(move || store.take_notices(&user)).await
-        })
-        .await;
-    match result {
-        Ok(Ok(list)) => Json(json!({ "notices": list })).into_response(),
-        Ok(Err(e)) => internal(&e),
-        Err(join) => internal(&anyhow::anyhow!("notice task failed: {join}")),
+    match state.take_notices(&q.user).await {
+        Ok(list) => Json(json!({ "notices": list })).into_response(),
+        Err(e) => internal(&e),
     }
 }
 

@@ -172,11 +172,20 @@ pub struct Server {
     /// Zone warnings and the legacy warm-up, for the start-up message.
     pub opened: store::Opened,
     pub viewer: Option<PathBuf>,
+    /// What transports call (`AppState::command`, `take_notices`): a Matrix transport runs
+    /// its sync loop on [`Server::runtime`] with a clone of this.
+    pub state: AppState,
+    runtime: tokio::runtime::Handle,
     shutdown: Option<oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<Result<()>>>,
 }
 
 impl Server {
+    /// The server's tokio runtime, to spawn another transport's tasks on.
+    pub fn runtime(&self) -> &tokio::runtime::Handle {
+        &self.runtime
+    }
+
     /// `http://ADDR`.
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
@@ -249,13 +258,15 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
     };
     let (tx, rx) = oneshot::channel::<()>();
     let sweep_every = config.sweep_every;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let runtime = rt.handle().clone();
+    let app_state = state.clone();
     let thread = std::thread::Builder::new()
         .name("zonegraph-server".into())
         .spawn(move || -> Result<()> {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .build()
-                .context("cannot start the async runtime")?;
             rt.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(listener)?;
                 let sweeper = tokio::spawn(sweep_forever(state.clone(), sweep_every));
@@ -275,6 +286,8 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
         store,
         opened,
         viewer,
+        state: app_state,
+        runtime,
         shutdown: Some(tx),
         thread: Some(thread),
     })

@@ -356,6 +356,11 @@ impl Store {
         bail!("the run of {user} kept changing under the sweep")
     }
 
+    /// Users with undelivered notices.
+    pub fn users_with_notices(&self) -> Result<Vec<String>> {
+        self.read(db::users_with_notices)
+    }
+
     /// Takes `user`'s undelivered notices, oldest first.
     pub fn take_notices(&self, user: &str) -> Result<Vec<Notice>> {
         let mut w = self.writer();
