@@ -1026,3 +1026,42 @@ fn the_compare_and_set_holds_between_two_servers_on_one_database() {
         "enter, advance, advance, go: three updates"
     );
 }
+
+#[test]
+fn a_zone_with_errors_refuses_the_start_with_its_findings() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let zones = dir.path().join("zones");
+    std::fs::create_dir_all(&zones).expect("zones dir");
+    std::fs::copy(
+        root().join("zones/crypt_valdris.json"),
+        zones.join("crypt_valdris.json"),
+    )
+    .expect("copy");
+    std::fs::write(
+        zones.join("broken.json"),
+        r#"{"format":1,"zone_id":"broken","name":"Broken","tier":1,"min_level":1,"max_level":2,
+            "nodes":[{"node_id":"broken.a","kind":"entry","is_entry":true}],
+            "edges":[{"from_node":"broken.a","to_node":"broken.nowhere"}]}"#,
+    )
+    .expect("write");
+    let mut cfg = config(&dir.path().join("z.db"));
+    cfg.zones = zones;
+    let err = serve::spawn(cfg).expect_err("refused").to_string();
+    assert!(err.contains("have errors"), "{err}");
+    assert!(err.contains("error[unknown_node]"), "{err}");
+    assert!(err.contains("broken.json"), "{err}");
+}
+
+#[test]
+fn serve_opens_a_legacy_database_directly() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = legacy_db(dir.path());
+    let server = start(&path);
+    assert_eq!(server.opened.warm_up.warmed, 4);
+    let mut c = Conn::connect(server.addr).expect("connect");
+    let t = say1(&mut c, "@cato:gogobee.test", "!zone status");
+    assert!(t.contains("The Cinder Spire — room 1 of 9"), "{t}");
+    let t = say1(&mut c, "@bram:gogobee.test", "!zone status");
+    assert!(t.contains("This run is over: abandoned."), "{t}");
+    assert_eq!(server.store.all_runs().expect("runs").len(), 4);
+}
