@@ -881,11 +881,13 @@ fn sigkill_mid_load_loses_no_acknowledged_move() {
     let addr = p.addr;
     let players = 12;
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let acked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     // Per player: (link token of each run, acknowledged visited count of that run).
     type Acks = Vec<(String, usize, bool)>;
     let handles: Vec<std::thread::JoinHandle<Acks>> = (0..players)
         .map(|i| {
             let stop = stop.clone();
+            let acked = acked.clone();
             std::thread::spawn(move || {
                 let user = format!("@load{i}:test");
                 let mut acks: Acks = Vec::new();
@@ -900,6 +902,7 @@ fn sigkill_mid_load_loses_no_acknowledged_move() {
                         if r.status != 200 {
                             break 'outer;
                         }
+                        acked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         if step == 0 {
                             let Ok(m) = c.command(&user, "!zone map", None) else {
                                 break 'outer;
@@ -919,7 +922,12 @@ fn sigkill_mid_load_loses_no_acknowledged_move() {
             })
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(1500));
+    // Kill in the middle of the load: once 300 commands were acknowledged (or after 30 s on
+    // a very slow machine), while every player keeps sending.
+    let until = Instant::now() + Duration::from_secs(30);
+    while acked.load(std::sync::atomic::Ordering::Relaxed) < 300 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(10));
+    }
     p.child.kill().expect("SIGKILL"); // std's kill is SIGKILL on Unix
     let _ = p.child.wait();
     stop.store(true, std::sync::atomic::Ordering::Relaxed);

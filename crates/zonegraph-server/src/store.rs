@@ -23,6 +23,9 @@ use crate::zones;
 /// How many times a command is recomputed when its compare-and-set loses a race.
 const CAS_ATTEMPTS: usize = 16;
 
+/// Read connections kept open between commands.
+const MAX_IDLE_READERS: usize = 32;
+
 /// Makes the id of a run a user starts (it decides every roll of the run; ids must be
 /// unique). Random in production; tests inject their own to get known rolls.
 pub type RunIds = Arc<dyn Fn(&str) -> String + Send + Sync>;
@@ -169,10 +172,11 @@ impl Store {
             None => db::open(&self.path)?,
         };
         let out = f(&conn);
-        self.readers
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(conn);
+        let mut idle = self.readers.lock().unwrap_or_else(|p| p.into_inner());
+        // A burst may open many; keep a few for the next one and close the rest.
+        if idle.len() < MAX_IDLE_READERS {
+            idle.push(conn);
+        }
         out
     }
 
