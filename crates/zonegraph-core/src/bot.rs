@@ -67,7 +67,7 @@ pub fn handle(zones: &[Zone], player: &mut Player, command: &Command, cx: &Conte
 /// Applies the fork timeout to the player's run; the notice to send, if a choice was made.
 pub fn sweep(zones: &[Zone], player: &mut Player, cx: &Context) -> Option<Reply> {
     let run = player.run.as_mut().filter(|r| !r.is_over())?;
-    let zone = zones.iter().find(|z| z.id == run.zone_id)?;
+    let zone = zone_of(zones, run).ok()?;
     let events = engine::expire(zone, run, &player.character, cx.now, cx.fork_timeout_ms);
     if events.is_empty() {
         return None;
@@ -154,14 +154,7 @@ fn answer(
 /// The player's run (active or last) and its zone.
 fn current<'a>(zones: &'a [Zone], player: &'a Player) -> Result<(&'a Zone, &'a Run), Refusal> {
     let run = player.run.as_ref().ok_or(Refusal::NoRun)?;
-    let zone = zones
-        .iter()
-        .find(|z| z.id == run.zone_id)
-        .ok_or_else(|| Refusal::UnknownZone {
-            given: run.zone_id.clone(),
-            known: zones.iter().map(|z| z.id.clone()).collect(),
-        })?;
-    Ok((zone, run))
+    Ok((zone_of(zones, run)?, run))
 }
 
 fn current_mut<'a>(
@@ -169,12 +162,16 @@ fn current_mut<'a>(
     run: &'a mut Option<Run>,
 ) -> Result<(&'a Zone, &'a mut Run), Refusal> {
     let run = run.as_mut().ok_or(Refusal::NoRun)?;
-    let zone = zones
+    Ok((zone_of(zones, run)?, run))
+}
+
+/// The zone a run belongs to; a zone that is no longer loaded is refused, naming the others.
+fn zone_of<'a>(zones: &'a [Zone], run: &Run) -> Result<&'a Zone, Refusal> {
+    zones
         .iter()
         .find(|z| z.id == run.zone_id)
         .ok_or_else(|| Refusal::UnknownZone {
             given: run.zone_id.clone(),
             known: zones.iter().map(|z| z.id.clone()).collect(),
-        })?;
-    Ok((zone, run))
+        })
 }

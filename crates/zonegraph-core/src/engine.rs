@@ -180,6 +180,27 @@ pub struct Run {
 }
 
 impl Run {
+    /// A run that has just begun in `current`, having visited `visited`.
+    fn fresh(run_id: &str, zone: &Zone, current: NodeId, visited: Vec<NodeId>, now: i64) -> Run {
+        Run {
+            run_id: run_id.to_string(),
+            zone_id: zone.id.clone(),
+            current_node: current,
+            visited_nodes: visited,
+            pending_fork: None,
+            cleared_regions: BTreeSet::new(),
+            harvested: BTreeMap::new(),
+            keys_granted: BTreeSet::new(),
+            revealed_secrets: BTreeSet::new(),
+            started_at: now,
+            last_action_at: now,
+            completed_at: None,
+            boss_defeated: false,
+            abandoned: false,
+            outcome: None,
+        }
+    }
+
     /// Whether the run has ended (victory, dead end or abandoned).
     pub fn is_over(&self) -> bool {
         self.outcome.is_some()
@@ -585,23 +606,7 @@ pub fn start(
             level: character.level,
         });
     }
-    let mut run = Run {
-        run_id: run_id.to_string(),
-        zone_id: zone.id.clone(),
-        current_node: zone.node(entry).id.clone(),
-        visited_nodes: Vec::new(),
-        pending_fork: None,
-        cleared_regions: BTreeSet::new(),
-        harvested: BTreeMap::new(),
-        keys_granted: BTreeSet::new(),
-        revealed_secrets: BTreeSet::new(),
-        started_at: now,
-        last_action_at: now,
-        completed_at: None,
-        boss_defeated: false,
-        abandoned: false,
-        outcome: None,
-    };
+    let mut run = Run::fresh(run_id, zone, zone.node(entry).id.clone(), Vec::new(), now);
     let mut events = vec![Event::Entered {
         zone_id: zone.id.clone(),
         zone_name: zone.name.clone(),
@@ -791,23 +796,8 @@ pub fn warm_up_legacy(
     {
         return Err(unknown);
     }
-    Ok(Run {
-        run_id: run_id.to_string(),
-        zone_id: zone.id.clone(),
-        current_node: visited[current_room].clone(),
-        visited_nodes: visited,
-        pending_fork: None,
-        cleared_regions: BTreeSet::new(),
-        harvested: BTreeMap::new(),
-        keys_granted: BTreeSet::new(),
-        revealed_secrets: BTreeSet::new(),
-        started_at: now,
-        last_action_at: now,
-        completed_at: None,
-        boss_defeated: false,
-        abandoned: false,
-        outcome: None,
-    })
+    let current = visited[current_room].clone();
+    Ok(Run::fresh(run_id, zone, current, visited, now))
 }
 
 /// What `!zone status` reports.
