@@ -334,6 +334,23 @@ async fn sweep_forever(state: AppState, every: Duration) {
     }
 }
 
+/// Ctrl-C, or SIGTERM (a service manager) on Unix. Stopping is graceful, but nothing depends
+/// on it: every acknowledged command is already committed.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
+
 /// `zonegraph serve`: starts, says where and how to talk to the bot, runs until Ctrl-C.
 pub fn run(args: &Args) -> Result<ExitCode> {
     let config = ServerConfig::from_args(args)?;
@@ -380,13 +397,11 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     println!(
         "    curl -s {url}/api/command{auth} -H 'content-type: application/json' \\\n      -d '{{\"user\":\"@you:example.org\",\"text\":\"!zone help\"}}'"
     );
-    println!("  Ctrl-C stops it.");
+    println!("  Ctrl-C (or SIGTERM) stops it.");
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    rt.block_on(async {
-        let _ = tokio::signal::ctrl_c().await;
-    });
+    rt.block_on(stop_signal());
     eprintln!("zonegraph: stopping");
     server.stop()?;
     Ok(ExitCode::SUCCESS)
