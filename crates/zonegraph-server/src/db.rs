@@ -552,7 +552,7 @@ fn values(run: &Run) -> Result<RunValues> {
 }
 
 /// Inserts a new run for `user` with a fresh link token; returns the row.
-pub fn insert_run(tx: &Transaction, user: &str, run: &Run, legacy_cols: bool) -> Result<StoredRun> {
+pub fn insert_run(tx: &Connection, user: &str, run: &Run, legacy_cols: bool) -> Result<StoredRun> {
     let v = values(run)?;
     let token = random_hex()?;
     let legacy = if legacy_cols {
@@ -605,7 +605,7 @@ pub fn insert_run(tx: &Transaction, user: &str, run: &Run, legacy_cols: bool) ->
 /// Writes `run` over row `id` if it is still at `version` (compare-and-set); false when
 /// another writer got there first.
 pub fn update_run_cas(
-    tx: &Transaction,
+    tx: &Connection,
     id: i64,
     version: i64,
     run: &Run,
@@ -850,7 +850,7 @@ pub fn character(conn: &Connection, user: &str) -> Result<Option<Character>> {
 }
 
 /// Stores the player's character.
-pub fn put_character(tx: &Transaction, user: &str, c: &Character, now: i64) -> Result<()> {
+pub fn put_character(tx: &Connection, user: &str, c: &Character, now: i64) -> Result<()> {
     let mut st = tx.prepare_cached(
         "INSERT INTO player_character (user_id, level, str, dex, con, int, wis, cha, keys_json,
            updated_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
@@ -885,7 +885,7 @@ pub struct Notice {
 
 /// Queues a notice for `user`.
 pub fn push_notice(
-    tx: &Transaction,
+    tx: &Connection,
     user: &str,
     run_id: &str,
     text: &str,
@@ -920,7 +920,7 @@ pub fn has_pending_notices(conn: &Connection, user: &str) -> Result<bool> {
 }
 
 /// Takes the undelivered notices of `user`, oldest first, marking them delivered.
-pub fn take_notices(tx: &Transaction, user: &str, now: i64) -> Result<Vec<Notice>> {
+pub fn take_notices(tx: &Connection, user: &str, now: i64) -> Result<Vec<Notice>> {
     let notices: Vec<(i64, Notice)> = {
         let mut st = tx.prepare_cached(
             "SELECT notice_id, text, html, created_at_ms FROM zone_notice

@@ -4,7 +4,7 @@
 //! command per user at a time (see `crate::http`).
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, mpsc};
 
 use anyhow::{Context as _, Result, bail};
 use rusqlite::{Connection, TransactionBehavior};
@@ -54,8 +54,8 @@ pub struct Opened {
 #[derive(Debug)]
 pub struct Store {
     path: PathBuf,
-    /// The one connection that writes (SQLite has one writer at a time anyway).
-    writer: Mutex<Connection>,
+    /// The writer thread's queue: it owns the one connection that writes.
+    writer: Mutex<mpsc::Sender<WriteJob>>,
     /// Idle read connections (WAL readers run beside the writer).
     readers: Mutex<Vec<Connection>>,
     zones: Vec<Zone>,
@@ -145,7 +145,7 @@ impl Store {
         let legacy_cols = db::has_legacy_columns(&conn)?;
         let store = Store {
             path: path.to_path_buf(),
-            writer: Mutex::new(conn),
+            writer: Mutex::new(spawn_writer(conn)?),
             readers: Mutex::new(Vec::new()),
             zones,
             legacy_cols,
@@ -158,10 +158,23 @@ impl Store {
         &self.zones
     }
 
-    fn writer(&self) -> MutexGuard<'_, Connection> {
-        // A panic while holding the lock leaves no half-written state (the transaction rolls
-        // back when dropped), so a poisoned lock is still usable.
-        self.writer.lock().unwrap_or_else(|p| p.into_inner())
+    /// Runs `work` in the writer's next transaction and waits until that transaction is
+    /// committed (or failed). See [`spawn_writer`].
+    fn write(
+        &self,
+        work: impl FnOnce(&Connection) -> Result<Wrote> + Send + 'static,
+    ) -> Result<Wrote> {
+        let (done, wait) = mpsc::sync_channel(1);
+        self.writer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .send(WriteJob {
+                work: Box::new(work),
+                done,
+            })
+            .map_err(|_| anyhow::anyhow!("the database writer has stopped"))?;
+        wait.recv()
+            .map_err(|_| anyhow::anyhow!("the database writer has stopped"))?
     }
 
     /// Runs `f` with a read connection from the pool.
@@ -230,26 +243,35 @@ impl Store {
             if player == before && !notices {
                 return Ok(replies);
             }
-            let mut w = self.writer();
-            let tx = w.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let mut queued = Vec::new();
-            if notices {
-                queued = db::take_notices(&tx, user, now)?;
-            }
-            if !self.write_player(
-                &tx,
-                user,
-                &before,
-                &swept_run,
-                &player,
-                stored.as_ref(),
-                now,
-            )? {
+            let legacy_cols = self.legacy_cols;
+            let (u, after) = (user.to_string(), player.clone());
+            let wrote = self.write(move |tx| {
+                let queued = if notices {
+                    db::take_notices(tx, &u, now)?
+                } else {
+                    Vec::new()
+                };
+                let applied = write_player(
+                    tx,
+                    &u,
+                    &before,
+                    &swept_run,
+                    &after,
+                    stored.as_ref(),
+                    now,
+                    legacy_cols,
+                )?;
+                Ok(Wrote {
+                    applied,
+                    notices: queued,
+                })
+            })?;
+            if !wrote.applied {
                 continue; // lost the compare-and-set: recompute from the new state
             }
-            tx.commit()?;
-            if !queued.is_empty() {
-                let mut all: Vec<Reply> = queued
+            if !wrote.notices.is_empty() {
+                let mut all: Vec<Reply> = wrote
+                    .notices
                     .into_iter()
                     .map(|n| Reply {
                         text: n.text,
@@ -262,55 +284,6 @@ impl Store {
             return Ok(replies);
         }
         bail!("the run of {user} kept changing under the command; try again")
-    }
-
-    /// Writes what changed between `before` and `after` in `tx`; false when a
-    /// compare-and-set failed (the caller drops the transaction and retries).
-    #[allow(clippy::too_many_arguments)] // one player's before/after snapshot
-    fn write_player(
-        &self,
-        tx: &rusqlite::Transaction,
-        user: &str,
-        before: &Player,
-        swept_run: &Option<Run>,
-        after: &Player,
-        stored: Option<&StoredRun>,
-        now: i64,
-    ) -> Result<bool> {
-        if after.character != before.character {
-            db::put_character(tx, user, &after.character, now)?;
-        }
-        let same_run = |a: &Option<Run>, b: &Option<Run>| match (a, b) {
-            (Some(a), Some(b)) => a.run_id == b.run_id,
-            (None, None) => true,
-            _ => false,
-        };
-        if same_run(&before.run, &after.run) {
-            if after.run != before.run
-                && let (Some(row), Some(run)) = (stored, &after.run)
-                && !db::update_run_cas(tx, row.id, row.version, run, self.legacy_cols)?
-            {
-                return Ok(false);
-            }
-        } else {
-            // A new run: the old one (possibly ended by the sweep) first, then the new row.
-            if swept_run != &before.run
-                && let (Some(row), Some(run)) = (stored, swept_run)
-                && !db::update_run_cas(tx, row.id, row.version, run, self.legacy_cols)?
-            {
-                return Ok(false);
-            }
-            if let Some(run) = &after.run {
-                match db::insert_run(tx, user, run, self.legacy_cols) {
-                    Ok(_) => {}
-                    // Another writer started a run for this player meanwhile (the unique
-                    // index on active runs): recompute.
-                    Err(e) if is_constraint(&e) => return Ok(false),
-                    Err(e) => return Err(e),
-                }
-            }
-        }
-        Ok(true)
     }
 
     /// Applies the fork timeout to every run whose fork is due, queueing the "picked for
@@ -335,27 +308,35 @@ impl Store {
             let Some(notice) = bot::sweep(&self.zones, &mut player, &cx) else {
                 return Ok(false);
             };
-            let mut w = self.writer();
-            let tx = w.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let run_id = player
                 .run
                 .as_ref()
                 .map(|r| r.run_id.clone())
                 .unwrap_or_default();
-            if !self.write_player(
-                &tx,
-                user,
-                &before,
-                &player.run,
-                &player,
-                stored.as_ref(),
-                now,
-            )? {
-                continue;
+            let legacy_cols = self.legacy_cols;
+            let u = user.to_string();
+            let wrote = self.write(move |tx| {
+                let applied = write_player(
+                    tx,
+                    &u,
+                    &before,
+                    &player.run,
+                    &player,
+                    stored.as_ref(),
+                    now,
+                    legacy_cols,
+                )?;
+                if applied {
+                    db::push_notice(tx, &u, &run_id, &notice.text, &notice.html, now)?;
+                }
+                Ok(Wrote {
+                    applied,
+                    notices: Vec::new(),
+                })
+            })?;
+            if wrote.applied {
+                return Ok(true);
             }
-            db::push_notice(&tx, user, &run_id, &notice.text, &notice.html, now)?;
-            tx.commit()?;
-            return Ok(true);
         }
         bail!("the run of {user} kept changing under the sweep")
     }
@@ -367,11 +348,14 @@ impl Store {
 
     /// Takes `user`'s undelivered notices, oldest first.
     pub fn take_notices(&self, user: &str) -> Result<Vec<Notice>> {
-        let mut w = self.writer();
-        let tx = w.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let out = db::take_notices(&tx, user, now_ms())?;
-        tx.commit()?;
-        Ok(out)
+        let u = user.to_string();
+        let wrote = self.write(move |tx| {
+            Ok(Wrote {
+                applied: true,
+                notices: db::take_notices(tx, &u, now_ms())?,
+            })
+        })?;
+        Ok(wrote.notices)
     }
 
     /// The player's view of the run a link token names; `None` for an unknown token.
@@ -407,6 +391,140 @@ impl Store {
     /// Whether the database answers (for `/healthz`).
     pub fn healthy(&self) -> Result<()> {
         self.read(|c| Ok(c.query_row("SELECT 1", [], |_| Ok(()))?))
+    }
+}
+
+/// Writes what changed between `before` and `after` in `tx`; false when a
+/// compare-and-set failed (the caller drops the transaction and retries).
+#[allow(clippy::too_many_arguments)] // one player's before/after snapshot
+fn write_player(
+    tx: &Connection,
+    user: &str,
+    before: &Player,
+    swept_run: &Option<Run>,
+    after: &Player,
+    stored: Option<&StoredRun>,
+    now: i64,
+    legacy_cols: bool,
+) -> Result<bool> {
+    if after.character != before.character {
+        db::put_character(tx, user, &after.character, now)?;
+    }
+    let same_run = |a: &Option<Run>, b: &Option<Run>| match (a, b) {
+        (Some(a), Some(b)) => a.run_id == b.run_id,
+        (None, None) => true,
+        _ => false,
+    };
+    if same_run(&before.run, &after.run) {
+        if after.run != before.run
+            && let (Some(row), Some(run)) = (stored, &after.run)
+            && !db::update_run_cas(tx, row.id, row.version, run, legacy_cols)?
+        {
+            return Ok(false);
+        }
+    } else {
+        // A new run: the old one (possibly ended by the sweep) first, then the new row.
+        if swept_run != &before.run
+            && let (Some(row), Some(run)) = (stored, swept_run)
+            && !db::update_run_cas(tx, row.id, row.version, run, legacy_cols)?
+        {
+            return Ok(false);
+        }
+        if let Some(run) = &after.run {
+            match db::insert_run(tx, user, run, legacy_cols) {
+                Ok(_) => {}
+                // Another writer started a run for this player meanwhile (the unique
+                // index on active runs): recompute.
+                Err(e) if is_constraint(&e) => return Ok(false),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// What a write job did: whether its compare-and-sets held, and the notices it took.
+#[derive(Debug, Default)]
+struct Wrote {
+    applied: bool,
+    notices: Vec<Notice>,
+}
+
+type Work = Box<dyn FnOnce(&Connection) -> Result<Wrote> + Send>;
+
+struct WriteJob {
+    work: Work,
+    done: mpsc::SyncSender<Result<Wrote>>,
+}
+
+/// Most jobs committed together.
+const MAX_BATCH: usize = 64;
+
+/// Starts the writer thread, which owns `conn` (group commit): it takes every job waiting
+/// (up to [`MAX_BATCH`]), runs each in its own savepoint of one `BEGIN IMMEDIATE`
+/// transaction — a job that fails or loses its compare-and-set is rolled back alone — and
+/// commits once. Only after that commit (and its fsync) is any job's result sent, so every
+/// reply still waits for its write to be durable; a failed commit fails every job of the
+/// batch. Under load, one fsync covers many players' moves; alone, a job commits at once.
+fn spawn_writer(mut conn: Connection) -> Result<mpsc::Sender<WriteJob>> {
+    let (tx, rx) = mpsc::channel::<WriteJob>();
+    std::thread::Builder::new()
+        .name("zonegraph-writer".into())
+        .spawn(move || {
+            while let Ok(first) = rx.recv() {
+                let mut batch = vec![first];
+                while batch.len() < MAX_BATCH {
+                    match rx.try_recv() {
+                        Ok(job) => batch.push(job),
+                        Err(_) => break,
+                    }
+                }
+                run_batch(&mut conn, batch);
+            }
+        })
+        .context("cannot start the database writer")?;
+    Ok(tx)
+}
+
+fn run_batch(conn: &mut Connection, batch: Vec<WriteJob>) {
+    let mut done = Vec::with_capacity(batch.len());
+    let committed = (|| -> Result<()> {
+        let mut tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        for job in batch {
+            let result = match tx.savepoint() {
+                Ok(mut sp) => {
+                    // A panicking job must not take the writer (and every later write) down.
+                    let r =
+                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (job.work)(&sp)))
+                            .unwrap_or_else(|_| Err(anyhow::anyhow!("a write job panicked")));
+                    match &r {
+                        Ok(w) if w.applied => {
+                            sp.commit().map(|()| r).unwrap_or_else(|e| Err(e.into()))
+                        }
+                        _ => {
+                            // Undo this job's writes only; the savepoint is released on drop.
+                            sp.set_drop_behavior(rusqlite::DropBehavior::Rollback);
+                            r
+                        }
+                    }
+                }
+                Err(e) => Err(e.into()),
+            };
+            done.push((job.done, result));
+        }
+        tx.commit()?;
+        Ok(())
+    })();
+    for (reply, result) in done {
+        let result = match &committed {
+            Ok(()) => result,
+            Err(e) => Err(anyhow::anyhow!("cannot commit: {e:#}")),
+        };
+        // The waiting command may have gone (its task was dropped); nothing to tell it.
+        let _ = reply.send(result);
+    }
+    if let Err(e) = committed {
+        eprintln!("zonegraph: a write transaction failed: {e:#}");
     }
 }
 
