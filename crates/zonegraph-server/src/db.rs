@@ -5,8 +5,9 @@
 //! so a move acknowledged to a player survives not only a killed process (NORMAL would do for
 //! that) but a power cut or kernel crash too; NORMAL could lose the last commits there, and a
 //! chat bot that said "you enter the Side Chapel" and then forgets it is the bug we must not
-//! have. The cost is one fsync per state-changing command; BENCHMARKS.md measures it against
-//! a bare loop of write transactions with the same setting.
+//! have. The cost is an fsync per commit; `crate::store` group-commits concurrent writes so
+//! one fsync covers many commands, and BENCHMARKS.md measures it against a bare loop of write
+//! transactions with the same setting.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

@@ -1,6 +1,6 @@
 //! The bot's state on SQLite: players' commands through `bot::handle`, each write a
-//! compare-and-set on the run row in one transaction, the fork-timeout sweep, notices and
-//! the redacted run view. Blocking: the HTTP layer calls it from `spawn_blocking`, one
+//! compare-and-set on the run row, group-committed by one writer thread (see
+//! [`spawn_writer`]), the fork-timeout sweep, notices and the redacted run view. Blocking: the HTTP layer calls it from `spawn_blocking`, one
 //! command per user at a time (see `crate::http`).
 
 use std::path::{Path, PathBuf};
