@@ -1,7 +1,7 @@
 //! The bot's state on SQLite: players' commands through `bot::handle`, each write a
-//! compare-and-set on the run row, group-committed by one writer thread (see
-//! [`spawn_writer`]), the fork-timeout sweep, notices and the redacted run view. Blocking: the HTTP layer calls it from `spawn_blocking`, one
-//! command per user at a time (see `crate::http`).
+//! compare-and-set on the run row, group-committed by one writer thread (`spawn_writer`),
+//! the fork-timeout sweep, notices and the redacted run view. Blocking: the HTTP layer calls
+//! it from `spawn_blocking`, one command per user at a time (see `crate::http`).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, mpsc};
@@ -159,7 +159,7 @@ impl Store {
     }
 
     /// Runs `work` in the writer's next transaction and waits until that transaction is
-    /// committed (or failed). See [`spawn_writer`].
+    /// committed (or failed). See `spawn_writer`.
     fn write(
         &self,
         work: impl FnOnce(&Connection) -> Result<Wrote> + Send + 'static,
