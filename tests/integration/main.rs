@@ -4,4 +4,5 @@ mod cli;
 mod engine;
 mod format;
 mod map;
+mod server;
 mod validate;

@@ -15,6 +15,7 @@ pub mod format;
 pub mod layout;
 pub mod map;
 pub mod narration;
+pub mod redact;
 pub mod roll;
 pub mod share;
 pub mod synth;

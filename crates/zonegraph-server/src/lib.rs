@@ -1,9 +1,16 @@
-//! zonegraph-server: the shell around zonegraph-core that reads files, terminals and (later)
-//! the network. Today it hosts the CLI (`check`, `play`, `schema`); `main.rs` only parses the
-//! command line, so tests drive the same code in memory.
+//! zonegraph-server: the shell around zonegraph-core that reads files, terminals, SQLite and
+//! the network. It hosts the CLI (`check`, `play`, `schema`, `serve`, `migrate`) and the bot's
+//! server (`db`, `store`, `http`, `serve`); `main.rs` only parses the command line, so tests
+//! drive the same code in memory.
 
 pub mod check;
+pub mod client;
+pub mod db;
+pub mod http;
+pub mod migrate;
 pub mod play;
+pub mod serve;
+pub mod store;
 pub mod zones;
 
 use std::process::ExitCode;
@@ -29,6 +36,10 @@ pub enum Cmd {
     Play(play::Args),
     /// Print the JSON Schema of the zone file format.
     Schema,
+    /// Run the bot's server: SQLite, the HTTP API, the run-map viewer.
+    Serve(serve::Args),
+    /// Migrate a database to the current schema (and drop the legacy columns).
+    Migrate(migrate::Args),
 }
 
 /// Runs a parsed command line; errors become exit code 2 with the message on stderr.
@@ -36,6 +47,8 @@ pub fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Cmd::Check(args) => check::run(&args),
         Cmd::Play(args) => play::run(&args),
+        Cmd::Serve(args) => serve::run(&args),
+        Cmd::Migrate(args) => migrate::run(&args),
         Cmd::Schema => {
             print!("{}", zonegraph_core::format::json_schema());
             Ok(ExitCode::SUCCESS)

@@ -1,0 +1,155 @@
+//! A minimal blocking HTTP/1.1 client for a zonegraph server on this machine: keep-alive,
+//! Content-Length and chunked bodies. The tests and the load benchmark drive the server with
+//! it (and send it broken requests a full client would refuse to write).
+
+use std::io::{self, BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+/// One response.
+#[derive(Clone, Debug)]
+pub struct Response {
+    pub status: u16,
+    /// Header names lowercased.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    /// The body as JSON (`Null` when it is not JSON).
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+/// A keep-alive connection.
+#[derive(Debug)]
+pub struct Conn {
+    addr: SocketAddr,
+    reader: BufReader<TcpStream>,
+}
+
+impl Conn {
+    pub fn connect(addr: SocketAddr) -> io::Result<Conn> {
+        let stream = TcpStream::connect(addr)?;
+        stream.set_nodelay(true)?;
+        stream.set_read_timeout(Some(Duration::from_secs(60)))?;
+        Ok(Conn {
+            addr,
+            reader: BufReader::new(stream),
+        })
+    }
+
+    /// Sends raw bytes and reads one response.
+    pub fn raw(&mut self, request: &[u8]) -> io::Result<Response> {
+        self.reader.get_mut().write_all(request)?;
+        self.reader.get_mut().flush()?;
+        read_response(&mut self.reader)
+    }
+
+    /// Sends a request with optional extra headers and body.
+    pub fn request(
+        &mut self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> io::Result<Response> {
+        let mut req = format!(
+            "{method} {path} HTTP/1.1\r\nhost: {}\r\ncontent-length: {}\r\n",
+            self.addr,
+            body.len()
+        );
+        for (n, v) in headers {
+            req.push_str(&format!("{n}: {v}\r\n"));
+        }
+        req.push_str("\r\n");
+        let mut bytes = req.into_bytes();
+        bytes.extend_from_slice(body);
+        self.raw(&bytes)
+    }
+
+    /// `POST /api/command` with `{"user","text"}`.
+    pub fn command(&mut self, user: &str, text: &str, token: Option<&str>) -> io::Result<Response> {
+        let body = serde_json::json!({ "user": user, "text": text }).to_string();
+        let auth = token.map(|t| format!("Bearer {t}"));
+        let mut headers = vec![("content-type", "application/json")];
+        if let Some(a) = &auth {
+            headers.push(("authorization", a.as_str()));
+        }
+        self.request("POST", "/api/command", &headers, body.as_bytes())
+    }
+
+    pub fn get(&mut self, path: &str) -> io::Result<Response> {
+        self.request("GET", path, &[], b"")
+    }
+}
+
+fn bad(msg: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, msg.to_string())
+}
+
+fn read_response(r: &mut impl BufRead) -> io::Result<Response> {
+    let mut line = String::new();
+    if r.read_line(&mut line)? == 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "connection closed",
+        ));
+    }
+    let status: u16 = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| bad("bad status line"))?;
+    let mut headers = Vec::new();
+    loop {
+        line.clear();
+        r.read_line(&mut line)?;
+        let l = line.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        if let Some((n, v)) = l.split_once(':') {
+            headers.push((n.trim().to_ascii_lowercase(), v.trim().to_string()));
+        }
+    }
+    let find = |n: &str| headers.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+    let mut body = Vec::new();
+    if let Some(len) = find("content-length") {
+        let len: usize = len.parse().map_err(|_| bad("bad content-length"))?;
+        body.resize(len, 0);
+        r.read_exact(&mut body)?;
+    } else if find("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
+        loop {
+            line.clear();
+            r.read_line(&mut line)?;
+            let size = usize::from_str_radix(line.trim().split(';').next().unwrap_or(""), 16)
+                .map_err(|_| bad("bad chunk size"))?;
+            let mut chunk = vec![0; size + 2];
+            r.read_exact(&mut chunk)?;
+            if size == 0 {
+                break;
+            }
+            body.extend_from_slice(&chunk[..size]);
+        }
+    } else if status != 204 && status != 304 {
+        r.read_to_end(&mut body)?;
+    }
+    Ok(Response {
+        status,
+        headers,
+        body,
+    })
+}

@@ -1,0 +1,549 @@
+//! The bot's state on SQLite: players' commands through `bot::handle`, each write a
+//! compare-and-set on the run row, group-committed by one writer thread (`spawn_writer`),
+//! the fork-timeout sweep, notices and the redacted run view. Blocking: the HTTP layer calls
+//! it from `spawn_blocking`, one command per user at a time (see `crate::http`).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, mpsc};
+
+use anyhow::{Context as _, Result, bail};
+use rusqlite::{Connection, TransactionBehavior};
+use serde::Serialize;
+use zonegraph_core::bot::{self, Context, Player};
+use zonegraph_core::chat::{self, Reply};
+use zonegraph_core::command::{self, Command};
+use zonegraph_core::engine::{self, Character, Run};
+use zonegraph_core::format::ZoneFile;
+use zonegraph_core::validate;
+use zonegraph_core::zone::{self, Zone};
+
+use crate::db::{self, Notice, StoredRun, WarmUp};
+use crate::zones;
+
+/// How many times a command is recomputed when its compare-and-set loses a race.
+const CAS_ATTEMPTS: usize = 16;
+
+/// Read connections kept open between commands.
+const MAX_IDLE_READERS: usize = 32;
+
+/// Makes the id of a run a user starts (it decides every roll of the run; ids must be
+/// unique). Random in production; tests inject their own to get known rolls.
+pub type RunIds = Arc<dyn Fn(&str) -> String + Send + Sync>;
+
+/// Random 128-bit run ids.
+pub fn random_run_ids() -> RunIds {
+    Arc::new(|_| db::random_hex().unwrap_or_else(|_| format!("run-{}", now_ms())))
+}
+
+/// Unix milliseconds.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// What opening the store found worth saying.
+#[derive(Debug, Default)]
+pub struct Opened {
+    /// Zone warnings (the start goes on).
+    pub warnings: Vec<String>,
+    pub warm_up: WarmUp,
+}
+
+/// The database plus the zones loaded from it.
+#[derive(Debug)]
+pub struct Store {
+    path: PathBuf,
+    /// The writer thread's queue: it owns the one connection that writes.
+    writer: Mutex<mpsc::Sender<WriteJob>>,
+    /// Idle read connections (WAL readers run beside the writer).
+    readers: Mutex<Vec<Connection>>,
+    zones: Vec<Zone>,
+    legacy_cols: bool,
+}
+
+/// The settings a command needs from the server.
+#[derive(Clone)]
+pub struct CommandSettings {
+    /// `{public_url}/run/{token}` is the run-map link.
+    pub public_url: String,
+    pub fork_timeout_ms: i64,
+    pub run_ids: RunIds,
+}
+
+impl std::fmt::Debug for CommandSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CommandSettings")
+            .field("public_url", &self.public_url)
+            .field("fork_timeout_ms", &self.fork_timeout_ms)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `GET /api/runs/{token}`: what the player's run-map page shows.
+#[derive(Debug, Serialize)]
+pub struct RunView {
+    /// The zone file, redacted for this player.
+    pub zone: ZoneFile,
+    /// [`engine::player_view`] of the run.
+    pub run: Run,
+    pub character: Character,
+}
+
+/// Zones with the file each came from, in file order.
+pub type ZoneFiles = Vec<(String, Zone)>;
+
+/// Validates the zone files of `dir`: the zones in order with their file names, and the
+/// warnings; any error refuses, listing every finding.
+pub fn read_zone_dir(dir: &Path) -> Result<(ZoneFiles, Vec<String>)> {
+    let files = zones::expand(&[dir.to_path_buf()])
+        .with_context(|| format!("cannot read the zones in {}", dir.display()))?;
+    let sources = zones::read_all(&files)?;
+    let checked = validate::check_sources_with(&sources, validate::CheckOptions { stats: false });
+    let mut errors = String::new();
+    let mut warnings = Vec::new();
+    for c in &checked {
+        if c.has_errors() {
+            crate::check::write_findings(&mut errors, c);
+        } else {
+            for d in &c.diagnostics {
+                warnings.push(format!(
+                    "warning[{}]: {} ({}, zone {})",
+                    d.code,
+                    d.message,
+                    c.file,
+                    c.zone_id.as_deref().unwrap_or("?")
+                ));
+            }
+        }
+    }
+    if !errors.is_empty() {
+        bail!(
+            "zones in {} have errors:\n{}",
+            dir.display(),
+            errors.trim_end()
+        );
+    }
+    let mut out = Vec::with_capacity(sources.len());
+    for (file, text) in &sources {
+        let (zone, _) = zone::load(text).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
+        out.push((file.clone(), zone));
+    }
+    Ok((out, warnings))
+}
+
+impl Store {
+    /// Opens the database, migrates it, validates and imports the zones of `zones_dir` in one
+    /// transaction, loads the runtime graphs back from the tables and warms legacy runs up.
+    pub fn open(path: &Path, zones_dir: &Path) -> Result<(Store, Opened)> {
+        let (files, warnings) = read_zone_dir(zones_dir)?;
+        let mut conn = db::open(path)?;
+        db::migrate(&mut conn)?;
+        db::import_zones(&mut conn, &files, now_ms()).context("cannot import the zones")?;
+        let zones = db::load_zones(&conn)?;
+        let warm_up = db::warm_up_legacy(&mut conn, &zones)?;
+        let legacy_cols = db::has_legacy_columns(&conn)?;
+        let store = Store {
+            path: path.to_path_buf(),
+            writer: Mutex::new(spawn_writer(conn)?),
+            readers: Mutex::new(Vec::new()),
+            zones,
+            legacy_cols,
+        };
+        Ok((store, Opened { warnings, warm_up }))
+    }
+
+    /// The zones, loaded from the tables.
+    pub fn zones(&self) -> &[Zone] {
+        &self.zones
+    }
+
+    /// Runs `work` in the writer's next transaction and waits until that transaction is
+    /// committed (or failed). See `spawn_writer`.
+    fn write(
+        &self,
+        work: impl FnOnce(&Connection) -> Result<Wrote> + Send + 'static,
+    ) -> Result<Wrote> {
+        let (done, wait) = mpsc::sync_channel(1);
+        self.writer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .send(WriteJob {
+                work: Box::new(work),
+                done,
+            })
+            .map_err(|_| anyhow::anyhow!("the database writer has stopped"))?;
+        wait.recv()
+            .map_err(|_| anyhow::anyhow!("the database writer has stopped"))?
+    }
+
+    /// Runs `f` with a read connection from the pool.
+    pub fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        let conn = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let conn = match conn {
+            Some(c) => c,
+            None => db::open(&self.path)?,
+        };
+        let out = f(&conn);
+        let mut idle = self.readers.lock().unwrap_or_else(|p| p.into_inner());
+        // A burst may open many; keep a few for the next one and close the rest.
+        if idle.len() < MAX_IDLE_READERS {
+            idle.push(conn);
+        }
+        out
+    }
+
+    fn load_player(&self, user: &str) -> Result<(Player, Option<StoredRun>, bool)> {
+        self.read(|c| {
+            let character = db::character(c, user)?.unwrap_or_default();
+            let stored = db::player_run(c, user)?;
+            let notices = db::has_pending_notices(c, user)?;
+            Ok((
+                Player {
+                    character,
+                    run: stored.as_ref().map(|s| s.run.clone()),
+                },
+                stored,
+                notices,
+            ))
+        })
+    }
+
+    /// One chat command of `user`: parsed and answered by the core, every change committed
+    /// before the replies are returned. Notices queued for the user come first.
+    pub fn command(&self, user: &str, text: &str, s: &CommandSettings) -> Result<Vec<Reply>> {
+        let parsed = command::parse(text);
+        for _ in 0..CAS_ATTEMPTS {
+            let now = now_ms();
+            let (mut player, stored, notices) = self.load_player(user)?;
+            let before = player.clone();
+            let cx = Context {
+                now,
+                // Only `!zone enter` starts a run; other commands need no id.
+                new_run_id: if matches!(parsed, Ok(Command::Enter { .. })) {
+                    (s.run_ids)(user)
+                } else {
+                    String::new()
+                },
+                run_link: stored
+                    .as_ref()
+                    .map(|r| run_link(&s.public_url, &r.link_token)),
+                fork_timeout_ms: s.fork_timeout_ms,
+            };
+            let mut replies = Vec::new();
+            // The timed-out fork first, so a run it ends is stored before a new one starts.
+            if let Some(notice) = bot::sweep(&self.zones, &mut player, &cx) {
+                replies.push(notice);
+            }
+            let swept_run = player.run.clone();
+            match &parsed {
+                Ok(cmd) => replies.extend(bot::handle(&self.zones, &mut player, cmd, &cx)),
+                Err(e) => replies.push(chat::command_error(e)),
+            }
+            if player == before && !notices {
+                return Ok(replies);
+            }
+            let legacy_cols = self.legacy_cols;
+            let (u, after) = (user.to_string(), player.clone());
+            let wrote = self.write(move |tx| {
+                let queued = if notices {
+                    db::take_notices(tx, &u, now)?
+                } else {
+                    Vec::new()
+                };
+                let applied = write_player(
+                    tx,
+                    &u,
+                    &before,
+                    &swept_run,
+                    &after,
+                    stored.as_ref(),
+                    now,
+                    legacy_cols,
+                )?;
+                Ok(Wrote {
+                    applied,
+                    notices: queued,
+                })
+            })?;
+            if !wrote.applied {
+                continue; // lost the compare-and-set: recompute from the new state
+            }
+            if !wrote.notices.is_empty() {
+                let mut all: Vec<Reply> = wrote
+                    .notices
+                    .into_iter()
+                    .map(|n| Reply {
+                        text: n.text,
+                        html: n.html,
+                    })
+                    .collect();
+                all.extend(replies);
+                replies = all;
+            }
+            return Ok(replies);
+        }
+        bail!("the run of {user} kept changing under the command; try again")
+    }
+
+    /// Applies the fork timeout to every run whose fork is due, queueing the "picked for
+    /// you" notices. Returns the users it moved on. `lock` serialises with their commands.
+    pub fn due_users(&self, now: i64, fork_timeout_ms: i64) -> Result<Vec<String>> {
+        self.read(|c| db::users_with_forks_due(c, now.saturating_sub(fork_timeout_ms)))
+    }
+
+    /// Applies the fork timeout to `user`'s run; true when it picked for them (the notice
+    /// is queued in the same transaction as the move).
+    pub fn sweep_user(&self, user: &str, s: &CommandSettings) -> Result<bool> {
+        for _ in 0..CAS_ATTEMPTS {
+            let now = now_ms();
+            let (mut player, stored, _) = self.load_player(user)?;
+            let before = player.clone();
+            let cx = Context {
+                now,
+                new_run_id: String::new(),
+                run_link: None,
+                fork_timeout_ms: s.fork_timeout_ms,
+            };
+            let Some(notice) = bot::sweep(&self.zones, &mut player, &cx) else {
+                return Ok(false);
+            };
+            let run_id = player
+                .run
+                .as_ref()
+                .map(|r| r.run_id.clone())
+                .unwrap_or_default();
+            let legacy_cols = self.legacy_cols;
+            let u = user.to_string();
+            let wrote = self.write(move |tx| {
+                let applied = write_player(
+                    tx,
+                    &u,
+                    &before,
+                    &player.run,
+                    &player,
+                    stored.as_ref(),
+                    now,
+                    legacy_cols,
+                )?;
+                if applied {
+                    db::push_notice(tx, &u, &run_id, &notice.text, &notice.html, now)?;
+                }
+                Ok(Wrote {
+                    applied,
+                    notices: Vec::new(),
+                })
+            })?;
+            if wrote.applied {
+                return Ok(true);
+            }
+        }
+        bail!("the run of {user} kept changing under the sweep")
+    }
+
+    /// Users with undelivered notices.
+    pub fn users_with_notices(&self) -> Result<Vec<String>> {
+        self.read(db::users_with_notices)
+    }
+
+    /// Takes `user`'s undelivered notices, oldest first.
+    pub fn take_notices(&self, user: &str) -> Result<Vec<Notice>> {
+        let u = user.to_string();
+        let wrote = self.write(move |tx| {
+            Ok(Wrote {
+                applied: true,
+                notices: db::take_notices(tx, &u, now_ms())?,
+            })
+        })?;
+        Ok(wrote.notices)
+    }
+
+    /// The player's view of the run a link token names; `None` for an unknown token.
+    pub fn run_view(&self, token: &str) -> Result<Option<RunView>> {
+        if !is_token(token) {
+            return Ok(None);
+        }
+        let Some((stored, character)) = self.read(|c| {
+            let Some(stored) = db::run_by_token(c, token)? else {
+                return Ok(None);
+            };
+            let character = db::character(c, &stored.user_id)?.unwrap_or_default();
+            Ok(Some((stored, character)))
+        })?
+        else {
+            return Ok(None);
+        };
+        let Some(zone) = self.zones.iter().find(|z| z.id == stored.run.zone_id) else {
+            return Ok(None);
+        };
+        Ok(Some(RunView {
+            zone: zonegraph_core::redact::zone_file_redacted(zone, &stored.run),
+            run: engine::player_view(zone, &stored.run),
+            character,
+        }))
+    }
+
+    /// Every stored run (tests and checks).
+    pub fn all_runs(&self) -> Result<Vec<StoredRun>> {
+        self.read(db::all_runs)
+    }
+
+    /// Whether the database answers (for `/healthz`).
+    pub fn healthy(&self) -> Result<()> {
+        self.read(|c| Ok(c.query_row("SELECT 1", [], |_| Ok(()))?))
+    }
+}
+
+/// Writes what changed between `before` and `after` in `tx`; false when a
+/// compare-and-set failed (the caller drops the transaction and retries).
+#[allow(clippy::too_many_arguments)] // one player's before/after snapshot
+fn write_player(
+    tx: &Connection,
+    user: &str,
+    before: &Player,
+    swept_run: &Option<Run>,
+    after: &Player,
+    stored: Option<&StoredRun>,
+    now: i64,
+    legacy_cols: bool,
+) -> Result<bool> {
+    if after.character != before.character {
+        db::put_character(tx, user, &after.character, now)?;
+    }
+    let same_run = |a: &Option<Run>, b: &Option<Run>| match (a, b) {
+        (Some(a), Some(b)) => a.run_id == b.run_id,
+        (None, None) => true,
+        _ => false,
+    };
+    if same_run(&before.run, &after.run) {
+        if after.run != before.run
+            && let (Some(row), Some(run)) = (stored, &after.run)
+            && !db::update_run_cas(tx, row.id, row.version, run, legacy_cols)?
+        {
+            return Ok(false);
+        }
+    } else {
+        // A new run: the old one (possibly ended by the sweep) first, then the new row.
+        if swept_run != &before.run
+            && let (Some(row), Some(run)) = (stored, swept_run)
+            && !db::update_run_cas(tx, row.id, row.version, run, legacy_cols)?
+        {
+            return Ok(false);
+        }
+        if let Some(run) = &after.run {
+            match db::insert_run(tx, user, run, legacy_cols) {
+                Ok(_) => {}
+                // Another writer started a run for this player meanwhile (the unique
+                // index on active runs): recompute.
+                Err(e) if is_constraint(&e) => return Ok(false),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// What a write job did: whether its compare-and-sets held, and the notices it took.
+#[derive(Debug, Default)]
+struct Wrote {
+    applied: bool,
+    notices: Vec<Notice>,
+}
+
+type Work = Box<dyn FnOnce(&Connection) -> Result<Wrote> + Send>;
+
+struct WriteJob {
+    work: Work,
+    done: mpsc::SyncSender<Result<Wrote>>,
+}
+
+/// Most jobs committed together.
+const MAX_BATCH: usize = 64;
+
+/// Starts the writer thread, which owns `conn` (group commit): it takes every job waiting
+/// (up to [`MAX_BATCH`]), runs each in its own savepoint of one `BEGIN IMMEDIATE`
+/// transaction — a job that fails or loses its compare-and-set is rolled back alone — and
+/// commits once. Only after that commit (and its fsync) is any job's result sent, so every
+/// reply still waits for its write to be durable; a failed commit fails every job of the
+/// batch. Under load, one fsync covers many players' moves; alone, a job commits at once.
+fn spawn_writer(mut conn: Connection) -> Result<mpsc::Sender<WriteJob>> {
+    let (tx, rx) = mpsc::channel::<WriteJob>();
+    std::thread::Builder::new()
+        .name("zonegraph-writer".into())
+        .spawn(move || {
+            while let Ok(first) = rx.recv() {
+                let mut batch = vec![first];
+                while batch.len() < MAX_BATCH {
+                    match rx.try_recv() {
+                        Ok(job) => batch.push(job),
+                        Err(_) => break,
+                    }
+                }
+                run_batch(&mut conn, batch);
+            }
+        })
+        .context("cannot start the database writer")?;
+    Ok(tx)
+}
+
+fn run_batch(conn: &mut Connection, batch: Vec<WriteJob>) {
+    let mut done = Vec::with_capacity(batch.len());
+    let committed = (|| -> Result<()> {
+        let mut tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        for job in batch {
+            let result = match tx.savepoint() {
+                Ok(mut sp) => {
+                    // A panicking job must not take the writer (and every later write) down.
+                    let r =
+                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (job.work)(&sp)))
+                            .unwrap_or_else(|_| Err(anyhow::anyhow!("a write job panicked")));
+                    match &r {
+                        Ok(w) if w.applied => {
+                            sp.commit().map(|()| r).unwrap_or_else(|e| Err(e.into()))
+                        }
+                        _ => {
+                            // Undo this job's writes only; the savepoint is released on drop.
+                            sp.set_drop_behavior(rusqlite::DropBehavior::Rollback);
+                            r
+                        }
+                    }
+                }
+                Err(e) => Err(e.into()),
+            };
+            done.push((job.done, result));
+        }
+        tx.commit()?;
+        Ok(())
+    })();
+    for (reply, result) in done {
+        let result = match &committed {
+            Ok(()) => result,
+            Err(e) => Err(anyhow::anyhow!("cannot commit: {e:#}")),
+        };
+        // The waiting command may have gone (its task was dropped); nothing to tell it.
+        let _ = reply.send(result);
+    }
+    if let Err(e) = committed {
+        eprintln!("zonegraph: a write transaction failed: {e:#}");
+    }
+}
+
+fn is_constraint(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        matches!(
+            c.downcast_ref::<rusqlite::Error>(),
+            Some(rusqlite::Error::SqliteFailure(f, _))
+                if f.code == rusqlite::ErrorCode::ConstraintViolation
+        )
+    })
+}
+
+/// A run-map link token: 32 lowercase hex digits.
+pub fn is_token(s: &str) -> bool {
+    s.len() == 32 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// `{public_url}/run/{token}`.
+pub fn run_link(public_url: &str, token: &str) -> String {
+    format!("{}/run/{token}", public_url.trim_end_matches('/'))
+}

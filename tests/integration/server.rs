@@ -1,0 +1,1075 @@
+//! The bot's server through its HTTP API on 127.0.0.1:0 with a temporary database: the Crypt
+//! end to end, persistence, the 50-way race, SIGKILL, redaction, legacy migration, the
+//! sweeper and hostile input.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use zonegraph_core::roll;
+use zonegraph_server::client::Conn;
+use zonegraph_server::db;
+use zonegraph_server::migrate;
+use zonegraph_server::serve::{self, Server, ServerConfig};
+use zonegraph_server::store::RunIds;
+
+const FORK: &str = "crypt_valdris.fork";
+const CHAPEL: &str = "crypt_valdris.side_chapel";
+const SECRET: &str = "crypt_valdris.secret_chamber";
+const NO_CHOICE: &str = "There is no choice to make right now.";
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ sits in the workspace")
+        .to_path_buf()
+}
+
+/// Run ids `"{user}/{n}"` for the user's n-th run: known rolls, unique ids.
+fn per_user_run_ids() -> RunIds {
+    let counts: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
+    Arc::new(move |user: &str| {
+        let mut c = counts.lock().expect("run id counter");
+        let n = c.entry(user.to_string()).or_insert(0);
+        *n += 1;
+        format!("{user}/{n}")
+    })
+}
+
+fn config(db: &Path) -> ServerConfig {
+    let mut c = ServerConfig::new(
+        db.to_path_buf(),
+        root().join("zones"),
+        "127.0.0.1:0".parse().expect("address"),
+    );
+    c.web = db.with_file_name("no-viewer-here");
+    c.run_ids = per_user_run_ids();
+    c.sweep_every = Duration::from_millis(50);
+    c
+}
+
+fn start(db: &Path) -> Server {
+    serve::spawn(config(db)).expect("server starts")
+}
+
+/// The reply texts of one command, asserting a 200.
+fn say(conn: &mut Conn, user: &str, text: &str) -> Vec<String> {
+    let r = conn.command(user, text, None).expect("request");
+    assert_eq!(r.status, 200, "{text}: {}", r.text());
+    r.json()["replies"]
+        .as_array()
+        .expect("replies")
+        .iter()
+        .map(|r| r["text"].as_str().expect("text").to_string())
+        .collect()
+}
+
+fn say1(conn: &mut Conn, user: &str, text: &str) -> String {
+    say(conn, user, text).join("\n")
+}
+
+/// A user whose first run's rolls satisfy `pred` (run ids are `"{user}/1"`).
+fn user_where(prefix: &str, pred: impl Fn(&str) -> bool) -> String {
+    (0..10_000)
+        .map(|i| format!("@{prefix}{i}:test"))
+        .find(|u| pred(&format!("{u}/1")))
+        .expect("some user id rolls that way")
+}
+
+fn chapel_roll(run: &str) -> u32 {
+    roll::d20(run, FORK, CHAPEL)
+}
+
+fn secret_roll(run: &str) -> u32 {
+    roll::d20(run, CHAPEL, SECRET)
+}
+
+/// The run-map link token in a `!zone map` reply.
+fn token_of(map_reply: &str) -> String {
+    let at = map_reply.find("/run/").expect("a run-map link") + 5;
+    map_reply[at..at + 32].to_string()
+}
+
+#[test]
+fn crypt_end_to_end_with_a_perception_pass_and_a_fail() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = start(&dir.path().join("z.db"));
+    let mut c = Conn::connect(server.addr).expect("connect");
+
+    // WIS 10 (+0): DC 12 into the chapel, DC 15 into the reliquary.
+    let finder = user_where("finder", |r| chapel_roll(r) >= 12 && secret_roll(r) >= 15);
+    let t = say1(&mut c, &finder, "!zone enter crypt_valdris");
+    assert!(t.contains("You enter Crypt of Valdris."), "{t}");
+    assert!(t.contains("Room 1 of 7: Crypt Threshold"), "{t}");
+    assert!(say1(&mut c, &finder, "!zone advance").contains("Room 2 of 7: Bone Corridor"));
+    let t = say1(&mut c, &finder, "!zone advance");
+    assert!(t.contains("1. Main Hall (elite)"), "{t}");
+    assert!(t.contains("2. Side Chapel (exploration)"), "{t}");
+    let t = say1(&mut c, &finder, "!zone status");
+    assert!(t.contains("A fork waits for your choice"), "{t}");
+    assert!(say1(&mut c, &finder, "!zone go 2").contains("Side Chapel"));
+    let t = say1(&mut c, &finder, "!zone advance");
+    assert!(
+        t.contains("Hidden Reliquary"),
+        "the passed check names the secret: {t}"
+    );
+    assert!(say1(&mut c, &finder, "!zone choose 2").contains("Hidden Reliquary"));
+    let t = say1(&mut c, &finder, "!zone advance");
+    assert!(t.contains("Valdris's Sanctum"), "{t}");
+    let map = say1(&mut c, &finder, "!zone map");
+    assert!(map.contains("Hidden Reliquary"), "{map}");
+    assert!(
+        map.contains(&format!("Run map: {}/run/", server.url())),
+        "{map}"
+    );
+    let t = say1(&mut c, &finder, "!zone advance");
+    assert!(t.contains("Victory!"), "{t}");
+    let t = say1(&mut c, &finder, "!zone status");
+    assert!(t.contains("This run is over: victory."), "{t}");
+
+    let blind = user_where("blind", |r| chapel_roll(r) < 12);
+    say(&mut c, &blind, "!zone enter Crypt of Valdris");
+    say(&mut c, &blind, "!zone advance");
+    let t = say1(&mut c, &blind, "!zone advance");
+    assert!(t.contains("A faint draft from a crack in the wall."), "{t}");
+    assert!(
+        !t.contains("Side Chapel"),
+        "an unnoticed passage is not named: {t}"
+    );
+    let t = say1(&mut c, &blind, "!zone go 2");
+    assert!(
+        t.contains(&format!(
+            "Option 2 is locked: Perception {} vs DC 12.",
+            chapel_roll(&format!("{blind}/1"))
+        )),
+        "{t}"
+    );
+    assert!(say1(&mut c, &blind, "!zone go 1").contains("Main Hall"));
+    assert!(say1(&mut c, &blind, "!zone advance").contains("Valdris's Sanctum"));
+    let map = say1(&mut c, &blind, "!zone map");
+    assert!(map.contains("◉♛ Valdris's Sanctum"), "{map}");
+    assert!(say1(&mut c, &blind, "!zone advance").contains("Victory!"));
+
+    // Refusals come back as replies too.
+    let t = say1(&mut c, &blind, "!zone go 1");
+    assert!(t.contains("over") || t.contains("no"), "{t}");
+    let t = say1(&mut c, "@newbie:test", "!zone enter cinder_spire");
+    assert!(t.contains("level 13"), "{t}");
+    let t = say1(&mut c, "@newbie:test", "!zone enter atlantis");
+    assert!(
+        t.contains("crypt_valdris"),
+        "unknown zones list the known ones: {t}"
+    );
+    let t = say1(&mut c, "@newbie:test", "!zone dance");
+    assert!(t.contains("!zone help"), "{t}");
+    let t = say1(&mut c, "@newbie:test", "!char wis 18");
+    assert!(t.contains("18"), "{t}");
+    let t = say1(&mut c, "@newbie:test", "!zone list");
+    assert!(t.contains("Crypt of Valdris"), "{t}");
+}
+
+#[test]
+fn runs_and_characters_survive_a_restart() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("z.db");
+    let user = "@restart:test";
+    {
+        let server = start(&db);
+        let mut c = Conn::connect(server.addr).expect("connect");
+        say(&mut c, user, "!char level 3");
+        say(&mut c, user, "!char key add Skull_Key");
+        say(&mut c, user, "!zone enter crypt_valdris");
+        say(&mut c, user, "!zone advance");
+        say(&mut c, user, "!zone advance");
+        server.stop().expect("stops");
+    }
+    let server = start(&db);
+    let mut c = Conn::connect(server.addr).expect("connect");
+    let t = say1(&mut c, user, "!zone status");
+    assert!(t.contains("You are in Branching Passage"), "{t}");
+    assert!(t.contains("Keys: skull_key."), "{t}");
+    let t = say1(&mut c, user, "!char");
+    assert!(t.contains("3"), "{t}");
+    assert!(say1(&mut c, user, "!zone go 1").contains("Main Hall"));
+    let t = say1(&mut c, user, "!zone enter crypt_valdris");
+    assert!(t.contains("already"), "one active run per player: {t}");
+}
+
+#[test]
+fn fifty_concurrent_go_1_apply_exactly_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = start(&dir.path().join("z.db"));
+    let user = "@racer:test";
+    let mut c = Conn::connect(server.addr).expect("connect");
+    say(&mut c, user, "!zone enter crypt_valdris");
+    say(&mut c, user, "!zone advance");
+    say(&mut c, user, "!zone advance");
+    let token = token_of(&say1(&mut c, user, "!zone map"));
+
+    let n = 50;
+    let barrier = Arc::new(Barrier::new(n));
+    let addr = server.addr;
+    let handles: Vec<_> = (0..n)
+        .map(|_| {
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                let mut c = Conn::connect(addr).expect("connect");
+                barrier.wait();
+                say1(&mut c, user, "!zone go 1")
+            })
+        })
+        .collect();
+    let replies: Vec<String> = handles
+        .into_iter()
+        .map(|h| h.join().expect("thread"))
+        .collect();
+    let moved = replies.iter().filter(|r| r.contains("Main Hall")).count();
+    let refused = replies.iter().filter(|r| r.contains(NO_CHOICE)).count();
+    assert_eq!((moved, refused), (1, n - 1), "{replies:#?}");
+
+    let view = c
+        .get(&format!("/api/runs/{token}"))
+        .expect("run view")
+        .json();
+    let visited: Vec<&str> = view["run"]["visited_nodes"]
+        .as_array()
+        .expect("visited")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(
+        visited,
+        [
+            "crypt_valdris.entry",
+            "crypt_valdris.corridor",
+            "crypt_valdris.fork",
+            "crypt_valdris.main_hall"
+        ]
+    );
+}
+
+#[test]
+fn run_links_show_no_undiscovered_secret() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = start(&dir.path().join("z.db"));
+    let mut c = Conn::connect(server.addr).expect("connect");
+
+    // Into the chapel, but the secret stays hidden.
+    let user = user_where("seeker", |r| chapel_roll(r) >= 12 && secret_roll(r) < 15);
+    let mut said = Vec::new();
+    for cmd in [
+        "!zone enter crypt_valdris",
+        "!zone advance",
+        "!zone advance",
+        "!zone status",
+        "!zone go 2",
+        "!zone status",
+        "!zone advance",
+        "!zone status",
+        "!zone map",
+    ] {
+        let r = c.command(&user, cmd, None).expect("request");
+        said.push(r.text());
+    }
+    let token = token_of(&said.last().cloned().unwrap_or_default());
+    let view = c.get(&format!("/api/runs/{token}")).expect("run view");
+    assert_eq!(view.status, 200);
+    said.push(view.text());
+    for text in &said {
+        for secret in [
+            "secret_chamber",
+            "Hidden Reliquary",
+            "A faint scratching behind",
+        ] {
+            if secret == "A faint scratching behind" && !text.contains("\"zone\"") {
+                continue; // the hint is the teaser the chat shows on purpose
+            }
+            assert!(!text.contains(secret), "{secret} leaked: {text}");
+        }
+    }
+    let v = view.json();
+    let nodes = v["zone"]["nodes"].as_array().expect("nodes");
+    assert_eq!(nodes.len(), 7, "every room but the secret");
+    assert!(v["zone"]["edges"].as_array().expect("edges").len() == 7);
+    assert_eq!(v["character"]["scores"]["wis"], 10);
+    assert_eq!(v["run"]["current_node"], CHAPEL);
+    // The pending option into the secret has no destination in the player's view.
+    let options = v["run"]["pending_fork"]["options"]
+        .as_array()
+        .expect("options");
+    assert_eq!(options[1]["to_node"], "");
+    assert_eq!(options[1]["check"]["lock"], "hidden");
+
+    // A player who found it sees it.
+    let finder = user_where("found", |r| chapel_roll(r) >= 12 && secret_roll(r) >= 15);
+    for cmd in [
+        "!zone enter crypt_valdris",
+        "!zone advance",
+        "!zone advance",
+        "!zone go 2",
+    ] {
+        say(&mut c, &finder, cmd);
+    }
+    say(&mut c, &finder, "!zone advance");
+    let token = token_of(&say1(&mut c, &finder, "!zone map"));
+    let v = c.get(&format!("/api/runs/{token}")).expect("view").json();
+    assert_eq!(v["zone"]["nodes"].as_array().expect("nodes").len(), 8);
+
+    // Unknown and malformed tokens: the same plain 404.
+    for bad in [
+        "0123456789abcdef0123456789abcdef",
+        "nope",
+        "..%2f..%2fetc",
+        &"a".repeat(5000),
+    ] {
+        let r = c.get(&format!("/api/runs/{bad}")).expect("request");
+        assert_eq!(r.status, 404, "{bad}");
+        assert_eq!(r.json()["error"], "no such run");
+    }
+}
+
+#[test]
+fn the_sweeper_picks_for_an_idle_player_and_queues_a_notice() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut cfg = config(&dir.path().join("z.db"));
+    cfg.fork_timeout = Duration::from_millis(300);
+    let server = serve::spawn(cfg).expect("starts");
+    let mut c = Conn::connect(server.addr).expect("connect");
+    let user = "@idle:test";
+    say(&mut c, user, "!zone enter crypt_valdris");
+    say(&mut c, user, "!zone advance");
+    say(&mut c, user, "!zone advance");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let notices = loop {
+        let r = c.get("/api/notices?user=%40idle%3Atest").expect("notices");
+        assert_eq!(r.status, 200, "{}", r.text());
+        let list = r.json()["notices"].as_array().cloned().unwrap_or_default();
+        if !list.is_empty() || Instant::now() > deadline {
+            break list;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    let text = notices[0]["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("option 1 was picked for you: Main Hall"),
+        "{text}"
+    );
+    let t = say1(&mut c, user, "!zone status");
+    assert!(t.contains("You are in Main Hall"), "{t}");
+    // Delivered once.
+    let r = c.get("/api/notices?user=%40idle%3Atest").expect("notices");
+    assert_eq!(r.json()["notices"], serde_json::json!([]));
+}
+
+#[test]
+fn queued_notices_come_before_the_next_reply() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut cfg = config(&dir.path().join("z.db"));
+    cfg.fork_timeout = Duration::from_millis(200);
+    let server = serve::spawn(cfg).expect("starts");
+    let mut c = Conn::connect(server.addr).expect("connect");
+    let user = "@later:test";
+    say(&mut c, user, "!zone enter crypt_valdris");
+    say(&mut c, user, "!zone advance");
+    say(&mut c, user, "!zone advance");
+    // Either the sweeper queued the notice or the command applies the timeout itself:
+    // the player hears about it first, exactly once.
+    std::thread::sleep(Duration::from_millis(1200));
+    let replies = say(&mut c, user, "!zone status");
+    assert_eq!(replies.len(), 2, "{replies:?}");
+    assert!(replies[0].contains("picked for you"), "{replies:?}");
+    assert!(replies[1].contains("You are in Main Hall"), "{replies:?}");
+    assert_eq!(say(&mut c, user, "!zone status").len(), 1);
+}
+
+#[test]
+fn zones_are_served_from_the_tables_as_the_files_say() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = start(&dir.path().join("z.db"));
+    let mut c = Conn::connect(server.addr).expect("connect");
+    let list = c.get("/api/zones").expect("zones").json();
+    let ids: Vec<&str> = list["zones"]
+        .as_array()
+        .expect("zones")
+        .iter()
+        .filter_map(|z| z["zone_id"].as_str())
+        .collect();
+    assert_eq!(ids.len(), 7, "{ids:?}");
+    for id in ids {
+        let text =
+            std::fs::read_to_string(root().join(format!("zones/{id}.json"))).expect("zone file");
+        let (zone, _) = zonegraph_core::zone::load(&text).expect("zone parses");
+        let served = c.get(&format!("/api/zones/{id}")).expect("zone").json();
+        assert_eq!(
+            served,
+            serde_json::to_value(zone.to_file()).expect("json"),
+            "{id}"
+        );
+    }
+    let r = c.get("/api/zones/atlantis").expect("zone");
+    assert_eq!(r.status, 404);
+    let h = c.get("/healthz").expect("health");
+    assert_eq!(h.json()["status"], "ok");
+    // No viewer built: the app's routes explain how to build it.
+    let page = c
+        .get("/run/0123456789abcdef0123456789abcdef")
+        .expect("page");
+    assert_eq!(page.status, 200);
+    assert!(page.text().contains("trunk build"), "{}", page.text());
+}
+
+#[test]
+fn the_viewer_is_served_with_run_links_falling_back_to_the_app() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let web = dir.path().join("dist");
+    std::fs::create_dir_all(&web).expect("dist");
+    std::fs::write(
+        web.join("index.html"),
+        "<!doctype html><title>viewer</title>",
+    )
+    .expect("index");
+    std::fs::write(web.join("app.js"), "console.log(1)").expect("js");
+    std::fs::write(dir.path().join("secret.txt"), "do not serve").expect("secret");
+    let mut cfg = config(&dir.path().join("z.db"));
+    cfg.web = web;
+    let server = serve::spawn(cfg).expect("starts");
+    let mut c = Conn::connect(server.addr).expect("connect");
+    let r = c
+        .get("/run/0123456789abcdef0123456789abcdef")
+        .expect("run page");
+    assert!(r.text().contains("<title>viewer</title>"));
+    let r = c.get("/app.js").expect("js");
+    assert_eq!(
+        r.header("content-type"),
+        Some("text/javascript; charset=utf-8")
+    );
+    for bad in [
+        "/../secret.txt",
+        "/%2e%2e/secret.txt",
+        "/.hidden",
+        "/missing.js",
+    ] {
+        let r = c.get(bad).expect("request");
+        assert_eq!(r.status, 404, "{bad}: {}", r.text());
+        assert!(!r.text().contains("do not serve"));
+    }
+}
+
+#[test]
+fn hostile_input_gets_a_json_4xx_and_never_a_panic() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = start(&dir.path().join("z.db"));
+    let addr = server.addr;
+    let json = [("content-type", "application/json")];
+    // (method, path, headers, body, expected status, the error says)
+    type Case<'a> = (
+        &'a str,
+        &'a str,
+        Vec<(&'a str, &'a str)>,
+        Vec<u8>,
+        u16,
+        &'a str,
+    );
+    let cases: Vec<Case> = vec![
+        (
+            "POST",
+            "/api/command",
+            json.to_vec(),
+            b"{not json".to_vec(),
+            400,
+            "parse",
+        ),
+        (
+            "POST",
+            "/api/command",
+            json.to_vec(),
+            br#"{"user":1,"text":"x"}"#.to_vec(),
+            422,
+            "user",
+        ),
+        (
+            "POST",
+            "/api/command",
+            json.to_vec(),
+            br#"{"user":"@a:b"}"#.to_vec(),
+            422,
+            "text",
+        ),
+        (
+            "POST",
+            "/api/command",
+            json.to_vec(),
+            br#"{"user":"@a:b","text":"!zone help","x":1}"#.to_vec(),
+            422,
+            "unknown field",
+        ),
+        (
+            "POST",
+            "/api/command",
+            json.to_vec(),
+            br#"[]"#.to_vec(),
+            422,
+            "expected",
+        ),
+        (
+            "POST",
+            "/api/command",
+            json.to_vec(),
+            br#"{"user":"","text":"!zone help"}"#.to_vec(),
+            422,
+            "empty",
+        ),
+        (
+            "POST",
+            "/api/command",
+            json.to_vec(),
+            b"{\"user\":\"a\\u0000b\",\"text\":\"x\"}".to_vec(),
+            422,
+            "control",
+        ),
+        (
+            "POST",
+            "/api/command",
+            vec![],
+            br#"{"user":"a","text":"b"}"#.to_vec(),
+            415,
+            "Content-Type",
+        ),
+        (
+            "POST",
+            "/api/command",
+            json.to_vec(),
+            vec![b' '; 20_000],
+            413,
+            "limit",
+        ),
+        ("GET", "/api/command", vec![], vec![], 405, "not allowed"),
+        ("DELETE", "/api/zones", vec![], vec![], 405, "not allowed"),
+        ("GET", "/api/nothing", vec![], vec![], 404, "no route"),
+        ("POST", "/elsewhere", vec![], vec![], 404, "no route"),
+        ("GET", "/api/notices", vec![], vec![], 400, "user"),
+    ];
+    let mut c = Conn::connect(addr).expect("connect");
+    for (method, path, headers, body, status, says) in cases {
+        let r = match c.request(method, path, &headers, &body) {
+            Ok(r) => r,
+            Err(_) => {
+                // The server may close the connection after refusing a body; reconnect.
+                c = Conn::connect(addr).expect("reconnect");
+                c.request(method, path, &headers, &body).expect("request")
+            }
+        };
+        assert_eq!(r.status, status, "{method} {path}: {}", r.text());
+        let err = r.json()["error"].as_str().unwrap_or_default().to_string();
+        assert!(
+            err.contains(says),
+            "{method} {path}: {err:?} should say {says:?}"
+        );
+        if status == 413 {
+            c = Conn::connect(addr).expect("reconnect");
+        }
+    }
+    // Chat text that is odd but well-formed gets the bot's own answer.
+    let long = "!zone go ".to_string() + &"9".repeat(3000);
+    for text in [
+        "",
+        "   ",
+        "!zone go 99999999999999999999999",
+        "!zone go -1",
+        "!zone enter \u{202e}\u{0000}",
+        "!char wis 999",
+        "!char level 0",
+        "<script>alert(1)</script>",
+        long.as_str(),
+    ] {
+        let r = c.command("@hostile:test", text, None).expect("request");
+        assert_eq!(r.status, 200, "{text:?}: {}", r.text());
+        let html = r.json()["replies"][0]["html"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(!html.contains("<script>"), "{html}");
+    }
+    // Bytes that are not HTTP at all.
+    for garbage in [
+        &b"\x00\x01\x02\r\n\r\n"[..],
+        b"GET / HTTP/9.9\r\n\r\n",
+        b"POST /api/command HTTP/1.1\r\ncontent-length: -5\r\n\r\n",
+    ] {
+        if let Ok(mut g) = Conn::connect(addr) {
+            let _ = g.raw(garbage);
+        }
+    }
+    let h = Conn::connect(addr)
+        .expect("connect")
+        .get("/healthz")
+        .expect("health");
+    assert_eq!(h.status, 200, "the server still answers");
+}
+
+#[test]
+fn an_api_token_is_required_when_configured() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut cfg = config(&dir.path().join("z.db"));
+    cfg.api_token = Some("s3cret".into());
+    let server = serve::spawn(cfg).expect("starts");
+    let mut c = Conn::connect(server.addr).expect("connect");
+    let r = c.command("@a:test", "!zone help", None).expect("request");
+    assert_eq!(r.status, 401, "{}", r.text());
+    let r = c
+        .command("@a:test", "!zone help", Some("wrong"))
+        .expect("request");
+    assert_eq!(r.status, 401);
+    let r = c
+        .command("@a:test", "!zone enter crypt_valdris", Some("s3cret"))
+        .expect("request");
+    assert_eq!(r.status, 200);
+    assert_eq!(c.get("/api/zones").expect("zones").status, 401);
+    let map = c
+        .command("@a:test", "!zone map", Some("s3cret"))
+        .expect("map")
+        .json();
+    let token = token_of(map["replies"][0]["text"].as_str().unwrap_or_default());
+    assert_eq!(
+        c.get(&format!("/api/runs/{token}")).expect("view").status,
+        200
+    );
+    assert_eq!(c.get("/healthz").expect("health").status, 200);
+}
+
+#[test]
+fn serve_refuses_a_public_address_without_a_token() {
+    use clap::Parser;
+    let parse = |args: &[&str]| {
+        let argv = ["zonegraph", "serve"].iter().chain(args).copied();
+        match zonegraph_server::Cli::try_parse_from(argv)
+            .expect("arguments")
+            .command
+        {
+            zonegraph_server::Cmd::Serve(a) => ServerConfig::from_args(&a),
+            _ => unreachable!("a serve command"),
+        }
+    };
+    let err = parse(&["--listen", "0.0.0.0:8080"]).expect_err("refused");
+    assert!(err.to_string().contains("without an API token"), "{err}");
+    assert!(parse(&["--listen", "0.0.0.0:8080", "--api-token", "t"]).is_ok());
+    let ok = parse(&["--listen", "127.0.0.1:9000", "--fork-timeout", "1h30m"]).expect("ok");
+    assert_eq!(ok.fork_timeout, Duration::from_secs(5400));
+    let bad =
+        zonegraph_server::Cli::try_parse_from(["zonegraph", "serve", "--fork-timeout", "soon"])
+            .expect_err("not a duration");
+    assert!(bad.to_string().contains("not a duration like 6h"), "{bad}");
+}
+
+fn legacy_db(dir: &Path) -> PathBuf {
+    let path = dir.join("legacy.db");
+    let conn = rusqlite::Connection::open(&path).expect("db");
+    conn.execute_batch(
+        &std::fs::read_to_string(root().join("tests/fixtures/legacy_gogobee.sql"))
+            .expect("fixture"),
+    )
+    .expect("fixture loads");
+    path
+}
+
+#[test]
+fn a_legacy_database_migrates_without_losing_a_row() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = legacy_db(dir.path());
+    let args = |purge: bool| migrate::Args {
+        db: path.clone(),
+        zones: Some(root().join("zones")),
+        purge_legacy: purge,
+    };
+    let report = migrate::migrate(&args(false)).expect("migrates");
+    assert!(report.contains("schema 0 -> 2"), "{report}");
+    assert!(report.contains("warmed up 4 legacy runs"), "{report}");
+    let report = migrate::migrate(&args(false)).expect("again");
+    assert!(
+        report.contains("schema 2 -> 2") && report.contains("warmed up 0"),
+        "{report}"
+    );
+
+    let conn = db::open(&path).expect("open");
+    let runs = db::all_runs(&conn).expect("runs");
+    assert_eq!(runs.len(), 4, "every legacy row is there");
+    let ash = &runs[0].run;
+    assert_eq!(ash.current_node.as_str(), "cinder_spire.r4");
+    assert_eq!(ash.visited_nodes.len(), 4);
+    assert_eq!(ash.started_at, 1_767_225_600_000);
+    assert!(ash.outcome.is_none());
+    assert_eq!(runs[1].run.outcome, Some(zonegraph_core::Outcome::Victory));
+    assert_eq!(
+        runs[2].run.outcome,
+        Some(zonegraph_core::Outcome::Abandoned)
+    );
+    let other: i64 = conn
+        .query_row("SELECT count(*) FROM dnd_character", [], |r| r.get(0))
+        .expect("old table");
+    assert_eq!(other, 2, "tables of the old game are left alone");
+    drop(conn);
+
+    // The server plays the warmed-up run on, writing current_room for legacy readers.
+    {
+        let server = start(&path);
+        let mut c = Conn::connect(server.addr).expect("connect");
+        let t = say1(&mut c, "@ash:gogobee.test", "!zone status");
+        assert!(t.contains("room 4 of 9"), "{t}");
+        let t = say1(&mut c, "@ash:gogobee.test", "!zone advance");
+        assert!(t.contains("Room 5 of 9"), "{t}");
+        server.stop().expect("stops");
+    }
+    let conn = db::open(&path).expect("open");
+    let room: i64 = conn
+        .query_row(
+            "SELECT current_room FROM dnd_zone_run WHERE id = 1",
+            [],
+            |r| r.get(0),
+        )
+        .expect("current_room");
+    assert_eq!(room, 4, "dual write (G4)");
+    drop(conn);
+
+    let report = migrate::migrate(&args(true)).expect("purges");
+    assert!(report.contains("dropped the legacy columns"), "{report}");
+    let report = migrate::migrate(&args(true)).expect("purges again");
+    assert!(report.contains("already gone"), "{report}");
+    let conn = db::open(&path).expect("open");
+    let cols = db::columns(&conn, "dnd_zone_run").expect("columns");
+    assert!(
+        !cols
+            .iter()
+            .any(|c| c == "current_room" || c == "room_seq_json")
+    );
+    assert_eq!(db::all_runs(&conn).expect("runs").len(), 4);
+    drop(conn);
+    let server = start(&path);
+    let mut c = Conn::connect(server.addr).expect("connect");
+    assert!(say1(&mut c, "@ash:gogobee.test", "!zone advance").contains("Room 6 of 9"));
+}
+
+#[test]
+fn purging_refuses_while_a_legacy_row_cannot_be_warmed_up() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = legacy_db(dir.path());
+    {
+        let conn = rusqlite::Connection::open(&path).expect("db");
+        conn.execute(
+            "INSERT INTO dnd_zone_run (user_id, zone_id, current_room, started_at)
+             VALUES ('@ghost:gogobee.test', 'zone_that_was_removed', 2, 0)",
+            [],
+        )
+        .expect("insert");
+    }
+    let args = migrate::Args {
+        db: path.clone(),
+        zones: Some(root().join("zones")),
+        purge_legacy: true,
+    };
+    let err = migrate::migrate(&args).expect_err("refuses");
+    assert!(err.to_string().contains("ids 5"), "{err}");
+    let conn = db::open(&path).expect("open");
+    let n: i64 = conn
+        .query_row("SELECT count(*) FROM dnd_zone_run", [], |r| r.get(0))
+        .expect("count");
+    assert_eq!(n, 5, "nothing dropped");
+    assert!(db::has_legacy_columns(&conn).expect("columns"));
+}
+
+#[test]
+fn a_run_round_trips_through_its_row_exactly() {
+    use zonegraph_core::engine::{Check, ForkOption, PendingFork, Run};
+    use zonegraph_core::zone::NodeId;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut conn = db::open(&dir.path().join("z.db")).expect("db");
+    db::migrate(&mut conn).expect("migrate");
+    let run = Run {
+        run_id: "r\"1'".into(),
+        zone_id: "sunless_deep".into(),
+        current_node: NodeId("sunless_deep.gate".into()),
+        visited_nodes: vec![NodeId("a".into()), NodeId("b".into())],
+        pending_fork: Some(PendingFork {
+            at: NodeId("b".into()),
+            created_at: 42,
+            options: vec![ForkOption {
+                to_node: NodeId("c".into()),
+                open: false,
+                check: Check::PerceptionCheck {
+                    d20: 3,
+                    modifier: -1,
+                    dc: 12,
+                },
+            }],
+        }),
+        cleared_regions: ["upper".to_string()].into(),
+        harvested: [(NodeId("a".into()), "moss".to_string())].into(),
+        keys_granted: ["skull_key".to_string()].into(),
+        revealed_secrets: [NodeId("s".into())].into(),
+        started_at: 1,
+        last_action_at: 2,
+        completed_at: Some(3),
+        boss_defeated: true,
+        abandoned: false,
+        outcome: Some(zonegraph_core::Outcome::Victory),
+    };
+    let tx = conn.transaction().expect("tx");
+    let stored = db::insert_run(&tx, "@u:test", &run, false).expect("insert");
+    tx.commit().expect("commit");
+    let back = db::run_by_token(&conn, &stored.link_token)
+        .expect("read")
+        .expect("found");
+    assert_eq!(back.run, run);
+    let tx = conn.transaction().expect("tx");
+    assert!(db::update_run_cas(&tx, back.id, back.version, &run, false).expect("cas"));
+    assert!(
+        !db::update_run_cas(&tx, back.id, back.version, &run, false).expect("cas"),
+        "a stale version loses"
+    );
+}
+
+/// The server as a real process: spawned, loaded, killed with SIGKILL, restarted.
+struct Process {
+    child: std::process::Child,
+    addr: SocketAddr,
+}
+
+fn spawn_process(db: &Path) -> Process {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_zonegraph-under-test"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--db"])
+        .arg(db)
+        .arg("--zones")
+        .arg(root().join("zones"))
+        .arg("--web")
+        .arg(db.with_file_name("none"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the server process starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = std::io::BufReader::new(stdout).lines();
+    let first = lines.next().expect("a first line").expect("utf-8");
+    let url = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .expect("the URL is printed");
+    let addr = url.trim_start_matches("http://").parse().expect("address");
+    // Keep draining stdout so the process never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    Process { child, addr }
+}
+
+/// The Crypt played by `go 1`: each command with the visited-room count it leaves.
+const PLAYTHROUGH: &[(&str, usize)] = &[
+    ("!zone enter crypt_valdris", 1),
+    ("!zone advance", 2),
+    ("!zone advance", 3),
+    ("!zone go 1", 4),
+    ("!zone advance", 6),
+    ("!zone advance", 6),
+];
+
+#[test]
+fn sigkill_mid_load_loses_no_acknowledged_move() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db_path = dir.path().join("z.db");
+    let mut p = spawn_process(&db_path);
+    let addr = p.addr;
+    let players = 12;
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let acked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    // Per player: (link token of each run, acknowledged visited count of that run).
+    type Acks = Vec<(String, usize, bool)>;
+    let handles: Vec<std::thread::JoinHandle<Acks>> = (0..players)
+        .map(|i| {
+            let stop = stop.clone();
+            let acked = acked.clone();
+            std::thread::spawn(move || {
+                let user = format!("@load{i}:test");
+                let mut acks: Acks = Vec::new();
+                let Ok(mut c) = Conn::connect(addr) else {
+                    return acks;
+                };
+                'outer: while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    for (step, (cmd, visited)) in PLAYTHROUGH.iter().enumerate() {
+                        let Ok(r) = c.command(&user, cmd, None) else {
+                            break 'outer;
+                        };
+                        if r.status != 200 {
+                            break 'outer;
+                        }
+                        acked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if step == 0 {
+                            let Ok(m) = c.command(&user, "!zone map", None) else {
+                                break 'outer;
+                            };
+                            let text = m.json()["replies"][0]["text"]
+                                .as_str()
+                                .unwrap_or_default()
+                                .to_string();
+                            acks.push((token_of(&text), *visited, false));
+                        } else if let Some(last) = acks.last_mut() {
+                            last.1 = *visited;
+                            last.2 = step + 1 == PLAYTHROUGH.len();
+                        }
+                    }
+                }
+                acks
+            })
+        })
+        .collect();
+    // Kill in the middle of the load: once 300 commands were acknowledged (or after 30 s on
+    // a very slow machine), while every player keeps sending.
+    let until = Instant::now() + Duration::from_secs(30);
+    while acked.load(std::sync::atomic::Ordering::Relaxed) < 300 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    p.child.kill().expect("SIGKILL"); // std's kill is SIGKILL on Unix
+    let _ = p.child.wait();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let acks: Vec<Acks> = handles
+        .into_iter()
+        .map(|h| h.join().expect("player thread"))
+        .collect();
+    let total: usize = acks.iter().map(Vec::len).sum();
+    eprintln!("sigkill: {total} runs acknowledged before the kill");
+    assert!(
+        total >= players,
+        "the load ran before the kill: {total} runs"
+    );
+
+    let mut p = spawn_process(&db_path);
+    let mut c = Conn::connect(p.addr).expect("connect");
+    for (i, runs) in acks.iter().enumerate() {
+        for (token, visited, won) in runs {
+            let v = c.get(&format!("/api/runs/{token}")).expect("view");
+            assert_eq!(v.status, 200, "run {token} of player {i} loads");
+            let run = &v.json()["run"];
+            let have = run["visited_nodes"].as_array().map_or(0, Vec::len);
+            assert!(
+                have >= *visited,
+                "player {i}: acknowledged {visited} rooms, stored {have}"
+            );
+            if *won {
+                assert_eq!(run["outcome"], "victory", "player {i}");
+            }
+        }
+        if !runs.is_empty() {
+            let t = say1(&mut c, &format!("@load{i}:test"), "!zone status");
+            assert!(t.contains("Crypt of Valdris"), "{t}");
+        }
+    }
+    let _ = p.child.kill();
+    let _ = p.child.wait();
+    // Every row still reads as a run.
+    let conn = db::open(&db_path).expect("open");
+    let runs = db::all_runs(&conn).expect("every row parses");
+    assert!(
+        runs.len() >= total,
+        "{} rows for {total} acknowledged runs",
+        runs.len()
+    );
+}
+
+#[test]
+fn the_compare_and_set_holds_between_two_servers_on_one_database() {
+    use zonegraph_server::store::{CommandSettings, Store};
+    // Two stores on one file are two writers with no lock in common (two processes, or the
+    // sweeper of one and the commands of another): only the row's version keeps them honest.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("z.db");
+    let zones = root().join("zones");
+    let (a, _) = Store::open(&path, &zones).expect("store a");
+    let (b, _) = Store::open(&path, &zones).expect("store b");
+    let stores = [Arc::new(a), Arc::new(b)];
+    let settings = CommandSettings {
+        public_url: "http://test".into(),
+        fork_timeout_ms: 3_600_000,
+        run_ids: per_user_run_ids(),
+    };
+    let user = "@twice:test";
+    for cmd in [
+        "!zone enter crypt_valdris",
+        "!zone advance",
+        "!zone advance",
+    ] {
+        stores[0].command(user, cmd, &settings).expect("command");
+    }
+    let n = 50;
+    let barrier = Arc::new(Barrier::new(n));
+    let handles: Vec<_> = (0..n)
+        .map(|i| {
+            let store = stores[i % 2].clone();
+            let settings = settings.clone();
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                barrier.wait();
+                let replies = store
+                    .command(user, "!zone go 1", &settings)
+                    .expect("command");
+                replies
+                    .iter()
+                    .map(|r| r.text.clone())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+        })
+        .collect();
+    let replies: Vec<String> = handles
+        .into_iter()
+        .map(|h| h.join().expect("thread"))
+        .collect();
+    let moved = replies.iter().filter(|r| r.contains("Main Hall")).count();
+    let refused = replies.iter().filter(|r| r.contains(NO_CHOICE)).count();
+    assert_eq!((moved, refused), (1, n - 1), "{replies:#?}");
+    let runs = stores[1].all_runs().expect("runs");
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].run.visited_nodes.len(), 4);
+    assert_eq!(
+        runs[0].version, 3,
+        "enter, advance, advance, go: three updates"
+    );
+}
+
+#[test]
+fn a_zone_with_errors_refuses_the_start_with_its_findings() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let zones = dir.path().join("zones");
+    std::fs::create_dir_all(&zones).expect("zones dir");
+    std::fs::copy(
+        root().join("zones/crypt_valdris.json"),
+        zones.join("crypt_valdris.json"),
+    )
+    .expect("copy");
+    std::fs::write(
+        zones.join("broken.json"),
+        r#"{"format":1,"zone_id":"broken","name":"Broken","tier":1,"min_level":1,"max_level":2,
+            "nodes":[{"node_id":"broken.a","kind":"entry","is_entry":true}],
+            "edges":[{"from_node":"broken.a","to_node":"broken.nowhere"}]}"#,
+    )
+    .expect("write");
+    let mut cfg = config(&dir.path().join("z.db"));
+    cfg.zones = zones;
+    let err = serve::spawn(cfg).expect_err("refused").to_string();
+    assert!(err.contains("have errors"), "{err}");
+    assert!(err.contains("error[unknown_node]"), "{err}");
+    assert!(err.contains("broken.json"), "{err}");
+}
+
+#[test]
+fn serve_opens_a_legacy_database_directly() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = legacy_db(dir.path());
+    let server = start(&path);
+    assert_eq!(server.opened.warm_up.warmed, 4);
+    let mut c = Conn::connect(server.addr).expect("connect");
+    let t = say1(&mut c, "@cato:gogobee.test", "!zone status");
+    assert!(t.contains("The Cinder Spire — room 1 of 9"), "{t}");
+    let t = say1(&mut c, "@bram:gogobee.test", "!zone status");
+    assert!(t.contains("This run is over: abandoned."), "{t}");
+    assert_eq!(server.store.all_runs().expect("runs").len(), 4);
+}
