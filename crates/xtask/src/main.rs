@@ -8,17 +8,21 @@ use std::process::{Command, ExitCode};
 
 use anyhow::{Context, Result, bail};
 
+mod web;
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("setup") => setup(),
         Some("test") => setup().and_then(|()| test()),
         Some("lint") => setup().and_then(|()| lint()),
+        Some("budget") => setup().and_then(|()| web::budget()),
         _ => {
             eprintln!("usage: cargo xtask <setup|test|lint>");
             eprintln!("  setup  install what the build and tests need (idempotent)");
             eprintln!("  test   run every test");
             eprintln!("  lint   formatting, clippy, the core's invariants, the strict zone check");
+            eprintln!("  budget build the map viewer and fail when its bundle is over budget");
             return ExitCode::from(2);
         }
     };
@@ -76,12 +80,13 @@ fn setup() -> Result<()> {
             run("rustup", &["component", "add", c])?;
         }
     }
-    Ok(())
+    web::setup()
 }
 
 fn test() -> Result<()> {
     let mut totals = Totals::default();
-    let result = cargo_test(&["test", "--workspace", "--locked"], &mut totals);
+    let result = cargo_test(&["test", "--workspace", "--locked"], &mut totals)
+        .and_then(|()| web::test(&mut totals));
     // One closing line for the whole run, whatever ran last.
     println!("tests: {} passed, {} failed", totals.passed, totals.failed);
     result
@@ -96,11 +101,20 @@ struct Totals {
 
 /// Runs `cargo ARGS`, echoing its output and summing libtest's `test result:` lines.
 fn cargo_test(args: &[&str], totals: &mut Totals) -> Result<()> {
+    let mut cmd = Command::new("cargo");
+    cmd.args(args).current_dir(root());
+    cargo_test_with(&mut cmd, totals)
+}
+
+/// Runs a prepared `cargo test` command, echoing its output and summing the summaries.
+fn cargo_test_with(cmd: &mut Command, totals: &mut Totals) -> Result<()> {
     use std::io::BufRead;
+    let args: Vec<String> = cmd
+        .get_args()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     eprintln!("+ cargo {}", args.join(" "));
-    let mut child = Command::new("cargo")
-        .args(args)
-        .current_dir(root())
+    let mut child = cmd
         .stdout(std::process::Stdio::piped())
         .spawn()
         .context("could not start cargo")?;
@@ -202,5 +216,6 @@ fn lint() -> Result<()> {
     run(
         "cargo",
         &["bench", "-p", "zonegraph-core", "--locked", "--no-run"],
-    )
+    )?;
+    web::lint()
 }

@@ -34,7 +34,13 @@ pub enum Route {
     Local,
     /// A player's run map: `/run/<token>` (or `#run/<token>` on a plain static host).
     Run(String),
+    /// A generated zone of about N rooms (`zonegraph_core::synth::layered`), for the
+    /// performance figures in BENCHMARKS.md: `#bench/<N>`.
+    Bench(usize),
 }
+
+/// Most rooms `#bench/<N>` generates.
+pub const MAX_BENCH_ROOMS: usize = 20_000;
 
 /// Reads the route from a URL's path and fragment (without `#`).
 pub fn route_of(path: &str, hash: &str) -> Route {
@@ -52,6 +58,8 @@ pub fn route_of(path: &str, hash: &str) -> Route {
         Route::Zone(id.to_string())
     } else if let Some(token) = hash.strip_prefix("run/") {
         Route::Run(token.to_string())
+    } else if let Some(n) = hash.strip_prefix("bench/").and_then(|n| n.parse().ok()) {
+        Route::Bench(n)
     } else if hash == "local" {
         Route::Local
     } else {
@@ -122,6 +130,12 @@ pub fn App() -> impl IntoView {
             .into_any(),
         },
         Route::Run(token) => view! { <RunPage token=token/> }.into_any(),
+        Route::Bench(n) => {
+            let n = n.clamp(2, MAX_BENCH_ROOMS);
+            let file = zonegraph_core::synth::layered("bench", n, 8, 7);
+            let text = zonegraph_core::format::to_pretty_json(&file);
+            view! { <Preview file=format!("bench/{n}") text=text/> }.into_any()
+        }
     }
     };
 
@@ -774,9 +788,7 @@ fn diagnostics_view(l: &Loaded, selection: RwSignal<Option<Sel>>) -> impl IntoVi
 }
 
 fn stats_view(l: &Loaded) -> impl IntoView + use<> {
-    let Some(s) = l.checked.stats.clone() else {
-        return view! { <p>"No statistics."</p> }.into_any();
-    };
+    let s = zonegraph_core::analysis::stats(&l.zone);
     let opt = |v: Option<usize>| v.map_or_else(|| "—".to_string(), |v| format!("{v} rooms"));
     let routes = match s.routes {
         Some(n) => n.to_string(),

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use zonegraph_core::engine::{Character, Run};
 use zonegraph_core::layout::{self, Layout};
-use zonegraph_core::validate::{CheckedZone, check_sources};
+use zonegraph_core::validate::{CheckOptions, CheckedZone, check_sources_with};
 use zonegraph_core::zone::{self, Zone};
 
 /// A zone ready to draw: the findings and stats of `zonegraph check --stats`, the graph and
@@ -20,8 +20,10 @@ pub struct Loaded {
 }
 
 /// Checks, builds and lays out a zone; the located parse error when the text is no zone.
+/// The route analysis is left to the stats panel (`analysis::stats`), so the map comes first.
 pub fn load(file: &str, text: &str) -> Result<Loaded, String> {
-    let checked = check_sources(&[(file.to_string(), text.to_string())])
+    let sources = [(file.to_string(), text.to_string())];
+    let checked = check_sources_with(&sources, CheckOptions { stats: false })
         .into_iter()
         .next()
         .ok_or_else(|| "nothing to check".to_string())?;

@@ -117,15 +117,19 @@ pub fn MapView(
         s: 1.0,
     });
     let svg_ref: NodeRef<leptos::svg::Svg> = NodeRef::new();
+    // Pan and zoom move an HTML layer holding the SVG: a CSS transform the compositor
+    // applies without repainting thousands of SVG elements.
+    let frame_ref: NodeRef<leptos::html::Div> = NodeRef::new();
+    let panning = RwSignal::new(false);
     // Drag state: pointer start, view at start, whether it moved enough to be a drag.
     let drag = StoredValue::new(None::<(f64, f64, View)>);
     let dragged = StoredValue::new(false);
 
     let size = move || {
-        svg_ref
+        frame_ref
             .get_untracked()
-            .map(|svg| {
-                let r = svg.get_bounding_client_rect();
+            .map(|frame| {
+                let r = frame.get_bounding_client_rect();
                 (r.width().max(1.0), r.height().max(1.0))
             })
             .unwrap_or((800.0, 600.0))
@@ -198,7 +202,7 @@ pub fn MapView(
     // Fit once the element has a size, then follow selections made elsewhere
     // (diagnostics) so the selected room is on screen.
     Effect::new(move |done: Option<bool>| {
-        if svg_ref.get().is_some() && done != Some(true) {
+        if frame_ref.get().is_some() && done != Some(true) {
             request_animation_frame(first_view);
             return true;
         }
@@ -224,10 +228,10 @@ pub fn MapView(
 
     // Wheel zoom needs a non-passive listener to keep the page from scrolling.
     Effect::new(move |_| {
-        let Some(svg) = svg_ref.get() else {
+        let Some(frame) = frame_ref.get() else {
             return;
         };
-        let el: web_sys::Element = svg.unchecked_into();
+        let el: web_sys::Element = frame.unchecked_into();
         let target = el.clone();
         let on_wheel =
             Closure::<dyn Fn(web_sys::WheelEvent)>::new(move |e: web_sys::WheelEvent| {
@@ -270,6 +274,9 @@ pub fn MapView(
         if !dragged.get_value() && dx.abs() + dy.abs() < 4.0 {
             return;
         }
+        if !dragged.get_value() {
+            panning.set(true);
+        }
         dragged.set_value(true);
         view_state.set(View {
             tx: v0.tx + dx,
@@ -277,7 +284,12 @@ pub fn MapView(
             s: v0.s,
         });
     };
-    let end_drag = move |_: ev::PointerEvent| drag.set_value(None);
+    let end_drag = move |_: ev::PointerEvent| {
+        drag.set_value(None);
+        if panning.get_untracked() {
+            panning.set(false);
+        }
+    };
 
     let on_svg_key = move |e: ev::KeyboardEvent| {
         let step = 60.0;
@@ -320,7 +332,7 @@ pub fn MapView(
                     selection,
                     dragged,
                     on_option,
-                    move |ix| focus_room(ix),
+                    focus_room,
                     ensure_visible,
                 )
             })
@@ -366,7 +378,14 @@ pub fn MapView(
 
     let transform = move || {
         let v = view_state.get();
-        format!("translate({:.1},{:.1}) scale({:.4})", v.tx, v.ty, v.s)
+        format!(
+            "transform: translate({:.1}px,{:.1}px) scale({:.4})",
+            v.tx, v.ty, v.s
+        )
+    };
+    let dims = move || {
+        let m = model.get();
+        (m.width, m.height)
     };
     let svg_class = move || {
         if view_state.get().s < LABEL_SCALE {
@@ -378,41 +397,51 @@ pub fn MapView(
 
     view! {
         <div class="map-wrap">
-        <div class="map-frame">
+        <div
+            class="map-frame"
+            node_ref=frame_ref
+            on:pointerdown=on_pointerdown
+            on:pointermove=on_pointermove
+            on:pointerup=end_drag
+            on:pointerleave=end_drag
+        >
+            <div class="map-canvas" class:panning=move || panning.get() style=transform>
             <svg
                 node_ref=svg_ref
                 class=svg_class
                 xmlns="http://www.w3.org/2000/svg"
+                width=move || format!("{:.0}", dims().0)
+                height=move || format!("{:.0}", dims().1)
+                viewBox=move || format!("0 0 {:.0} {:.0}", dims().0, dims().1)
                 role="group"
                 aria-label=title
                 tabindex="0"
-                on:pointerdown=on_pointerdown
-                on:pointermove=on_pointermove
-                on:pointerup=end_drag
-                on:pointerleave=end_drag
                 on:keydown=on_svg_key
             >
                 <defs>
-                    <marker id="zg-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7"
-                        markerHeight="7" orient="auto-start-reverse">
+                    <marker id="zg-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse"
+                        markerWidth="11" markerHeight="11" orient="auto-start-reverse">
                         <path class="arrow" d="M0,0 L10,5 L0,10 z"></path>
                     </marker>
                     <marker id="zg-arrow-walked" viewBox="0 0 10 10" refX="9" refY="5"
-                        markerWidth="6" markerHeight="6" orient="auto-start-reverse">
+                        markerUnits="userSpaceOnUse" markerWidth="12" markerHeight="12"
+                        orient="auto-start-reverse">
                         <path class="arrow-walked" d="M0,0 L10,5 L0,10 z"></path>
                     </marker>
                     <marker id="zg-arrow-option" viewBox="0 0 10 10" refX="9" refY="5"
-                        markerWidth="6" markerHeight="6" orient="auto-start-reverse">
+                        markerUnits="userSpaceOnUse" markerWidth="12" markerHeight="12"
+                        orient="auto-start-reverse">
                         <path class="arrow-option" d="M0,0 L10,5 L0,10 z"></path>
                     </marker>
                 </defs>
                 <rect class="map-bg" width="100%" height="100%"></rect>
-                <g class="viewport" transform=transform>
+                <g class="viewport">
                     <g class="passages">{passages_view}</g>
                     <g class="rooms">{rooms_view}</g>
                     <g class="selection" aria-hidden="true">{selection_view}</g>
                 </g>
             </svg>
+            </div>
             <div class="map-tools" role="toolbar" aria-label="Map controls">
                 <button title="Zoom in (+)" aria-label="Zoom in" on:click=move |_| zoom_centre(1.25)>"+"</button>
                 <button title="Zoom out (−)" aria-label="Zoom out" on:click=move |_| zoom_centre(0.8)>"−"</button>
@@ -502,7 +531,7 @@ where
     let left = -BOX_W / 2.0;
     let top = -BOX_H / 2.0;
     let glyph = model::kind_glyph(r.kind).to_string();
-    let label = fit_label(&r.label, 18);
+    let label = fit_label(&r.label, 17);
     let kind = model::kind_name(r.kind);
     let visit = r.visit.map(|v| {
         view! {
@@ -649,9 +678,6 @@ fn export_svg(svg: &web_sys::Element, m: &MapModel) -> Option<String> {
         .set_attribute("height", &format!("{:.0}", m.height))
         .ok()?;
     clone.set_attribute("class", "zg-map").ok()?;
-    if let Ok(Some(vp)) = clone.query_selector(".viewport") {
-        let _ = vp.remove_attribute("transform");
-    }
     let mut css = String::from("svg{");
     for var in THEME_VARS {
         let v = browser::css_var(svg, var);
