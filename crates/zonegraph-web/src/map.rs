@@ -39,6 +39,11 @@ const MIN_SCALE: f64 = 0.03;
 const MAX_SCALE: f64 = 3.0;
 /// Below this scale labels fade out (they would be unreadable).
 const LABEL_SCALE: f64 = 0.42;
+/// Maps with more rooms than this draw only what is near the screen (see `window`).
+const CULL_ROOMS: usize = 300;
+/// The drawn window snaps to squares of this many pixels of the drawing, so panning
+/// redraws only when it crosses one.
+const CHUNK: f64 = 600.0;
 
 /// The map's stylesheet, also embedded in exported SVG files.
 pub const MAP_CSS: &str = include_str!("../../../web/map.css");
@@ -125,14 +130,19 @@ pub fn MapView(
     let drag = StoredValue::new(None::<(f64, f64, View)>);
     let dragged = StoredValue::new(false);
 
+    // The frame's size, measured when fitting or zooming and cached for the pan path, which
+    // must not force a layout of thousands of elements on every frame.
+    let frame_size = StoredValue::new((800.0, 600.0));
     let size = move || {
-        frame_ref
+        let s = frame_ref
             .get_untracked()
             .map(|frame| {
                 let r = frame.get_bounding_client_rect();
                 (r.width().max(1.0), r.height().max(1.0))
             })
-            .unwrap_or((800.0, 600.0))
+            .unwrap_or((800.0, 600.0));
+        frame_size.set_value(s);
+        s
     };
     let fit = move || {
         let (w, h) = size();
@@ -319,11 +329,45 @@ pub fn MapView(
         }
     };
 
+    // The part of the drawing that is drawn: everything for small maps (and for export),
+    // else the screen plus a screen's margin around it, snapped to chunks.
+    let draw_all = RwSignal::new(false);
+    let window = Memo::new(move |_| {
+        let m = model.get();
+        if m.rooms.len() <= CULL_ROOMS || draw_all.get() {
+            return None;
+        }
+        let v = view_state.get();
+        let (w, h) = frame_size.get_value();
+        let (x0, y0) = (-v.tx / v.s, -v.ty / v.s);
+        let (x1, y1) = ((w - v.tx) / v.s, (h - v.ty) / v.s);
+        let (mx, my) = ((x1 - x0) / 2.0, (y1 - y0) / 2.0);
+        let q = |a: f64| (a / CHUNK).floor() as i64;
+        Some((q(x0 - mx), q(y0 - my), q(x1 + mx) + 1, q(y1 + my) + 1))
+    });
+    let in_window = move |win: Option<(i64, i64, i64, i64)>, b: (f64, f64, f64, f64)| {
+        win.is_none_or(|(x0, y0, x1, y1)| {
+            let c = |v: i64| v as f64 * CHUNK;
+            b.2 >= c(x0) && b.0 <= c(x1) && b.3 >= c(y0) && b.1 <= c(y1)
+        })
+    };
     let rooms_view = move || {
         let m = model.get();
+        let win = window.get();
         m.rooms
             .iter()
             .enumerate()
+            .filter(|(_, r)| {
+                in_window(
+                    win,
+                    (
+                        r.x - BOX_W / 2.0 - 30.0,
+                        r.y - BOX_H / 2.0,
+                        r.x + BOX_W / 2.0 + 30.0,
+                        r.y + BOX_H / 2.0,
+                    ),
+                )
+            })
             .map(|(pos, r)| {
                 room_view(
                     r,
@@ -340,8 +384,10 @@ pub fn MapView(
     };
     let passages_view = move || {
         let m = model.get();
+        let win = window.get();
         m.passages
             .iter()
+            .filter(|p| in_window(win, p.bbox))
             .map(|p| passage_view(p, selection, dragged))
             .collect_view()
     };
@@ -366,14 +412,19 @@ pub fn MapView(
     };
 
     let export = move |_| {
-        let Some(svg) = svg_ref.get_untracked() else {
-            return;
-        };
-        let el: web_sys::Element = svg.unchecked_into();
-        let m = model.get_untracked();
-        if let Some(text) = export_svg(&el, &m) {
-            let _ = browser::download(&format!("{file_stem}.svg"), "image/svg+xml", &text);
-        }
+        // Draw every room first (large maps draw only what is near the screen).
+        draw_all.set(true);
+        let file_stem = file_stem.clone();
+        request_animation_frame(move || {
+            if let Some(svg) = svg_ref.get_untracked() {
+                let el: web_sys::Element = svg.unchecked_into();
+                let m = model.get_untracked();
+                if let Some(text) = export_svg(&el, &m) {
+                    let _ = browser::download(&format!("{file_stem}.svg"), "image/svg+xml", &text);
+                }
+            }
+            draw_all.set(false);
+        });
     };
 
     let transform = move || {
@@ -524,7 +575,9 @@ where
         if let Some(next) = model.neighbour(pos, dir) {
             let n = &model.rooms[next];
             ensure_visible(n.x, n.y);
-            focus_room(n.ix);
+            let ix = n.ix;
+            // After the redraw that bringing it into view may cause.
+            request_animation_frame(move || focus_room(ix));
         }
     };
     let _ = (x, y);

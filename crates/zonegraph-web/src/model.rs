@@ -74,6 +74,8 @@ pub struct PassageShape {
     /// The passage is an option of the pending fork: its number and whether it is open.
     pub option: Option<(usize, bool)>,
     pub name: String,
+    /// Bounding box of the line: `(min x, min y, max x, max y)`.
+    pub bbox: (f64, f64, f64, f64),
 }
 
 /// Everything the SVG draws.
@@ -290,6 +292,10 @@ pub fn build(zone: &Zone, layout: &Layout, run: Option<&Run>, audience: Audience
         let pts: Vec<(f64, f64)> = e.points.iter().map(|p| px(p[0], p[1])).collect();
         let pts = trim(&pts);
         let d = rounded_path(&pts);
+        let bbox = pts.iter().fold(
+            (f64::MAX, f64::MAX, f64::MIN, f64::MIN),
+            |(a, b, c, d), &(x, y)| (a.min(x), b.min(y), c.max(x), d.max(y)),
+        );
         let mark = lock_badge(&edge.lock)
             .and_then(|text| longest_segment_mid(&pts).map(|(x, y)| (x, y, text)));
         let menu = menu_number.and_then(|n| point_before_end(&pts).map(|(x, y)| (x, y, n)));
@@ -325,6 +331,7 @@ pub fn build(zone: &Zone, layout: &Layout, run: Option<&Run>, audience: Audience
             walked: is_walked,
             option,
             name,
+            bbox,
         });
     }
 
