@@ -24,8 +24,39 @@ const types = {
 };
 
 // A static host with the single-page fallback the server gives /run/{token}.
+// The server's run endpoint, for one fixed run: the Crypt, redacted for the player (the
+// undiscovered secret left out), waiting at the fork after a failed Perception roll.
+async function runFixture() {
+  const zone = JSON.parse(await readFile(join(root, "zones", "crypt_valdris.json"), "utf8"));
+  const secret = "crypt_valdris.secret_chamber";
+  zone.nodes = zone.nodes.filter((n) => n.node_id !== secret);
+  zone.edges = zone.edges.filter((e) => e.from_node !== secret && e.to_node !== secret);
+  const visited = ["crypt_valdris.entry", "crypt_valdris.corridor", "crypt_valdris.fork"];
+  return JSON.stringify({
+    zone,
+    run: {
+      run_id: "demo", zone_id: "crypt_valdris", current_node: "crypt_valdris.fork",
+      visited_nodes: visited, started_at: 0, last_action_at: 3,
+      pending_fork: {
+        at: "crypt_valdris.fork", created_at: 3,
+        options: [
+          { to_node: "crypt_valdris.main_hall", open: true, check: { lock: "none" } },
+          { to_node: "", open: false, check: { lock: "hidden", lock_kind: "perception_check" } },
+        ],
+      },
+    },
+    character: { level: 1, scores: { wis: 10 }, keys: [] },
+  });
+}
+
 const server = createServer(async (req, res) => {
   const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
+  if (path.startsWith("/api/runs/")) {
+    const found = path === "/api/runs/demo";
+    res.writeHead(found ? 200 : 404, { "content-type": "application/json" });
+    res.end(found ? await runFixture() : "{}");
+    return;
+  }
   const file = extname(path) ? join(dist, path) : join(dist, "index.html");
   if (!file.startsWith(dist)) { res.writeHead(403).end(); return; }
   try {
@@ -119,6 +150,24 @@ await check("a bad share link shows a clear message", async () => {
   await page.waitForSelector(".problem", { state: "attached" });
   const text = await page.textContent(".problem");
   assert(text.includes("cannot be opened"), text);
+});
+
+await check("the player's run map follows GET /api/runs/{token}", async () => {
+  await page.goto(base + "run/demo");
+  await page.waitForSelector("g.room.current", { state: "attached" });
+  assert(await page.getAttribute("g.room.current", "data-node") === "crypt_valdris.fork", "current room");
+  assert((await page.$$("g.room")).length === 7, "the secret is absent");
+  assert((await page.$$("g.room.visited")).length === 3, "three rooms visited");
+  assert(await page.getAttribute("g.room.option.open", "data-node") === "crypt_valdris.main_hall", "option 1");
+  const prompt = await page.textContent(".prompt");
+  assert(prompt.includes("Branching Passage") && prompt.includes("!zone go"), prompt);
+  await page.screenshot({ path: join(outDir, "run-map.png") });
+  const before = errors.length;
+  await page.goto(base + "run/nope");
+  await page.waitForSelector(".problem", { state: "attached" });
+  assert((await page.textContent(".problem")).includes("No run with this link"), "404 message");
+  // The browser logs the expected 404 itself.
+  errors.splice(before, errors.length - before, ...errors.slice(before).filter((e) => !e.includes("404")));
 });
 
 await check("dark theme and SVG export", async () => {

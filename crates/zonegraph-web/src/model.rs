@@ -120,6 +120,19 @@ pub fn lock_badge(lock: &Lock) -> Option<String> {
     })
 }
 
+/// A lock mark without numbers, for the player's view.
+pub fn player_badge(kind: LockKind) -> String {
+    match kind {
+        LockKind::None => "open",
+        LockKind::PerceptionCheck => "hidden?",
+        LockKind::StatCheck => "check",
+        LockKind::KeyRequired => "⚷ key",
+        LockKind::LevelMin => "level",
+        LockKind::RegionClear => "region",
+    }
+    .to_string()
+}
+
 /// Human words for a lock kind.
 pub fn lock_name(kind: LockKind) -> &'static str {
     match kind {
@@ -296,8 +309,16 @@ pub fn build(zone: &Zone, layout: &Layout, run: Option<&Run>, audience: Audience
             (f64::MAX, f64::MAX, f64::MIN, f64::MIN),
             |(a, b, c, d), &(x, y)| (a.min(x), b.min(y), c.max(x), d.max(y)),
         );
-        let mark = lock_badge(&edge.lock)
-            .and_then(|text| longest_segment_mid(&pts).map(|(x, y)| (x, y, text)));
+        // A player sees which kind of lock, never its numbers (the chat shows a DC only
+        // with the roll that failed it).
+        let badge = match audience {
+            Audience::Designer => lock_badge(&edge.lock),
+            Audience::Player => edge
+                .lock
+                .is_locked()
+                .then(|| player_badge(edge.lock.kind())),
+        };
+        let mark = badge.and_then(|text| longest_segment_mid(&pts).map(|(x, y)| (x, y, text)));
         let menu = menu_number.and_then(|n| point_before_end(&pts).map(|(x, y)| (x, y, n)));
         let is_walked = walked.contains(&(e.from.as_str(), e.to.as_str()));
         let option = (fork_at.as_deref() == Some(e.from.as_str()))
@@ -309,7 +330,9 @@ pub fn build(zone: &Zone, layout: &Layout, run: Option<&Run>, audience: Audience
         if let Some(n) = menu_number {
             name.push_str(&format!(", choice {n} at the fork"));
         }
-        if edge.lock.is_locked() {
+        if edge.lock.is_locked() && audience == Audience::Player {
+            name.push_str(&format!(", locked: {}", lock_name(edge.lock.kind())));
+        } else if edge.lock.is_locked() {
             name.push_str(&format!(
                 ", locked: {}",
                 analysis::requirement(zone, &edge.lock)
@@ -689,6 +712,13 @@ mod tests {
         let z = crypt();
         let m = build(&z, &layout::layout(&z), None, Audience::Player);
         assert!(m.rooms.iter().all(|r| r.kind != NodeKind::Secret));
+        assert!(
+            m.passages
+                .iter()
+                .all(|p| !p.name.contains("DC")
+                    && p.mark.as_ref().is_none_or(|m| !m.2.contains("DC"))),
+            "a player never sees a DC on the map"
+        );
         assert!(
             m.passages
                 .iter()
