@@ -85,7 +85,10 @@ fn setup() -> Result<()> {
 
 fn test() -> Result<()> {
     let mut totals = Totals::default();
-    let workspace = cargo_test(&["test", "--workspace", "--locked"], &mut totals);
+    let workspace = cargo_test(
+        &["test", "--workspace", "--locked", "--no-fail-fast"],
+        &mut totals,
+    );
     // The viewer's browser tests run whatever the native ones said, so one run shows all.
     let result = workspace.and(web::test(&mut totals));
     // One closing line for the whole run, whatever ran last.
