@@ -29,6 +29,8 @@ const WASM_GZIP_BUDGET: u64 = 80 * 1024;
 /// only on purpose (a new export), in the same commit, with the figures in the README.
 const WASM_GZIP_LIMIT: u64 = 250 * 1024;
 
+mod web;
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
@@ -36,14 +38,16 @@ fn main() -> ExitCode {
         Some("test") => setup().and_then(|()| test()),
         Some("lint") => setup().and_then(|()| lint()),
         Some("wasm-pack") => setup().and_then(|()| wasm_pack().map(|p| p.report())),
+        Some("budget") => setup().and_then(|()| web::budget()),
         _ => {
-            eprintln!("usage: cargo xtask <setup|test|lint|wasm-pack>");
+            eprintln!("usage: cargo xtask <setup|test|lint|wasm-pack|budget>");
             eprintln!("  setup      install what the build and tests need (idempotent)");
             eprintln!("  test       run every test: native, browser (headless Chromium), package");
             eprintln!(
                 "  lint       formatting, clippy, the core's invariants, the strict zone check"
             );
             eprintln!("  wasm-pack  build the zonegraph-wasm npm package (release, wasm-opt -Oz)");
+            eprintln!("  budget     build the map viewer and fail when its bundle is over budget");
             return ExitCode::from(2);
         }
     };
@@ -166,7 +170,8 @@ fn setup() -> Result<()> {
     if !Path::new(CHROMEDRIVER).exists() {
         bail!("{CHROMEDRIVER} is missing although chromium-driver is installed");
     }
-    npm_ci_if_needed()
+    npm_ci_if_needed()?;
+    web::setup()
 }
 
 /// The version of a package in Cargo.lock (the first entry with that name).
@@ -249,7 +254,9 @@ fn npm_ci_if_needed() -> Result<()> {
 
 fn test() -> Result<()> {
     let mut totals = Totals::default();
-    let result = test_all(&mut totals);
+    let native = test_all(&mut totals);
+    // The viewer's browser tests run whatever the others said, so one run shows all.
+    let result = native.and(web::test(&mut totals));
     // One closing line for the whole run, whatever ran last.
     println!("tests: {} passed, {} failed", totals.passed, totals.failed);
     result
@@ -298,10 +305,20 @@ struct Totals {
 /// Runs `cargo ARGS` with extra environment, echoing its output and summing libtest's (and
 /// wasm-bindgen-test-runner's) `test result:` lines.
 fn cargo_test(args: &[&str], env: &[(&str, &str)], totals: &mut Totals) -> Result<()> {
+    let mut cmd = command("cargo", args);
+    cmd.envs(env.iter().copied());
+    cargo_test_with(&mut cmd, totals)
+}
+
+/// Runs a prepared `cargo test` command, echoing its output and summing the summaries.
+fn cargo_test_with(cmd: &mut Command, totals: &mut Totals) -> Result<()> {
     use std::io::BufRead;
+    let args: Vec<String> = cmd
+        .get_args()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     eprintln!("+ cargo {}", args.join(" "));
-    let mut child = command("cargo", args)
-        .envs(env.iter().copied())
+    let mut child = cmd
         .stdout(std::process::Stdio::piped())
         .spawn()
         .context("could not start cargo")?;
@@ -647,5 +664,6 @@ fn lint() -> Result<()> {
     run(
         "cargo",
         &["bench", "-p", "zonegraph-core", "--locked", "--no-run"],
-    )
+    )?;
+    web::lint()
 }

@@ -1,0 +1,136 @@
+//! The few browser calls the viewer makes (location, clipboard, downloads, fetch, files,
+//! storage), each a small function so components stay readable.
+
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+
+fn window() -> Option<web_sys::Window> {
+    web_sys::window()
+}
+
+/// The URL fragment without `#`.
+pub fn hash() -> String {
+    window()
+        .and_then(|w| w.location().hash().ok())
+        .map(|h| h.trim_start_matches('#').to_string())
+        .unwrap_or_default()
+}
+
+/// The URL path (`/`, `/run/abc`).
+pub fn path() -> String {
+    window()
+        .and_then(|w| w.location().pathname().ok())
+        .unwrap_or_default()
+}
+
+/// Sets the fragment (a history entry, so Back returns).
+pub fn set_hash(fragment: &str) {
+    if let Some(w) = window() {
+        let _ = w.location().set_hash(fragment);
+    }
+}
+
+/// The page's URL without its fragment.
+pub fn base_url() -> String {
+    window()
+        .and_then(|w| w.location().href().ok())
+        .map(|h| h.split('#').next().unwrap_or("").to_string())
+        .unwrap_or_default()
+}
+
+/// Copies text to the clipboard (best effort: it needs a secure context).
+pub fn copy(text: &str) {
+    if let Some(w) = window() {
+        let _ = w.navigator().clipboard().write_text(text);
+    }
+}
+
+/// Offers `content` as a file download.
+pub fn download(file_name: &str, mime: &str, content: &str) -> Result<(), String> {
+    let err = |e: wasm_bindgen::JsValue| format!("{e:?}");
+    let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(content));
+    let bag = web_sys::BlobPropertyBag::new();
+    bag.set_type(mime);
+    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &bag).map_err(err)?;
+    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(err)?;
+    let doc = window().and_then(|w| w.document()).ok_or("no document")?;
+    let a: web_sys::HtmlAnchorElement = doc
+        .create_element("a")
+        .map_err(err)?
+        .dyn_into()
+        .map_err(|_| "not an anchor".to_string())?;
+    a.set_href(&url);
+    a.set_download(file_name);
+    a.click();
+    let _ = web_sys::Url::revoke_object_url(&url);
+    Ok(())
+}
+
+/// GETs a URL: the status and the body text.
+pub async fn fetch_text(url: &str) -> Result<(u16, String), String> {
+    let w = window().ok_or("no window")?;
+    let resp = JsFuture::from(w.fetch_with_str(url))
+        .await
+        .map_err(|_| "the server could not be reached".to_string())?;
+    let resp: web_sys::Response = resp.dyn_into().map_err(|_| "no response".to_string())?;
+    let status = resp.status();
+    let text = JsFuture::from(resp.text().map_err(|_| "no body".to_string())?)
+        .await
+        .map_err(|_| "the answer could not be read".to_string())?
+        .as_string()
+        .unwrap_or_default();
+    Ok((status, text))
+}
+
+/// The text of a file the user picked or dropped.
+pub async fn read_file(file: web_sys::File) -> Result<String, String> {
+    JsFuture::from(file.text())
+        .await
+        .map_err(|_| format!("{} could not be read", file.name()))?
+        .as_string()
+        .ok_or_else(|| format!("{} is not text", file.name()))
+}
+
+pub fn storage_get(key: &str) -> Option<String> {
+    window()?.local_storage().ok()??.get_item(key).ok()?
+}
+
+pub fn storage_set(key: &str, value: &str) {
+    if let Some(s) = window().and_then(|w| w.local_storage().ok().flatten()) {
+        let _ = s.set_item(key, value);
+    }
+}
+
+/// Whether the system prefers a dark theme.
+pub fn prefers_dark() -> bool {
+    window()
+        .and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
+        .is_some_and(|m| m.matches())
+}
+
+/// Sets `data-theme` on the root element.
+pub fn apply_theme(theme: &str) {
+    if let Some(root) = window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.document_element())
+    {
+        let _ = root.set_attribute("data-theme", theme);
+    }
+}
+
+/// A CSS custom property as computed on an element.
+pub fn css_var(el: &web_sys::Element, name: &str) -> String {
+    window()
+        .and_then(|w| w.get_computed_style(el).ok().flatten())
+        .and_then(|s| s.get_property_value(name).ok())
+        .map(|v| v.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// Milliseconds since the page loaded (for frame timings).
+pub fn now_ms() -> f64 {
+    window()
+        .and_then(|w| w.performance())
+        .map(|p| p.now())
+        .unwrap_or(0.0)
+}

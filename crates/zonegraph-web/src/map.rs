@@ -1,0 +1,800 @@
+//! The SVG map component: rooms and passages from [`crate::model`], pan and zoom, keyboard
+//! navigation, selection, the legend and SVG export.
+//!
+//! Every label, hint and id is put into the DOM as a text node or an attribute value, never
+//! as markup: share links carry untrusted zones.
+
+use std::sync::Arc;
+
+use leptos::ev;
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen::closure::Closure;
+use zonegraph_core::engine::Run;
+use zonegraph_core::format::{LockKind, NodeKind};
+use zonegraph_core::layout::Layout;
+use zonegraph_core::zone::Zone;
+
+use crate::browser;
+use crate::model::{self, Audience, BOX_H, BOX_W, Direction, MapModel};
+
+/// What is selected on the map.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Sel {
+    /// A room, by id.
+    Room(String),
+    /// A passage, by its index in the file's `edges`.
+    Passage(usize),
+}
+
+/// Pan and zoom: translation in screen pixels and scale.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct View {
+    tx: f64,
+    ty: f64,
+    s: f64,
+}
+
+const MIN_SCALE: f64 = 0.03;
+const MAX_SCALE: f64 = 3.0;
+/// Below this scale labels fade out (they would be unreadable).
+const LABEL_SCALE: f64 = 0.42;
+/// Maps with more rooms than this draw only what is near the screen (see `window`).
+const CULL_ROOMS: usize = 300;
+/// The drawn window snaps to squares of this many pixels of the drawing, so panning
+/// redraws only when it crosses one.
+const CHUNK: f64 = 600.0;
+
+/// The map's stylesheet, also embedded in exported SVG files.
+pub const MAP_CSS: &str = include_str!("../../../web/map.css");
+
+/// CSS class of a lock kind.
+pub fn lock_class(kind: LockKind) -> &'static str {
+    match kind {
+        LockKind::None => "l-none",
+        LockKind::PerceptionCheck => "l-perception",
+        LockKind::StatCheck => "l-stat",
+        LockKind::KeyRequired => "l-key",
+        LockKind::LevelMin => "l-level",
+        LockKind::RegionClear => "l-region",
+    }
+}
+
+/// CSS class of a room kind.
+pub fn kind_class(kind: NodeKind) -> &'static str {
+    match kind {
+        NodeKind::Entry => "k-entry",
+        NodeKind::Exploration => "k-exploration",
+        NodeKind::Trap => "k-trap",
+        NodeKind::Elite => "k-elite",
+        NodeKind::Boss => "k-boss",
+        NodeKind::Harvest => "k-harvest",
+        NodeKind::RestCamp => "k-rest_camp",
+        NodeKind::Secret => "k-secret",
+        NodeKind::Fork => "k-fork",
+        NodeKind::Merge => "k-merge",
+    }
+}
+
+/// Cuts a label to what fits in a room box.
+fn fit_label(label: &str, max: usize) -> String {
+    if label.chars().count() <= max {
+        label.to_string()
+    } else {
+        let mut s: String = label.chars().take(max.saturating_sub(1)).collect();
+        s.push('…');
+        s
+    }
+}
+
+/// The interactive map of one zone.
+#[component]
+pub fn MapView(
+    zone: Arc<Zone>,
+    layout: Arc<Layout>,
+    /// The run drawn on the map, if any.
+    #[prop(into)]
+    run: Signal<Option<Run>>,
+    /// Designer (everything) or player (what the player may see).
+    #[prop(into)]
+    audience: Signal<Audience>,
+    selection: RwSignal<Option<Sel>>,
+    /// Called with the menu number when a pending fork's option is clicked (playtest).
+    #[prop(optional)]
+    on_option: Option<Callback<usize>>,
+) -> impl IntoView {
+    let title = format!("Map of {}", zone.name);
+    let file_stem = zone.id.clone();
+    let model = {
+        let zone = zone.clone();
+        Memo::new(move |_| {
+            Arc::new(model::build(
+                &zone,
+                &layout,
+                run.get().as_ref(),
+                audience.get(),
+            ))
+        })
+    };
+    let view_state = RwSignal::new(View {
+        tx: 0.0,
+        ty: 0.0,
+        s: 1.0,
+    });
+    let svg_ref: NodeRef<leptos::svg::Svg> = NodeRef::new();
+    // Pan and zoom move an HTML layer holding the SVG: a CSS transform the compositor
+    // applies without repainting thousands of SVG elements.
+    let frame_ref: NodeRef<leptos::html::Div> = NodeRef::new();
+    let panning = RwSignal::new(false);
+    // Drag state: pointer start, view at start, whether it moved enough to be a drag.
+    let drag = StoredValue::new(None::<(f64, f64, View)>);
+    let dragged = StoredValue::new(false);
+
+    // The frame's size, measured when fitting or zooming and cached for the pan path, which
+    // must not force a layout of thousands of elements on every frame.
+    let frame_size = StoredValue::new((800.0, 600.0));
+    let size = move || {
+        let s = frame_ref
+            .get_untracked()
+            .map(|frame| {
+                let r = frame.get_bounding_client_rect();
+                (r.width().max(1.0), r.height().max(1.0))
+            })
+            .unwrap_or((800.0, 600.0));
+        frame_size.set_value(s);
+        s
+    };
+    let fit = move || {
+        let (w, h) = size();
+        let m = model.get_untracked();
+        let s = (w / m.width).min(h / m.height).clamp(MIN_SCALE, 1.25);
+        view_state.set(View {
+            tx: (w - m.width * s) / 2.0,
+            ty: (h - m.height * s) / 2.0,
+            s,
+        });
+    };
+    // First view: the whole map when it is readable, else readable and around the player.
+    let first_view = move || {
+        let (w, h) = size();
+        let m = model.get_untracked();
+        let s_fit = (w / m.width).min(h / m.height).min(1.25);
+        if s_fit >= 0.5 {
+            fit();
+            return;
+        }
+        let s = (w / m.width).clamp(0.5, 1.0);
+        let focus = m
+            .rooms
+            .iter()
+            .find(|r| r.current)
+            .or_else(|| m.rooms.first())
+            .map(|r| (r.x, r.y))
+            .unwrap_or((0.0, 0.0));
+        view_state.set(View {
+            tx: if m.width * s <= w {
+                (w - m.width * s) / 2.0
+            } else {
+                w / 2.0 - focus.0 * s
+            },
+            ty: (h / 3.0 - focus.1 * s).min(16.0),
+            s,
+        });
+    };
+    let zoom_at = move |factor: f64, cx: f64, cy: f64| {
+        view_state.update(|v| {
+            let s = (v.s * factor).clamp(MIN_SCALE, MAX_SCALE);
+            let k = s / v.s;
+            v.tx = cx - (cx - v.tx) * k;
+            v.ty = cy - (cy - v.ty) * k;
+            v.s = s;
+        });
+    };
+    let zoom_centre = move |factor: f64| {
+        let (w, h) = size();
+        zoom_at(factor, w / 2.0, h / 2.0);
+    };
+    // Brings a point of the drawing into view when it is outside.
+    let ensure_visible = move |x: f64, y: f64| {
+        let (w, h) = size();
+        let v = view_state.get_untracked();
+        let (sx, sy) = (v.tx + x * v.s, v.ty + y * v.s);
+        let margin = 60.0;
+        if sx < margin || sy < margin || sx > w - margin || sy > h - margin {
+            view_state.set(View {
+                tx: w / 2.0 - x * v.s,
+                ty: h / 2.0 - y * v.s,
+                s: v.s,
+            });
+        }
+    };
+
+    // Fit once the element has a size, then follow selections made elsewhere
+    // (diagnostics) so the selected room is on screen.
+    Effect::new(move |done: Option<bool>| {
+        if frame_ref.get().is_some() && done != Some(true) {
+            request_animation_frame(first_view);
+            return true;
+        }
+        done.unwrap_or(false)
+    });
+    Effect::new(move |_| {
+        let Some(sel) = selection.get() else {
+            return;
+        };
+        let m = model.get_untracked();
+        let at = match &sel {
+            Sel::Room(id) => m.rooms.iter().find(|r| &r.id == id).map(|r| (r.x, r.y)),
+            Sel::Passage(i) => m.passages.iter().find(|p| p.edge == *i).and_then(|p| {
+                let a = m.rooms.iter().find(|r| r.id == p.from)?;
+                let b = m.rooms.iter().find(|r| r.id == p.to)?;
+                Some(((a.x + b.x) / 2.0, (a.y + b.y) / 2.0))
+            }),
+        };
+        if let Some((x, y)) = at {
+            ensure_visible(x, y);
+        }
+    });
+
+    // Wheel zoom needs a non-passive listener to keep the page from scrolling.
+    Effect::new(move |_| {
+        let Some(frame) = frame_ref.get() else {
+            return;
+        };
+        let el: web_sys::Element = frame.unchecked_into();
+        let target = el.clone();
+        let on_wheel =
+            Closure::<dyn Fn(web_sys::WheelEvent)>::new(move |e: web_sys::WheelEvent| {
+                e.prevent_default();
+                let r = target.get_bounding_client_rect();
+                let factor = (-e.delta_y() * 0.0015).exp().clamp(0.5, 2.0);
+                zoom_at(
+                    factor,
+                    f64::from(e.client_x()) - r.left(),
+                    f64::from(e.client_y()) - r.top(),
+                );
+            });
+        let opts = web_sys::AddEventListenerOptions::new();
+        opts.set_passive(false);
+        let _ = el.add_event_listener_with_callback_and_add_event_listener_options(
+            "wheel",
+            on_wheel.as_ref().unchecked_ref(),
+            &opts,
+        );
+        // The listener lives as long as the element.
+        on_wheel.forget();
+    });
+
+    let on_pointerdown = move |e: ev::PointerEvent| {
+        if e.button() != 0 {
+            return;
+        }
+        drag.set_value(Some((
+            f64::from(e.client_x()),
+            f64::from(e.client_y()),
+            view_state.get_untracked(),
+        )));
+        dragged.set_value(false);
+    };
+    let on_pointermove = move |e: ev::PointerEvent| {
+        let Some((x0, y0, v0)) = drag.get_value() else {
+            return;
+        };
+        let (dx, dy) = (f64::from(e.client_x()) - x0, f64::from(e.client_y()) - y0);
+        if !dragged.get_value() && dx.abs() + dy.abs() < 4.0 {
+            return;
+        }
+        if !dragged.get_value() {
+            panning.set(true);
+        }
+        dragged.set_value(true);
+        view_state.set(View {
+            tx: v0.tx + dx,
+            ty: v0.ty + dy,
+            s: v0.s,
+        });
+    };
+    let end_drag = move |_: ev::PointerEvent| {
+        drag.set_value(None);
+        if panning.get_untracked() {
+            panning.set(false);
+        }
+    };
+
+    let on_svg_key = move |e: ev::KeyboardEvent| {
+        let step = 60.0;
+        match e.key().as_str() {
+            "+" | "=" => zoom_centre(1.25),
+            "-" | "_" => zoom_centre(0.8),
+            "0" => fit(),
+            "ArrowLeft" => view_state.update(|v| v.tx += step),
+            "ArrowRight" => view_state.update(|v| v.tx -= step),
+            "ArrowUp" => view_state.update(|v| v.ty += step),
+            "ArrowDown" => view_state.update(|v| v.ty -= step),
+            "Escape" => selection.set(None),
+            _ => return,
+        }
+        e.prevent_default();
+    };
+
+    let focus_room = move |ix: usize| {
+        let Some(svg) = svg_ref.get_untracked() else {
+            return;
+        };
+        let el: web_sys::Element = svg.unchecked_into();
+        if let Ok(Some(target)) = el.query_selector(&format!("[data-ix=\"{ix}\"]"))
+            && let Ok(target) = target.dyn_into::<web_sys::SvgElement>()
+        {
+            let _ = target.focus();
+        }
+    };
+
+    // The part of the drawing that is drawn: everything for small maps (and for export),
+    // else the screen plus a screen's margin around it, snapped to chunks.
+    let draw_all = RwSignal::new(false);
+    let window = Memo::new(move |_| {
+        let m = model.get();
+        if m.rooms.len() <= CULL_ROOMS || draw_all.get() {
+            return None;
+        }
+        let v = view_state.get();
+        let (w, h) = frame_size.get_value();
+        let (x0, y0) = (-v.tx / v.s, -v.ty / v.s);
+        let (x1, y1) = ((w - v.tx) / v.s, (h - v.ty) / v.s);
+        let (mx, my) = ((x1 - x0) / 2.0, (y1 - y0) / 2.0);
+        let q = |a: f64| (a / CHUNK).floor() as i64;
+        Some((q(x0 - mx), q(y0 - my), q(x1 + mx) + 1, q(y1 + my) + 1))
+    });
+    let in_window = move |win: Option<(i64, i64, i64, i64)>, b: (f64, f64, f64, f64)| {
+        win.is_none_or(|(x0, y0, x1, y1)| {
+            let c = |v: i64| v as f64 * CHUNK;
+            b.2 >= c(x0) && b.0 <= c(x1) && b.3 >= c(y0) && b.1 <= c(y1)
+        })
+    };
+    let rooms_view = move || {
+        let m = model.get();
+        let win = window.get();
+        m.rooms
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| {
+                in_window(
+                    win,
+                    (
+                        r.x - BOX_W / 2.0 - 30.0,
+                        r.y - BOX_H / 2.0,
+                        r.x + BOX_W / 2.0 + 30.0,
+                        r.y + BOX_H / 2.0,
+                    ),
+                )
+            })
+            .map(|(pos, r)| {
+                room_view(
+                    r,
+                    pos,
+                    &m,
+                    selection,
+                    dragged,
+                    on_option,
+                    focus_room,
+                    ensure_visible,
+                )
+            })
+            .collect_view()
+    };
+    let passages_view = move || {
+        let m = model.get();
+        let win = window.get();
+        m.passages
+            .iter()
+            .filter(|p| in_window(win, p.bbox))
+            .map(|p| passage_view(p, selection, dragged))
+            .collect_view()
+    };
+    // The selection ring: one element, so selecting never redraws the map.
+    let selection_view = move || {
+        let sel = selection.get()?;
+        let m = model.get();
+        Some(match sel {
+            Sel::Room(id) => {
+                let r = m.rooms.iter().find(|r| r.id == id)?;
+                view! {
+                    <rect class="sel-ring" x=r.x - BOX_W / 2.0 - 6.0 y=r.y - BOX_H / 2.0 - 6.0
+                        width=BOX_W + 12.0 height=BOX_H + 12.0 rx="14"></rect>
+                }
+                .into_any()
+            }
+            Sel::Passage(i) => {
+                let p = m.passages.iter().find(|p| p.edge == i)?;
+                view! { <path class="sel-line" d=p.d.clone()></path> }.into_any()
+            }
+        })
+    };
+
+    let export = move |_| {
+        // Draw every room first (large maps draw only what is near the screen).
+        draw_all.set(true);
+        let file_stem = file_stem.clone();
+        request_animation_frame(move || {
+            if let Some(svg) = svg_ref.get_untracked() {
+                let el: web_sys::Element = svg.unchecked_into();
+                let m = model.get_untracked();
+                if let Some(text) = export_svg(&el, &m) {
+                    let _ = browser::download(&format!("{file_stem}.svg"), "image/svg+xml", &text);
+                }
+            }
+            draw_all.set(false);
+        });
+    };
+
+    let transform = move || {
+        let v = view_state.get();
+        format!(
+            "transform: translate({:.1}px,{:.1}px) scale({:.4})",
+            v.tx, v.ty, v.s
+        )
+    };
+    let dims = move || {
+        let m = model.get();
+        (m.width, m.height)
+    };
+    let svg_class = move || {
+        if view_state.get().s < LABEL_SCALE {
+            "zg-map far"
+        } else {
+            "zg-map"
+        }
+    };
+
+    view! {
+        <div class="map-wrap">
+        <div
+            class="map-frame"
+            node_ref=frame_ref
+            on:pointerdown=on_pointerdown
+            on:pointermove=on_pointermove
+            on:pointerup=end_drag
+            on:pointerleave=end_drag
+        >
+            <div class="map-canvas" class:panning=move || panning.get() style=transform>
+            <svg
+                node_ref=svg_ref
+                class=svg_class
+                xmlns="http://www.w3.org/2000/svg"
+                width=move || format!("{:.0}", dims().0)
+                height=move || format!("{:.0}", dims().1)
+                viewBox=move || format!("0 0 {:.0} {:.0}", dims().0, dims().1)
+                role="group"
+                aria-label=title
+                tabindex="0"
+                on:keydown=on_svg_key
+            >
+                <defs>
+                    <marker id="zg-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse"
+                        markerWidth="11" markerHeight="11" orient="auto-start-reverse">
+                        <path class="arrow" d="M0,0 L10,5 L0,10 z"></path>
+                    </marker>
+                    <marker id="zg-arrow-walked" viewBox="0 0 10 10" refX="9" refY="5"
+                        markerUnits="userSpaceOnUse" markerWidth="12" markerHeight="12"
+                        orient="auto-start-reverse">
+                        <path class="arrow-walked" d="M0,0 L10,5 L0,10 z"></path>
+                    </marker>
+                    <marker id="zg-arrow-option" viewBox="0 0 10 10" refX="9" refY="5"
+                        markerUnits="userSpaceOnUse" markerWidth="12" markerHeight="12"
+                        orient="auto-start-reverse">
+                        <path class="arrow-option" d="M0,0 L10,5 L0,10 z"></path>
+                    </marker>
+                </defs>
+                <rect class="map-bg" width="100%" height="100%"></rect>
+                <g class="viewport">
+                    <g class="passages">{passages_view}</g>
+                    <g class="rooms">{rooms_view}</g>
+                    <g class="selection" aria-hidden="true">{selection_view}</g>
+                </g>
+            </svg>
+            </div>
+            <div class="map-tools" role="toolbar" aria-label="Map controls">
+                <button title="Zoom in (+)" aria-label="Zoom in" on:click=move |_| zoom_centre(1.25)>"+"</button>
+                <button title="Zoom out (−)" aria-label="Zoom out" on:click=move |_| zoom_centre(0.8)>"−"</button>
+                <button title="Fit the map (0)" aria-label="Fit the map" on:click=move |_| fit()>"Fit"</button>
+                <button title="Download the map as an SVG file" aria-label="Export SVG" on:click=export>"SVG"</button>
+            </div>
+        </div>
+        <Legend/>
+        </div>
+    }
+}
+
+#[allow(clippy::too_many_arguments)] // one room's view needs the map's shared handles
+fn room_view<F, G>(
+    r: &model::RoomShape,
+    pos: usize,
+    m: &Arc<MapModel>,
+    selection: RwSignal<Option<Sel>>,
+    dragged: StoredValue<bool>,
+    on_option: Option<Callback<usize>>,
+    focus_room: F,
+    ensure_visible: G,
+) -> impl IntoView + use<F, G>
+where
+    F: Fn(usize) + Copy + Send + Sync + 'static,
+    G: Fn(f64, f64) + Copy + Send + Sync + 'static,
+{
+    let mut class = format!("room {}", kind_class(r.kind));
+    if r.visit.is_some() {
+        class.push_str(" visited");
+    }
+    if r.current {
+        class.push_str(" current");
+    }
+    if r.option.is_some() {
+        class.push_str(if r.option_open {
+            " option open"
+        } else {
+            " option locked"
+        });
+    }
+    let id = r.id.clone();
+    let option = r.option.filter(|_| on_option.is_some());
+    let activate = {
+        let id = id.clone();
+        move || {
+            selection.set(Some(Sel::Room(id.clone())));
+            if let (Some(n), Some(cb)) = (option, on_option) {
+                cb.run(n);
+            }
+        }
+    };
+    let on_click = {
+        let activate = activate.clone();
+        move |_: ev::MouseEvent| {
+            if dragged.get_value() {
+                return;
+            }
+            activate();
+        }
+    };
+    let model = m.clone();
+    let (x, y) = (r.x, r.y);
+    let on_key = move |e: ev::KeyboardEvent| {
+        let dir = match e.key().as_str() {
+            "ArrowUp" => Direction::Up,
+            "ArrowDown" => Direction::Down,
+            "ArrowLeft" => Direction::Left,
+            "ArrowRight" => Direction::Right,
+            "Enter" | " " => {
+                e.prevent_default();
+                e.stop_propagation();
+                activate();
+                return;
+            }
+            _ => return,
+        };
+        e.prevent_default();
+        e.stop_propagation();
+        if let Some(next) = model.neighbour(pos, dir) {
+            let n = &model.rooms[next];
+            ensure_visible(n.x, n.y);
+            let ix = n.ix;
+            // After the redraw that bringing it into view may cause.
+            request_animation_frame(move || focus_room(ix));
+        }
+    };
+    let _ = (x, y);
+    let left = -BOX_W / 2.0;
+    let top = -BOX_H / 2.0;
+    let glyph = model::kind_glyph(r.kind).to_string();
+    let label = fit_label(&r.label, 17);
+    let kind = model::kind_name(r.kind);
+    let visit = r.visit.map(|v| {
+        view! {
+            <g class="visit-badge" transform=format!("translate({},{})", BOX_W / 2.0 - 4.0, top + 4.0)>
+                <circle r="11"></circle>
+                <text text-anchor="middle" dominant-baseline="central">{v.to_string()}</text>
+            </g>
+        }
+    });
+    let option_badge = r.option.map(|n| {
+        view! {
+            <g class="option-badge" transform=format!("translate({},0)", BOX_W / 2.0 + 16.0)>
+                <circle r="13"></circle>
+                <text text-anchor="middle" dominant-baseline="central">{n.to_string()}</text>
+            </g>
+        }
+    });
+    let here = r.current.then(|| {
+        view! {
+            <path class="here-mark" d=format!("M{},{} l-12,-8 v16 z", left - 6.0, 0.0)></path>
+        }
+    });
+    view! {
+        <g
+            class=class
+            transform=format!("translate({:.1},{:.1})", r.x, r.y)
+            tabindex="0"
+            role="button"
+            aria-label=r.name.clone()
+            data-ix=r.ix.to_string()
+            data-node=id
+            on:click=on_click
+            on:keydown=on_key
+        >
+            <rect class="box" x=left y=top width=BOX_W height=BOX_H rx="10"></rect>
+            <circle class="glyph-bg" cx=left + 24.0 cy="0" r="16"></circle>
+            <text class="glyph" x=left + 24.0 y="1" text-anchor="middle" dominant-baseline="central">
+                {glyph}
+            </text>
+            <text class="label" x=left + 48.0 y="-5">{label}</text>
+            <text class="kind" x=left + 48.0 y="14">{kind}</text>
+            {visit}
+            {option_badge}
+            {here}
+        </g>
+    }
+}
+
+fn passage_view(
+    p: &model::PassageShape,
+    selection: RwSignal<Option<Sel>>,
+    dragged: StoredValue<bool>,
+) -> impl IntoView + use<> {
+    let mut class = format!("passage {}", lock_class(p.lock));
+    if p.walked {
+        class.push_str(" walked");
+    }
+    let marker = match p.option {
+        Some((_, true)) => "url(#zg-arrow-option)",
+        _ if p.walked => "url(#zg-arrow-walked)",
+        _ => "url(#zg-arrow)",
+    };
+    if let Some((_, open)) = p.option {
+        class.push_str(if open {
+            " option open"
+        } else {
+            " option locked"
+        });
+    }
+    let edge = p.edge;
+    let select = move || selection.set(Some(Sel::Passage(edge)));
+    let on_click = move |_: ev::MouseEvent| {
+        if !dragged.get_value() {
+            select();
+        }
+    };
+    let on_key = move |e: ev::KeyboardEvent| {
+        if matches!(e.key().as_str(), "Enter" | " ") {
+            e.prevent_default();
+            e.stop_propagation();
+            select();
+        }
+    };
+    let mark = p.mark.clone().map(|(x, y, text)| {
+        let w = 14.0 + 7.0 * text.chars().count() as f64;
+        view! {
+            <g class="lock-mark" transform=format!("translate({x:.1},{y:.1})")>
+                <rect x=-w / 2.0 y="-10" width=w height="20" rx="10"></rect>
+                <text text-anchor="middle" dominant-baseline="central">{text}</text>
+            </g>
+        }
+    });
+    let menu = p.menu.map(|(x, y, n)| {
+        view! {
+            <g class="menu-number" transform=format!("translate({:.1},{:.1})", x + 12.0, y)>
+                <circle r="8"></circle>
+                <text text-anchor="middle" dominant-baseline="central">{n.to_string()}</text>
+            </g>
+        }
+    });
+    view! {
+        <g
+            class=class
+            tabindex="0"
+            role="button"
+            aria-label=p.name.clone()
+            data-edge=p.edge.to_string()
+            on:click=on_click
+            on:keydown=on_key
+        >
+            <path class="hit" d=p.d.clone()></path>
+            <path class="line" d=p.d.clone() marker-end=marker></path>
+            {mark}
+            {menu}
+        </g>
+    }
+}
+
+/// CSS custom properties of the themes, copied into exported files.
+const THEME_VARS: &[&str] = &[
+    "--map-bg",
+    "--room-bg",
+    "--room-fg",
+    "--muted",
+    "--edge",
+    "--accent",
+    "--option",
+    "--locked",
+    "--visited-bg",
+    "--mark-bg",
+];
+
+/// The map as a standalone SVG document: the whole drawing, the current theme's colours and
+/// the map stylesheet inline.
+fn export_svg(svg: &web_sys::Element, m: &MapModel) -> Option<String> {
+    let clone: web_sys::Element = svg.clone_node_with_deep(true).ok()?.dyn_into().ok()?;
+    clone
+        .set_attribute("viewBox", &format!("0 0 {:.0} {:.0}", m.width, m.height))
+        .ok()?;
+    clone
+        .set_attribute("width", &format!("{:.0}", m.width))
+        .ok()?;
+    clone
+        .set_attribute("height", &format!("{:.0}", m.height))
+        .ok()?;
+    clone.set_attribute("class", "zg-map").ok()?;
+    let mut css = String::from("svg{");
+    for var in THEME_VARS {
+        let v = browser::css_var(svg, var);
+        if !v.is_empty() {
+            css.push_str(&format!("{var}:{v};"));
+        }
+    }
+    css.push_str("font-family:system-ui,sans-serif}");
+    css.push_str(MAP_CSS);
+    let doc = web_sys::window()?.document()?;
+    let style = doc
+        .create_element_ns(Some("http://www.w3.org/2000/svg"), "style")
+        .ok()?;
+    style.set_text_content(Some(&css));
+    clone.prepend_with_node_1(&style).ok()?;
+    Some(format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{}\n",
+        clone.outer_html()
+    ))
+}
+
+/// What the glyphs, colours and line styles mean.
+#[component]
+pub fn Legend() -> impl IntoView {
+    let open = RwSignal::new(true);
+    let kinds = NodeKind::ALL
+        .iter()
+        .map(|&k| {
+            view! {
+                <li class=format!("legend-kind {}", kind_class(k))>
+                    <span class="chip">{model::kind_glyph(k).to_string()}</span>
+                    {model::kind_name(k)}
+                </li>
+            }
+        })
+        .collect_view();
+    let locks = LockKind::ALL
+        .iter()
+        .map(|&l| {
+            view! {
+                <li class=format!("legend-lock {}", lock_class(l))>
+                    <svg width="34" height="10" aria-hidden="true">
+                        <path class="line" d="M2,5 L32,5"></path>
+                    </svg>
+                    {model::lock_name(l)}
+                </li>
+            }
+        })
+        .collect_view();
+    view! {
+        <aside class="legend" aria-label="Legend">
+            <button class="legend-toggle" aria-expanded=move || open.get().to_string()
+                on:click=move |_| open.update(|o| *o = !*o)>
+                "Legend"
+            </button>
+            <div class="legend-body" class:hidden=move || !open.get()>
+                <ul class="legend-kinds">{kinds}</ul>
+                <ul class="legend-locks">{locks}</ul>
+                <ul class="legend-run">
+                    <li><span class="chip visit">"3"</span>"visited, in order"</li>
+                    <li><span class="chip here">"▶"</span>"you are here"</li>
+                    <li><span class="chip opt">"1"</span>"fork option (go 1)"</li>
+                </ul>
+            </div>
+        </aside>
+    }
+}

@@ -1,0 +1,765 @@
+//! The drawable map: rooms and passages in pixels, with their run state and accessible names.
+//!
+//! Pure (no browser): [`build`] turns a zone, the core's [`Layout`] and optionally a run into
+//! shapes the SVG component draws one to one, so it is tested natively. Positions come from
+//! [`zonegraph_core::layout::layout`] (cells, and routes in cell units); this module only
+//! scales them and trims the routes to the room boxes.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use zonegraph_core::analysis;
+use zonegraph_core::engine::{self, Check, Run};
+use zonegraph_core::format::{LockKind, NodeKind};
+use zonegraph_core::layout::Layout;
+use zonegraph_core::zone::{Lock, Zone};
+
+/// Distance between room centres, horizontally and vertically, in pixels.
+pub const CELL_W: f64 = 226.0;
+pub const CELL_H: f64 = 110.0;
+/// A room's box.
+pub const BOX_W: f64 = 184.0;
+pub const BOX_H: f64 = 56.0;
+/// Space around the drawing.
+const PAD: f64 = 24.0;
+/// Corner radius of routed passages.
+const CORNER: f64 = 10.0;
+
+/// What the map shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Audience {
+    /// Everything in the zone file.
+    Designer,
+    /// What the player may see: undiscovered secrets and the passages into them are absent.
+    Player,
+}
+
+/// A room as drawn.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RoomShape {
+    /// Node index in the zone (file order).
+    pub ix: usize,
+    pub id: String,
+    pub label: String,
+    pub kind: NodeKind,
+    /// Centre, in pixels.
+    pub x: f64,
+    pub y: f64,
+    /// Position in the visited path (1-based), when the run reached it.
+    pub visit: Option<usize>,
+    pub current: bool,
+    /// Menu number when the room is an option of the pending fork.
+    pub option: Option<usize>,
+    /// Whether that option is open.
+    pub option_open: bool,
+    /// What a screen reader says.
+    pub name: String,
+}
+
+/// A passage as drawn.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PassageShape {
+    /// Index in the file's `edges` array.
+    pub edge: usize,
+    pub from: String,
+    pub to: String,
+    pub lock: LockKind,
+    /// SVG path data, trimmed to the room boxes, corners rounded.
+    pub d: String,
+    /// Where the lock mark sits, and its short text ("DC 12", "key").
+    pub mark: Option<(f64, f64, String)>,
+    /// Menu number at a fork (rooms with two or more exits), placed near the arrow.
+    pub menu: Option<(f64, f64, usize)>,
+    /// The run walked this passage.
+    pub walked: bool,
+    /// The passage is an option of the pending fork: its number and whether it is open.
+    pub option: Option<(usize, bool)>,
+    pub name: String,
+    /// Bounding box of the line: `(min x, min y, max x, max y)`.
+    pub bbox: (f64, f64, f64, f64),
+}
+
+/// Everything the SVG draws.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MapModel {
+    pub width: f64,
+    pub height: f64,
+    pub rooms: Vec<RoomShape>,
+    pub passages: Vec<PassageShape>,
+    /// Centres of the visited rooms in visit order (the path line).
+    pub path: Vec<(f64, f64)>,
+}
+
+/// The display name of a room kind ("rest camp").
+pub fn kind_name(kind: NodeKind) -> &'static str {
+    match kind {
+        NodeKind::RestCamp => "rest camp",
+        k => k.as_str(),
+    }
+}
+
+/// The glyph drawn on a room. The chat map's glyphs, except fork and merge, whose OCR
+/// symbols few fonts carry.
+pub fn kind_glyph(kind: NodeKind) -> char {
+    match kind {
+        NodeKind::Fork => '⋔',
+        NodeKind::Merge => '⋎',
+        k => zonegraph_core::map::kind_glyph(k),
+    }
+}
+
+/// Short text for a lock mark.
+pub fn lock_badge(lock: &Lock) -> Option<String> {
+    Some(match lock {
+        Lock::None => return None,
+        Lock::PerceptionCheck { dc } => format!("DC {dc}"),
+        Lock::StatCheck { ability, dc } => format!("{} {dc}", ability.as_str().to_uppercase()),
+        Lock::KeyRequired { .. } => "⚷ key".into(),
+        Lock::LevelMin { min_level } => format!("Lv {min_level}"),
+        Lock::RegionClear { .. } => "region".into(),
+        Lock::Invalid { .. } => "sealed".into(),
+    })
+}
+
+/// A lock mark without numbers, for the player's view.
+pub fn player_badge(kind: LockKind) -> String {
+    match kind {
+        LockKind::None => "open",
+        LockKind::PerceptionCheck => "hidden?",
+        LockKind::StatCheck => "check",
+        LockKind::KeyRequired => "⚷ key",
+        LockKind::LevelMin => "level",
+        LockKind::RegionClear => "region",
+    }
+    .to_string()
+}
+
+/// Human words for a lock kind.
+pub fn lock_name(kind: LockKind) -> &'static str {
+    match kind {
+        LockKind::None => "open",
+        LockKind::PerceptionCheck => "Perception check",
+        LockKind::StatCheck => "ability check",
+        LockKind::KeyRequired => "key",
+        LockKind::LevelMin => "minimum level",
+        LockKind::RegionClear => "region clear",
+    }
+}
+
+/// Which rooms a player may not see.
+pub fn hidden_rooms(zone: &Zone, run: Option<&Run>) -> BTreeSet<usize> {
+    zone.graph
+        .node_indices()
+        .filter(|&ix| {
+            let node = &zone.graph[ix];
+            match run {
+                Some(run) => !engine::visible_to_player(zone, run, node.id.as_str()),
+                None => node.kind == NodeKind::Secret,
+            }
+        })
+        .map(|ix| ix.index())
+        .collect()
+}
+
+/// Builds the drawing of `zone` laid out as `layout`, with `run` drawn on it.
+pub fn build(zone: &Zone, layout: &Layout, run: Option<&Run>, audience: Audience) -> MapModel {
+    let hidden = match audience {
+        Audience::Designer => BTreeSet::new(),
+        Audience::Player => hidden_rooms(zone, run),
+    };
+    let hidden_ids: BTreeSet<&str> = hidden
+        .iter()
+        .map(|&i| zone.graph[petgraph_ix(i)].id.as_str())
+        .collect();
+
+    // Bounds over rooms and route points, so back routes in the outer gutters fit.
+    let (mut min_x, mut min_y, mut max_x, mut max_y) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+    for n in &layout.nodes {
+        max_x = max_x.max(f64::from(n.col));
+        max_y = max_y.max(f64::from(n.row));
+    }
+    for e in &layout.edges {
+        for p in &e.points {
+            min_x = min_x.min(p[0]);
+            min_y = min_y.min(p[1]);
+            max_x = max_x.max(p[0]);
+            max_y = max_y.max(p[1]);
+        }
+    }
+    let ox = PAD + BOX_W / 2.0 - min_x * CELL_W;
+    let oy = PAD + BOX_H / 2.0 - min_y * CELL_H;
+    let px = |c: f64, r: f64| (ox + c * CELL_W, oy + r * CELL_H);
+    let width = 2.0 * PAD + BOX_W + (max_x - min_x) * CELL_W;
+    let height = 2.0 * PAD + BOX_H + (max_y - min_y) * CELL_H;
+
+    // Run state, as the audience may see it.
+    let seen_run = run.map(|r| match audience {
+        Audience::Designer => r.clone(),
+        Audience::Player => engine::player_view(zone, r),
+    });
+    let visits: BTreeMap<&str, usize> = run
+        .map(|r| {
+            r.visited_nodes
+                .iter()
+                .enumerate()
+                .map(|(i, id)| (id.as_str(), i + 1))
+                .collect()
+        })
+        .unwrap_or_default();
+    let current = run.map(|r| r.current_node.as_str());
+    let options: BTreeMap<String, (usize, bool)> = seen_run
+        .as_ref()
+        .and_then(|r| {
+            r.pending_fork
+                .as_ref()
+                .filter(|f| f.at == r.current_node && !r.is_over())
+        })
+        .map(|f| {
+            f.options
+                .iter()
+                .enumerate()
+                .filter(|(_, o)| !o.to_node.as_str().is_empty())
+                .map(|(i, o)| (o.to_node.0.clone(), (i + 1, o.open)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let fork_at = seen_run
+        .as_ref()
+        .and_then(|r| r.pending_fork.as_ref())
+        .map(|f| f.at.0.clone());
+
+    let mut rooms = Vec::with_capacity(layout.nodes.len());
+    for n in &layout.nodes {
+        let Some(ix) = zone.node_index(&n.id) else {
+            continue;
+        };
+        if hidden.contains(&ix.index()) {
+            continue;
+        }
+        let node = &zone.graph[ix];
+        let (x, y) = px(f64::from(n.col), f64::from(n.row));
+        let visit = visits.get(n.id.as_str()).copied();
+        let is_current = current == Some(n.id.as_str());
+        let option = options.get(&n.id).copied();
+        let label = node.display_label().to_string();
+        let mut name = format!("{label}, {}", kind_name(node.kind));
+        if node.is_entry {
+            name.push_str(", entry");
+        }
+        if node.is_boss {
+            name.push_str(", boss");
+        }
+        if let Some(v) = visit {
+            name.push_str(&format!(", visited as room {v}"));
+        }
+        if is_current {
+            name.push_str(", you are here");
+        }
+        if let Some((number, open)) = option {
+            name.push_str(&format!(
+                ", option {number} ({})",
+                if open { "open" } else { "locked" }
+            ));
+        }
+        rooms.push(RoomShape {
+            ix: ix.index(),
+            id: n.id.clone(),
+            label,
+            kind: node.kind,
+            x,
+            y,
+            visit,
+            current: is_current,
+            option: option.map(|o| o.0),
+            option_open: option.is_some_and(|o| o.1),
+            name,
+        });
+    }
+
+    let walked: BTreeSet<(&str, &str)> = run
+        .map(|r| {
+            r.visited_nodes
+                .windows(2)
+                .map(|w| (w[0].as_str(), w[1].as_str()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let edge_by_file: BTreeMap<usize, _> = zone
+        .graph
+        .edge_indices()
+        .map(|e| (zone.graph[e].file_index, e))
+        .collect();
+    let mut passages = Vec::with_capacity(layout.edges.len());
+    for e in &layout.edges {
+        if hidden_ids.contains(e.from.as_str()) || hidden_ids.contains(e.to.as_str()) {
+            continue;
+        }
+        let Some(&eix) = edge_by_file.get(&e.edge) else {
+            continue;
+        };
+        let edge = &zone.graph[eix];
+        let src = zone.source(eix);
+        let exits = zone.exits(src);
+        let menu_number = (exits.len() >= 2)
+            .then(|| exits.iter().position(|&x| x == eix).map(|i| i + 1))
+            .flatten();
+        let pts: Vec<(f64, f64)> = e.points.iter().map(|p| px(p[0], p[1])).collect();
+        let pts = trim(&pts);
+        let d = rounded_path(&pts);
+        let bbox = pts.iter().fold(
+            (f64::MAX, f64::MAX, f64::MIN, f64::MIN),
+            |(a, b, c, d), &(x, y)| (a.min(x), b.min(y), c.max(x), d.max(y)),
+        );
+        // A player sees which kind of lock, never its numbers (the chat shows a DC only
+        // with the roll that failed it).
+        let badge = match audience {
+            Audience::Designer => lock_badge(&edge.lock),
+            Audience::Player => edge
+                .lock
+                .is_locked()
+                .then(|| player_badge(edge.lock.kind())),
+        };
+        let mark = badge.and_then(|text| longest_segment_mid(&pts).map(|(x, y)| (x, y, text)));
+        let menu = menu_number.and_then(|n| point_before_end(&pts).map(|(x, y)| (x, y, n)));
+        let is_walked = walked.contains(&(e.from.as_str(), e.to.as_str()));
+        let option = (fork_at.as_deref() == Some(e.from.as_str()))
+            .then(|| options.get(&e.to).copied())
+            .flatten();
+        let from_label = label_of(zone, &e.from);
+        let to_label = label_of(zone, &e.to);
+        let mut name = format!("Passage from {from_label} to {to_label}");
+        if let Some(n) = menu_number {
+            name.push_str(&format!(", choice {n} at the fork"));
+        }
+        if edge.lock.is_locked() && audience == Audience::Player {
+            name.push_str(&format!(", locked: {}", lock_name(edge.lock.kind())));
+        } else if edge.lock.is_locked() {
+            name.push_str(&format!(
+                ", locked: {}",
+                analysis::requirement(zone, &edge.lock)
+            ));
+        } else {
+            name.push_str(", open");
+        }
+        if is_walked {
+            name.push_str(", walked");
+        }
+        passages.push(PassageShape {
+            edge: e.edge,
+            from: e.from.clone(),
+            to: e.to.clone(),
+            lock: e.lock,
+            d,
+            mark,
+            menu,
+            walked: is_walked,
+            option,
+            name,
+            bbox,
+        });
+    }
+
+    let centre: BTreeMap<&str, (f64, f64)> =
+        rooms.iter().map(|r| (r.id.as_str(), (r.x, r.y))).collect();
+    let path = run
+        .map(|r| {
+            r.visited_nodes
+                .iter()
+                .filter_map(|id| centre.get(id.as_str()).copied())
+                .collect()
+        })
+        .unwrap_or_default();
+
+    MapModel {
+        width,
+        height,
+        rooms,
+        passages,
+        path,
+    }
+}
+
+fn petgraph_ix(i: usize) -> zonegraph_core::map::NodeIndex {
+    zonegraph_core::map::NodeIndex::new(i)
+}
+
+fn label_of(zone: &Zone, id: &str) -> String {
+    zone.node_by_id(id)
+        .map_or_else(|| id.to_string(), |n| n.display_label().to_string())
+}
+
+/// Shortens the first and last segments so the line starts and ends at the room boxes.
+fn trim(pts: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut out = pts.to_vec();
+    if out.len() < 2 {
+        return out;
+    }
+    let cut = |from: (f64, f64), towards: (f64, f64)| {
+        let (dx, dy) = (towards.0 - from.0, towards.1 - from.1);
+        if dx.abs() > dy.abs() {
+            (from.0 + dx.signum() * BOX_W / 2.0, from.1)
+        } else {
+            (from.0, from.1 + dy.signum() * BOX_H / 2.0)
+        }
+    };
+    let n = out.len();
+    out[0] = cut(pts[0], pts[1]);
+    out[n - 1] = cut(pts[n - 1], pts[n - 2]);
+    out
+}
+
+/// Polyline with rounded corners (quadratic curves), as SVG path data.
+fn rounded_path(pts: &[(f64, f64)]) -> String {
+    let mut d = String::new();
+    let Some(&(x0, y0)) = pts.first() else {
+        return d;
+    };
+    d.push_str(&format!("M{x0:.1},{y0:.1}"));
+    for i in 1..pts.len() {
+        let p = pts[i];
+        if i + 1 < pts.len() {
+            let (a, b) = (pts[i - 1], pts[i + 1]);
+            let len_in = dist(a, p);
+            let len_out = dist(p, b);
+            let r = CORNER.min(len_in / 2.0).min(len_out / 2.0);
+            if r > 0.5 {
+                let p1 = towards(p, a, r);
+                let p2 = towards(p, b, r);
+                d.push_str(&format!(
+                    "L{:.1},{:.1}Q{:.1},{:.1} {:.1},{:.1}",
+                    p1.0, p1.1, p.0, p.1, p2.0, p2.1
+                ));
+                continue;
+            }
+        }
+        d.push_str(&format!("L{:.1},{:.1}", p.0, p.1));
+    }
+    d
+}
+
+fn dist(a: (f64, f64), b: (f64, f64)) -> f64 {
+    ((b.0 - a.0).powi(2) + (b.1 - a.1).powi(2)).sqrt()
+}
+
+/// The point `r` from `p` towards `q`.
+fn towards(p: (f64, f64), q: (f64, f64), r: f64) -> (f64, f64) {
+    let l = dist(p, q);
+    if l == 0.0 {
+        return p;
+    }
+    (p.0 + (q.0 - p.0) * r / l, p.1 + (q.1 - p.1) * r / l)
+}
+
+fn longest_segment_mid(pts: &[(f64, f64)]) -> Option<(f64, f64)> {
+    pts.windows(2)
+        .max_by(|a, b| dist(a[0], a[1]).total_cmp(&dist(b[0], b[1])))
+        .map(|w| ((w[0].0 + w[1].0) / 2.0, (w[0].1 + w[1].1) / 2.0))
+}
+
+/// A point `back` pixels before the end of the line (on its last segment).
+fn point_before_end(pts: &[(f64, f64)]) -> Option<(f64, f64)> {
+    let n = pts.len();
+    (n >= 2).then(|| {
+        let (a, b) = (pts[n - 2], pts[n - 1]);
+        let back = (dist(a, b) / 2.0).min(18.0);
+        towards(b, a, back)
+    })
+}
+
+/// A direction for keyboard navigation between rooms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    Up,
+    Down,
+    Left,
+    Right,
+}
+
+impl MapModel {
+    /// The room nearest to room `from` (a position in `rooms`) in direction `dir`.
+    pub fn neighbour(&self, from: usize, dir: Direction) -> Option<usize> {
+        let here = self.rooms.get(from)?;
+        self.rooms
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != from)
+            .filter_map(|(i, r)| {
+                let (dx, dy) = (r.x - here.x, r.y - here.y);
+                let (along, across) = match dir {
+                    Direction::Right => (dx, dy),
+                    Direction::Left => (-dx, dy),
+                    Direction::Down => (dy, dx),
+                    Direction::Up => (-dy, dx),
+                };
+                (along > 1.0).then_some((i, along + 2.0 * across.abs()))
+            })
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(i, _)| i)
+    }
+
+    /// The room at node index `ix`, as a position in `rooms`.
+    pub fn room_pos(&self, ix: usize) -> Option<usize> {
+        self.rooms.iter().position(|r| r.ix == ix)
+    }
+}
+
+/// One line of a details panel: a caption and its text.
+pub type Row = (&'static str, String);
+
+/// What the details panel says about a room.
+pub fn room_details(zone: &Zone, run: Option<&Run>, id: &str) -> Vec<Row> {
+    let Some(node) = zone.node_by_id(id) else {
+        return Vec::new();
+    };
+    let mut rows: Vec<Row> = vec![
+        ("Room", node.display_label().to_string()),
+        ("Kind", kind_name(node.kind).to_string()),
+        ("Id", node.id.to_string()),
+    ];
+    if node.is_entry {
+        rows.push(("Role", "entry".into()));
+    }
+    if node.is_boss {
+        rows.push(("Role", "boss".into()));
+    }
+    if !node.region_id.is_empty() {
+        rows.push((
+            "Region",
+            format!("{} ({})", zone.region_name(&node.region_id), node.region_id),
+        ));
+    }
+    let c = &node.content;
+    rows.push(("Loot bias", format!("×{}", c.loot_bias)));
+    if !c.encounter_override.is_empty() {
+        rows.push(("Encounter", c.encounter_override.clone()));
+    }
+    if !c.narration.is_empty() {
+        rows.push(("Narration", c.narration.clone()));
+    }
+    if !c.harvest_ref.is_empty() {
+        rows.push(("Harvest", c.harvest_ref.clone()));
+    }
+    if let Some(key) = &c.grants_key {
+        rows.push(("Grants key", key.clone()));
+    }
+    if let Some((x, y)) = node.pos {
+        rows.push(("Position", format!("column {x}, row {y}")));
+    }
+    if let Some(run) = run {
+        if let Some(i) = run.visited_nodes.iter().position(|v| v.as_str() == id) {
+            rows.push(("Run", format!("visited as room {}", i + 1)));
+        }
+        if run.current_node.as_str() == id {
+            rows.push(("Run", "the player is here".into()));
+        }
+    }
+    if let Some(ix) = zone.node_index(id) {
+        for (i, e) in zone.exits(ix).into_iter().enumerate() {
+            let to = zone.node(zone.target(e));
+            let lock = &zone.graph[e].lock;
+            let how = if lock.is_locked() {
+                analysis::requirement(zone, lock)
+            } else {
+                "open".into()
+            };
+            rows.push(("Exit", format!("{}. {} — {how}", i + 1, to.display_label())));
+        }
+    }
+    rows
+}
+
+/// What the details panel says about a passage (by file index): the lock, its requirement
+/// and hint, and in a run the frozen roll of the pending fork.
+pub fn passage_details(zone: &Zone, run: Option<&Run>, edge: usize) -> Vec<Row> {
+    let Some(eix) = zone
+        .graph
+        .edge_indices()
+        .find(|&e| zone.graph[e].file_index == edge)
+    else {
+        return Vec::new();
+    };
+    let e = &zone.graph[eix];
+    let (s, t) = (zone.source(eix), zone.target(eix));
+    let mut rows: Vec<Row> = vec![
+        ("From", zone.node(s).display_label().to_string()),
+        ("To", zone.node(t).display_label().to_string()),
+        ("Lock", lock_name(e.lock.kind()).to_string()),
+    ];
+    if e.lock.is_locked() {
+        rows.push(("Requires", analysis::requirement(zone, &e.lock)));
+    }
+    if !e.hint.is_empty() {
+        rows.push(("Hint", e.hint.clone()));
+    }
+    let exits = zone.exits(s);
+    if exits.len() >= 2
+        && let Some(i) = exits.iter().position(|&x| x == eix)
+    {
+        rows.push((
+            "Menu",
+            format!("option {} of {} (weight {})", i + 1, exits.len(), e.weight),
+        ));
+    }
+    if let Some(chance) = match &e.lock {
+        Lock::PerceptionCheck { .. } | Lock::StatCheck { .. } => {
+            let by: Vec<String> = [0, 2, 4]
+                .iter()
+                .filter_map(|&m| {
+                    analysis::lock_pass_chance(&e.lock, 1, m)
+                        .map(|c| format!("{m:+}: {:.0}%", c * 100.0))
+                })
+                .collect();
+            Some(by.join(" · "))
+        }
+        _ => None,
+    } {
+        rows.push(("Pass chance", chance));
+    }
+    if let Some(run) = run
+        && let Some(fork) = run
+            .pending_fork
+            .as_ref()
+            .filter(|f| f.at == zone.node(s).id)
+        && let Some((i, o)) = fork
+            .options
+            .iter()
+            .enumerate()
+            .find(|(_, o)| o.to_node == zone.node(t).id)
+    {
+        rows.push((
+            "This run",
+            format!("option {}: {}", i + 1, check_text(zone, &o.check)),
+        ));
+    }
+    rows
+}
+
+/// A frozen check in words: "Perception 11 vs DC 12 — failed".
+pub fn check_text(zone: &Zone, check: &Check) -> String {
+    let verdict = |ok: bool| if ok { "passed" } else { "failed" };
+    match check {
+        Check::None => "open".into(),
+        Check::PerceptionCheck { d20, modifier, dc } => format!(
+            "Perception {} vs DC {dc} — {} (d20 {d20}, {modifier:+})",
+            i64::from(*d20) + i64::from(*modifier),
+            verdict(check.passes())
+        ),
+        Check::StatCheck {
+            ability,
+            d20,
+            modifier,
+            dc,
+        } => format!(
+            "{} {} vs DC {dc} — {} (d20 {d20}, {modifier:+})",
+            ability.name(),
+            i64::from(*d20) + i64::from(*modifier),
+            verdict(check.passes())
+        ),
+        Check::KeyRequired { key_id, held } => {
+            format!("key {key_id} — {}", if *held { "held" } else { "not held" })
+        }
+        Check::LevelMin { min_level, level } => {
+            format!("level {level} vs {min_level} — {}", verdict(check.passes()))
+        }
+        Check::RegionClear { region_id, cleared } => format!(
+            "{} — {}",
+            zone.region_name(region_id),
+            if *cleared { "cleared" } else { "not cleared" }
+        ),
+        Check::Invalid { .. } => "sealed: the lock data is unusable".into(),
+        Check::Hidden { .. } => "locked (the roll is not shown to players)".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zonegraph_core::engine::Character;
+    use zonegraph_core::{layout, zone};
+
+    fn crypt() -> Zone {
+        let text = include_str!("../../../zones/crypt_valdris.json");
+        zone::load(text).expect("the crypt parses").0
+    }
+
+    #[test]
+    fn designer_map_has_every_room_and_passage_without_overlap() {
+        let z = crypt();
+        let m = build(&z, &layout::layout(&z), None, Audience::Designer);
+        assert_eq!(m.rooms.len(), 8);
+        assert_eq!(m.passages.len(), 9);
+        for (i, a) in m.rooms.iter().enumerate() {
+            for b in &m.rooms[i + 1..] {
+                assert!(
+                    (a.x - b.x).abs() >= BOX_W || (a.y - b.y).abs() >= BOX_H,
+                    "{} overlaps {}",
+                    a.id,
+                    b.id
+                );
+            }
+        }
+        let side = m
+            .passages
+            .iter()
+            .find(|p| p.to == "crypt_valdris.side_chapel")
+            .expect("the side chapel passage");
+        assert_eq!(side.lock, LockKind::PerceptionCheck);
+        assert_eq!(side.menu.map(|m| m.2), Some(2));
+        assert!(side.name.contains("Perception DC 12"), "{}", side.name);
+    }
+
+    #[test]
+    fn player_view_hides_the_undiscovered_secret() {
+        let z = crypt();
+        let m = build(&z, &layout::layout(&z), None, Audience::Player);
+        assert!(m.rooms.iter().all(|r| r.kind != NodeKind::Secret));
+        assert!(
+            m.passages
+                .iter()
+                .all(|p| !p.name.contains("DC")
+                    && p.mark.as_ref().is_none_or(|m| !m.2.contains("DC"))),
+            "a player never sees a DC on the map"
+        );
+        assert!(
+            m.passages
+                .iter()
+                .all(|p| p.to != "crypt_valdris.secret_chamber"
+                    && p.from != "crypt_valdris.secret_chamber")
+        );
+    }
+
+    #[test]
+    fn a_run_draws_its_path_and_fork_options() {
+        let z = crypt();
+        let c = Character::default();
+        let (mut run, _) = engine::start(&z, "viewer-test", &c, 0).expect("starts");
+        engine::advance(&z, &mut run, &c, 1).expect("entry");
+        engine::advance(&z, &mut run, &c, 2).expect("corridor");
+        let m = build(&z, &layout::layout(&z), Some(&run), Audience::Designer);
+        let visited: Vec<_> = m.rooms.iter().filter_map(|r| r.visit).collect();
+        assert_eq!(visited.len(), run.visited_nodes.len());
+        assert!(
+            m.rooms
+                .iter()
+                .any(|r| r.current && r.id == "crypt_valdris.fork")
+        );
+        assert_eq!(m.rooms.iter().filter(|r| r.option.is_some()).count(), 2);
+        assert!(m.passages.iter().filter(|p| p.walked).count() >= 2);
+        let details = passage_details(&z, Some(&run), 3);
+        assert!(
+            details
+                .iter()
+                .any(|(k, v)| *k == "This run" && v.contains("vs DC 12")),
+            "{details:?}"
+        );
+    }
+
+    #[test]
+    fn arrow_keys_find_a_neighbour() {
+        let z = crypt();
+        let m = build(&z, &layout::layout(&z), None, Audience::Designer);
+        let entry = m.room_pos(0).expect("entry drawn");
+        let below = m.neighbour(entry, Direction::Down).expect("a room below");
+        assert_eq!(m.rooms[below].id, "crypt_valdris.corridor");
+        assert_eq!(m.neighbour(entry, Direction::Up), None);
+    }
+}
