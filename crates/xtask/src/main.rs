@@ -39,8 +39,9 @@ fn main() -> ExitCode {
         Some("lint") => setup().and_then(|()| lint()),
         Some("wasm-pack") => setup().and_then(|()| wasm_pack().map(|p| p.report())),
         Some("budget") => setup().and_then(|()| web::budget()),
+        Some("serve") => setup().and_then(|()| serve(&args[1..])),
         _ => {
-            eprintln!("usage: cargo xtask <setup|test|lint|wasm-pack|budget>");
+            eprintln!("usage: cargo xtask <setup|test|lint|wasm-pack|budget|serve>");
             eprintln!("  setup      install what the build and tests need (idempotent)");
             eprintln!("  test       run every test: native, browser (headless Chromium), package");
             eprintln!(
@@ -48,6 +49,7 @@ fn main() -> ExitCode {
             );
             eprintln!("  wasm-pack  build the zonegraph-wasm npm package (release, wasm-opt -Oz)");
             eprintln!("  budget     build the map viewer and fail when its bundle is over budget");
+            eprintln!("  serve      build the map viewer, then `zonegraph serve` (extra args pass on)");
             return ExitCode::from(2);
         }
     };
@@ -580,6 +582,18 @@ fn check_declarations(path: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The README's run command: builds the viewer into `dist/` (Trunk is incremental), then
+/// starts the bot's server serving it; extra arguments go to `zonegraph serve`.
+fn serve(extra: &[String]) -> Result<()> {
+    web::build()?;
+    let mut args = vec![
+        "run", "-q", "--release", "--locked", "-p", "zonegraph-server", "--bin", "zonegraph",
+        "--", "serve", "--web", "dist",
+    ];
+    args.extend(extra.iter().map(String::as_str));
+    run("cargo", &args)
 }
 
 fn lint() -> Result<()> {
