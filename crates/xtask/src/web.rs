@@ -14,8 +14,12 @@ use anyhow::{Context, Result, bail};
 
 use crate::{Totals, root};
 
-/// Release bundle budget: wasm + js + css, gzipped, after wasm-opt.
+/// Release bundle budget: wasm + js + css, gzipped, after wasm-opt (issue 5). Not met yet:
+/// `cargo xtask budget` fails on it; see BENCHMARKS.md.
 pub const BUNDLE_BUDGET: u64 = 200 * 1024;
+/// The hard limit `test` enforces until the budget is met: today's size (373 KB) plus ~5 %, so
+/// a size regression fails the day it happens. Lower it as the bundle shrinks.
+pub const BUNDLE_LIMIT: u64 = 392 * 1024;
 
 /// Cargo's bin dir and `web/node_modules/.bin` first on PATH, so Trunk finds npm's wasm-opt
 /// (never Debian's binaryen 108, which breaks the app) and the pinned wasm-bindgen.
@@ -100,11 +104,19 @@ pub fn test(totals: &mut Totals) -> Result<()> {
     e2e(totals)?;
     let size = bundle_size()?;
     eprintln!(
-        "viewer bundle: {:.1} KB gzipped (budget {} KB{}; `cargo xtask budget` enforces it)",
+        "viewer bundle: {:.1} KB gzipped (budget {} KB{}; limit {} KB)",
         size as f64 / 1024.0,
         BUNDLE_BUDGET / 1024,
-        if size > BUNDLE_BUDGET { ", OVER" } else { "" }
+        if size > BUNDLE_BUDGET { ", OVER" } else { "" },
+        BUNDLE_LIMIT / 1024
     );
+    if size > BUNDLE_LIMIT {
+        bail!(
+            "the viewer's bundle grew to {:.1} KB gzipped, over the {} KB limit",
+            size as f64 / 1024.0,
+            BUNDLE_LIMIT / 1024
+        );
+    }
     Ok(())
 }
 
