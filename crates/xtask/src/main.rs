@@ -49,7 +49,9 @@ fn main() -> ExitCode {
             );
             eprintln!("  wasm-pack  build the zonegraph-wasm npm package (release, wasm-opt -Oz)");
             eprintln!("  budget     build the map viewer and fail when its bundle is over budget");
-            eprintln!("  serve      build the map viewer, then `zonegraph serve` (extra args pass on)");
+            eprintln!(
+                "  serve      build the map viewer, then `zonegraph serve` (extra args pass on)"
+            );
             return ExitCode::from(2);
         }
     };
@@ -589,8 +591,18 @@ fn check_declarations(path: &Path) -> Result<()> {
 fn serve(extra: &[String]) -> Result<()> {
     web::build()?;
     let mut args = vec![
-        "run", "-q", "--release", "--locked", "-p", "zonegraph-server", "--bin", "zonegraph",
-        "--", "serve", "--web", "dist",
+        "run",
+        "-q",
+        "--release",
+        "--locked",
+        "-p",
+        "zonegraph-server",
+        "--bin",
+        "zonegraph",
+        "--",
+        "serve",
+        "--web",
+        "dist",
     ];
     args.extend(extra.iter().map(String::as_str));
     run("cargo", &args)
