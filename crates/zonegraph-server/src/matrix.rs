@@ -461,8 +461,13 @@ impl Bot {
             return;
         }
         let user = ev.sender.as_str();
-        // Two members (the player and the bot): a DM, where notices can go later.
-        if room.joined_members_count() <= 2 {
+        // Two members (the player and the bot): a DM, where notices can go later. Counted
+        // from the member list: Synapse sends no room summary without lazy-loading.
+        let joined = room
+            .members_no_sync(matrix_sdk::RoomMemberships::JOIN)
+            .await
+            .map_or(usize::MAX, |m| m.len());
+        if joined <= 2 {
             self.remember_dm(user, room.room_id());
         }
         let replies = match self.state.command(user, text.body.trim()).await {
