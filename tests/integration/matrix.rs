@@ -58,7 +58,11 @@ impl Synapse {
             dir: dir.to_path_buf(),
             url: format!("http://127.0.0.1:{port}"),
         };
-        assert!(status.success(), "Synapse did not start: see {}", dir.display());
+        assert!(
+            status.success(),
+            "Synapse did not start: see {}",
+            dir.display()
+        );
         s
     }
 
@@ -206,7 +210,14 @@ fn a_player_dms_the_bot_and_plays_the_crypt_on_synapse() {
                 .expect("sync");
         }
 
-        let n = say(&alice, &room, &seen, "!zone enter crypt_valdris", "You enter").await;
+        let n = say(
+            &alice,
+            &room,
+            &seen,
+            "!zone enter crypt_valdris",
+            "You enter",
+        )
+        .await;
         let t = bodies(&n);
         assert!(t.contains("You enter Crypt of Valdris."), "{t}");
         assert!(t.contains("Room 1 of 7: Crypt Threshold"), "{t}");
@@ -242,7 +253,10 @@ fn a_player_dms_the_bot_and_plays_the_crypt_on_synapse() {
         assert!(body.contains(&format!("Run map: {PUBLIC}/run/")), "{body}");
         assert!(html.starts_with("<pre><code>"), "{html}");
         assert!(html.contains("</code></pre>"), "{html}");
-        assert!(html.contains("Valdris&#39;s Sanctum"), "labels escaped: {html}");
+        assert!(
+            html.contains("Valdris&#39;s Sanctum"),
+            "labels escaped: {html}"
+        );
         assert!(html.contains(&format!("<a href=\"{PUBLIC}/run/")), "{html}");
         assert!(serde_json::to_vec(map).expect("json").len() < 65_536);
     });

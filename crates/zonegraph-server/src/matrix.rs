@@ -572,11 +572,15 @@ async fn join_with_retry(room: Room) {
 
 /// Registers the handlers: invites, messages, encrypted messages.
 pub fn add_handlers(client: &Client, bot: &Bot) {
-    client.add_event_handler(|ev: StrippedRoomMemberEvent, room: Room, c: Client| async move {
-        if c.user_id().is_some_and(|me| me.as_str() == ev.state_key.as_str()) {
-            tokio::spawn(join_with_retry(room));
-        }
-    });
+    client.add_event_handler(
+        |ev: StrippedRoomMemberEvent, room: Room, c: Client| async move {
+            if c.user_id()
+                .is_some_and(|me| me.as_str() == ev.state_key.as_str())
+            {
+                tokio::spawn(join_with_retry(room));
+            }
+        },
+    );
     let b = bot.clone();
     client.add_event_handler(move |ev: OriginalSyncRoomMessageEvent, room: Room| {
         let b = b.clone();
@@ -640,7 +644,10 @@ pub async fn run(client: Client, bot: Bot) {
 }
 
 /// Logs in and starts the bot on the server's runtime; returns once logged in.
-pub fn start(server: &crate::serve::Server, config: &Config) -> Result<tokio::task::JoinHandle<()>> {
+pub fn start(
+    server: &crate::serve::Server,
+    config: &Config,
+) -> Result<tokio::task::JoinHandle<()>> {
     let rt = server.runtime().clone();
     let client = rt.block_on(login(config))?;
     let bot = Bot::new(server.state.clone(), Some(&config.state_dir));

@@ -410,7 +410,10 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let _matrix = match &matrix {
         Some(m) => {
             let task = crate::matrix::start(&server, m)?;
-            println!("  matrix: {} on {}: invite it, then `!zone help`", m.user, m.homeserver);
+            println!(
+                "  matrix: {} on {}: invite it, then `!zone help`",
+                m.user, m.homeserver
+            );
             Some(task)
         }
         None => None,

@@ -71,9 +71,8 @@ fn long_maps_are_cut_with_the_link() {
     let map: Vec<&str> = std::iter::repeat_n(line.as_str(), 2_000).collect();
     let map = map.join("\n");
     let text = format!("{map}\nRun map: https://zones.example/run/0123");
-    let html = format!(
-        "<pre>{map}</pre>\nRun map: <a href=\"https://zones.example/run/0123\">x</a>"
-    );
+    let html =
+        format!("<pre>{map}</pre>\nRun map: <a href=\"https://zones.example/run/0123\">x</a>");
     let c = notice(&reply(&text, &html));
     let bytes = serde_json::to_vec(&c).unwrap().len();
     assert!(bytes <= MAX_CONTENT_BYTES, "{bytes} bytes");
@@ -82,7 +81,11 @@ fn long_maps_are_cut_with_the_link() {
     assert!(body.starts_with(&line), "{body:.100}");
     assert!(body.ends_with("the whole map is at https://zones.example/run/0123"));
     // Cut at a line end: every map line is whole.
-    assert!(body.lines().filter(|l| l.starts_with('#')).all(|l| l == line));
+    assert!(
+        body.lines()
+            .filter(|l| l.starts_with('#'))
+            .all(|l| l == line)
+    );
     let html = v["formatted_body"].as_str().unwrap();
     assert!(html.starts_with("<pre><code>#"));
     assert!(html.contains("</code></pre><p>"));
@@ -98,7 +101,12 @@ fn cutting_escapes_and_handles_long_lines_and_no_link() {
     let v = content_json(&c);
     let html = v["formatted_body"].as_str().unwrap();
     assert!(!html.contains("<b>"), "user text must stay escaped");
-    assert!(v["body"].as_str().unwrap().ends_with("`!zone map` has the run-map link"));
+    assert!(
+        v["body"]
+            .as_str()
+            .unwrap()
+            .ends_with("`!zone map` has the run-map link")
+    );
 }
 
 #[test]
@@ -118,12 +126,18 @@ fn config_needs_a_secret_and_prefers_the_token() {
         ..Args::default()
     };
     let err = Config::from_args(&args, Path::new("z.db")).unwrap_err();
-    assert!(err.to_string().contains("ZONEGRAPH_MATRIX_PASSWORD"), "{err}");
+    assert!(
+        err.to_string().contains("ZONEGRAPH_MATRIX_PASSWORD"),
+        "{err}"
+    );
     args.matrix_password = Some("pw".into());
     args.matrix_token = Some("tok".into());
     let c = Config::from_args(&args, Path::new("z.db")).unwrap();
     assert!(matches!(c.secret, Secret::Token(_)));
-    assert!(!format!("{c:?}").contains("tok\""), "secrets stay out of Debug");
+    assert!(
+        !format!("{c:?}").contains("tok\""),
+        "secrets stay out of Debug"
+    );
 }
 
 /// A client logged in (restored session) against `server`, synced once into one joined DM.
@@ -217,7 +231,9 @@ async fn a_command_is_answered_with_notices_and_the_dm_is_remembered() {
     let server = MockServer::start().await;
     let client = synced_client(&server).await;
     Mock::given(method("PUT"))
-        .and(path_regex(r"^/_matrix/client/v3/rooms/.*/send/m\.room\.message/.*"))
+        .and(path_regex(
+            r"^/_matrix/client/v3/rooms/.*/send/m\.room\.message/.*",
+        ))
         .respond_with(ResponseTemplate::new(200).set_body_json(json!({"event_id": "$r"})))
         .mount(&server)
         .await;
@@ -225,7 +241,8 @@ async fn a_command_is_answered_with_notices_and_the_dm_is_remembered() {
     let bot = bot_over_store(dir.path());
     let room = client.get_room(<&RoomId>::try_from(ROOM).unwrap()).unwrap();
 
-    bot.on_message(&message("!zone enter crypt_valdris"), &room).await;
+    bot.on_message(&message("!zone enter crypt_valdris"), &room)
+        .await;
     bot.on_message(&message("just chatting"), &room).await;
 
     let sent = sent_bodies(&server.received_requests().await.unwrap());
@@ -235,7 +252,13 @@ async fn a_command_is_answered_with_notices_and_the_dm_is_remembered() {
         assert_eq!(v["format"], "org.matrix.custom.html");
         assert!(v["body"].is_string() && v["formatted_body"].is_string());
     }
-    assert!(sent[0]["body"].as_str().unwrap().contains("Crypt of Valdris"), "{sent:?}");
+    assert!(
+        sent[0]["body"]
+            .as_str()
+            .unwrap()
+            .contains("Crypt of Valdris"),
+        "{sent:?}"
+    );
     assert_eq!(bot.dm_room(PLAYER).unwrap().as_str(), ROOM);
     // Persisted for the next start.
     let again = bot_over_store_reopen(dir.path(), &bot);
@@ -251,7 +274,9 @@ async fn rate_limits_are_retried_then_sent() {
     let server = MockServer::start().await;
     let client = synced_client(&server).await;
     Mock::given(method("PUT"))
-        .and(path_regex(r"^/_matrix/client/v3/rooms/.*/send/m\.room\.message/.*"))
+        .and(path_regex(
+            r"^/_matrix/client/v3/rooms/.*/send/m\.room\.message/.*",
+        ))
         .respond_with(ResponseTemplate::new(429).set_body_json(json!({
             "errcode": "M_LIMIT_EXCEEDED", "error": "slow down", "retry_after_ms": 20
         })))
@@ -259,13 +284,20 @@ async fn rate_limits_are_retried_then_sent() {
         .mount(&server)
         .await;
     Mock::given(method("PUT"))
-        .and(path_regex(r"^/_matrix/client/v3/rooms/.*/send/m\.room\.message/.*"))
+        .and(path_regex(
+            r"^/_matrix/client/v3/rooms/.*/send/m\.room\.message/.*",
+        ))
         .respond_with(ResponseTemplate::new(200).set_body_json(json!({"event_id": "$r"})))
         .mount(&server)
         .await;
     let room = client.get_room(<&RoomId>::try_from(ROOM).unwrap()).unwrap();
-    send_notice(&room, notice(&reply("hi", "hi"))).await.unwrap();
-    assert_eq!(sent_bodies(&server.received_requests().await.unwrap()).len(), 3);
+    send_notice(&room, notice(&reply("hi", "hi")))
+        .await
+        .unwrap();
+    assert_eq!(
+        sent_bodies(&server.received_requests().await.unwrap()).len(),
+        3
+    );
 }
 
 #[tokio::test]
@@ -273,16 +305,23 @@ async fn a_forbidden_room_is_an_error_not_a_panic_nor_a_retry_loop() {
     let server = MockServer::start().await;
     let client = synced_client(&server).await;
     Mock::given(method("PUT"))
-        .and(path_regex(r"^/_matrix/client/v3/rooms/.*/send/m\.room\.message/.*"))
+        .and(path_regex(
+            r"^/_matrix/client/v3/rooms/.*/send/m\.room\.message/.*",
+        ))
         .respond_with(ResponseTemplate::new(403).set_body_json(json!({
             "errcode": "M_FORBIDDEN", "error": "not in room"
         })))
         .mount(&server)
         .await;
     let room = client.get_room(<&RoomId>::try_from(ROOM).unwrap()).unwrap();
-    let err = send_notice(&room, notice(&reply("hi", "hi"))).await.unwrap_err();
+    let err = send_notice(&room, notice(&reply("hi", "hi")))
+        .await
+        .unwrap_err();
     assert!(format!("{err:#}").contains("cannot send to"), "{err:#}");
-    assert_eq!(sent_bodies(&server.received_requests().await.unwrap()).len(), 1);
+    assert_eq!(
+        sent_bodies(&server.received_requests().await.unwrap()).len(),
+        1
+    );
 }
 
 #[tokio::test]
@@ -290,7 +329,9 @@ async fn an_encrypted_room_is_told_once_and_nothing_crashes() {
     let server = MockServer::start().await;
     let client = synced_client(&server).await;
     Mock::given(method("PUT"))
-        .and(path_regex(r"^/_matrix/client/v3/rooms/.*/send/m\.room\.message/.*"))
+        .and(path_regex(
+            r"^/_matrix/client/v3/rooms/.*/send/m\.room\.message/.*",
+        ))
         .respond_with(ResponseTemplate::new(200).set_body_json(json!({"event_id": "$r"})))
         .mount(&server)
         .await;
