@@ -87,36 +87,99 @@ impl Drop for Synapse {
 /// The bot's notices as JSON contents, in order.
 type Seen = Arc<Mutex<Vec<Value>>>;
 
-/// Sends `text` and syncs until a notice of the bot contains `expect`; returns the notices
-/// that arrived meanwhile.
-async fn say(
-    alice: &Client,
-    room: &matrix_sdk::Room,
-    seen: &Seen,
-    text: &str,
-    expect: &str,
-) -> Vec<Value> {
-    let before = seen.lock().expect("seen").len();
-    room.send(RoomMessageEventContent::text_plain(text))
-        .await
-        .expect("send");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        alice
-            .sync_once(SyncSettings::new().timeout(Duration::from_millis(500)))
+/// A test user in a DM with the bot, collecting the bot's notices.
+struct Player {
+    client: Client,
+    room: matrix_sdk::Room,
+    seen: Seen,
+}
+
+const BOT: &str = "@zonebot:localhost";
+
+impl Player {
+    /// Logs in, opens a DM with the bot and waits until the bot has joined it.
+    async fn join(homeserver: &str, name: &str, password: &str) -> Player {
+        let client = Client::builder()
+            .homeserver_url(homeserver)
+            .build()
             .await
-            .expect("sync");
-        let new: Vec<Value> = seen.lock().expect("seen")[before..].to_vec();
-        if new
-            .iter()
-            .any(|v| v["body"].as_str().is_some_and(|b| b.contains(expect)))
-        {
-            return new;
+            .expect("client");
+        client
+            .matrix_auth()
+            .login_username(name, password)
+            .await
+            .expect("the player logs in");
+        client.sync_once(SyncSettings::new()).await.expect("sync");
+        let bot_id: OwnedUserId = UserId::parse(BOT).expect("user id");
+        let seen: Seen = Arc::default();
+        let (s, b) = (seen.clone(), bot_id.clone());
+        client.add_event_handler(move |ev: OriginalSyncRoomMessageEvent| {
+            let (s, b) = (s.clone(), b.clone());
+            async move {
+                if ev.sender == b {
+                    let v = serde_json::to_value(&ev.content).expect("content as JSON");
+                    s.lock().expect("seen").push(v);
+                }
+            }
+        });
+        // A DM: the bot is invited and joins by itself.
+        let room = client.create_dm(&bot_id).await.expect("create the DM");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let bot = room.get_member_no_sync(&bot_id).await.expect("members");
+            if bot.is_some_and(|m| *m.membership() == MembershipState::Join) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the bot did not join the DM");
+            client
+                .sync_once(SyncSettings::new().timeout(Duration::from_millis(500)))
+                .await
+                .expect("sync");
         }
-        assert!(
-            Instant::now() < deadline,
-            "{text}: no reply containing {expect:?} within 30 s; got {new:#?}"
-        );
+        Player { client, room, seen }
+    }
+
+    /// Sends `text` and waits for a notice containing `expect`; returns the new notices.
+    async fn say(&self, text: &str, expect: &str) -> Vec<Value> {
+        let before = self.seen.lock().expect("seen").len();
+        self.room
+            .send(RoomMessageEventContent::text_plain(text))
+            .await
+            .expect("send");
+        self.wait_for(before, expect, Duration::from_secs(30), text)
+            .await
+    }
+
+    /// Syncs until a notice after the first `before` contains `expect`.
+    async fn wait_for(
+        &self,
+        before: usize,
+        expect: &str,
+        within: Duration,
+        what: &str,
+    ) -> Vec<Value> {
+        let deadline = Instant::now() + within;
+        loop {
+            self.client
+                .sync_once(SyncSettings::new().timeout(Duration::from_millis(500)))
+                .await
+                .expect("sync");
+            let new: Vec<Value> = self.seen.lock().expect("seen")[before..].to_vec();
+            if new
+                .iter()
+                .any(|v| v["body"].as_str().is_some_and(|b| b.contains(expect)))
+            {
+                return new;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{what}: no notice containing {expect:?} within {within:?}; got {new:#?}"
+            );
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.seen.lock().expect("seen").len()
     }
 }
 
@@ -126,6 +189,38 @@ fn bodies(notices: &[Value]) -> String {
         .map(|v| v["body"].as_str().unwrap_or_default())
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The server with the bot, as `zonegraph serve --matrix` starts it.
+fn start_bot(dir: &Path, synapse: &Synapse) -> (serve::Server, PathBuf) {
+    let db = dir.join("z.db");
+    let mut config = ServerConfig::new(
+        db.clone(),
+        root().join("zones"),
+        "127.0.0.1:0".parse().expect("address"),
+    );
+    config.web = dir.join("no-viewer");
+    config.public_url = Some(PUBLIC.into());
+    config.run_ids = Arc::new(|u| format!("{u}/1"));
+    // Long enough for a player who answers at once, short enough to watch a pick happen.
+    config.fork_timeout = Duration::from_secs(8);
+    config.sweep_every = Duration::from_millis(200);
+    let server = serve::spawn(config).expect("server starts");
+    let bot_config = matrix::Config {
+        homeserver: synapse.url.clone(),
+        user: BOT.into(),
+        secret: matrix::Secret::Password("bot-password".into()),
+        state_dir: matrix::state_dir(&db),
+    };
+    matrix::start(&server, &bot_config).expect("the bot logs in");
+    (server, db)
+}
+
+fn saved_device(db: &Path) -> String {
+    let text = std::fs::read_to_string(matrix::state_dir(db).join("session.json"))
+        .expect("the session is saved next to the database");
+    let v: Value = serde_json::from_str(&text).expect("session JSON");
+    v["device_id"].as_str().expect("device id").to_string()
 }
 
 #[test]
@@ -142,82 +237,17 @@ fn a_player_dms_the_bot_and_plays_the_crypt_on_synapse() {
     let synapse = Synapse::start(&dir.path().join("synapse"));
     synapse.register("zonebot", "bot-password");
     synapse.register("alice", "alice-password");
-
-    // The server with the bot, as `zonegraph serve --matrix` starts it.
-    let db = dir.path().join("z.db");
-    let mut config = ServerConfig::new(
-        db.clone(),
-        root().join("zones"),
-        "127.0.0.1:0".parse().expect("address"),
-    );
-    config.web = dir.path().join("no-viewer");
-    config.public_url = Some(PUBLIC.into());
-    config.run_ids = Arc::new(|u| format!("{u}/1"));
-    let server = serve::spawn(config).expect("server starts");
-    let bot_config = matrix::Config {
-        homeserver: synapse.url.clone(),
-        user: "@zonebot:localhost".into(),
-        secret: matrix::Secret::Password("bot-password".into()),
-        state_dir: matrix::state_dir(&db),
-    };
-    let _bot = matrix::start(&server, &bot_config).expect("the bot logs in");
-    assert!(
-        matrix::state_dir(&db).join("session.json").is_file(),
-        "the session is saved next to the database"
-    );
+    synapse.register("bob", "bob-password");
+    let (server, db) = start_bot(dir.path(), &synapse);
+    let device = saved_device(&db);
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("runtime");
-    rt.block_on(async {
-        let alice = Client::builder()
-            .homeserver_url(&synapse.url)
-            .build()
-            .await
-            .expect("client");
-        alice
-            .matrix_auth()
-            .login_username("alice", "alice-password")
-            .await
-            .expect("alice logs in");
-        alice.sync_once(SyncSettings::new()).await.expect("sync");
-        let bot_id: OwnedUserId = UserId::parse("@zonebot:localhost").expect("user id");
-        let seen: Seen = Arc::default();
-        let (s, b) = (seen.clone(), bot_id.clone());
-        alice.add_event_handler(move |ev: OriginalSyncRoomMessageEvent| {
-            let (s, b) = (s.clone(), b.clone());
-            async move {
-                if ev.sender == b {
-                    let v = serde_json::to_value(&ev.content).expect("content as JSON");
-                    s.lock().expect("seen").push(v);
-                }
-            }
-        });
-
-        // A DM: the bot is invited and joins by itself.
-        let room = alice.create_dm(&bot_id).await.expect("create the DM");
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let bot = room.get_member_no_sync(&bot_id).await.expect("members");
-            if bot.is_some_and(|m| *m.membership() == MembershipState::Join) {
-                break;
-            }
-            assert!(Instant::now() < deadline, "the bot did not join the DM");
-            alice
-                .sync_once(SyncSettings::new().timeout(Duration::from_millis(500)))
-                .await
-                .expect("sync");
-        }
-
-        let n = say(
-            &alice,
-            &room,
-            &seen,
-            "!zone enter crypt_valdris",
-            "You enter",
-        )
-        .await;
+    let alice = rt.block_on(async {
+        let alice = Player::join(&synapse.url, "alice", "alice-password").await;
+        let n = alice.say("!zone enter crypt_valdris", "You enter").await;
         let t = bodies(&n);
         assert!(t.contains("You enter Crypt of Valdris."), "{t}");
         assert!(t.contains("Room 1 of 7: Crypt Threshold"), "{t}");
@@ -231,16 +261,16 @@ fn a_player_dms_the_bot_and_plays_the_crypt_on_synapse() {
                 .is_some_and(|h| h.contains("<b>Crypt of Valdris</b>"))),
             "{n:#?}"
         );
-        let t = bodies(&say(&alice, &room, &seen, "!zone advance", "Bone Corridor").await);
+        let t = bodies(&alice.say("!zone advance", "Bone Corridor").await);
         assert!(t.contains("Room 2 of 7: Bone Corridor"), "{t}");
-        let t = bodies(&say(&alice, &room, &seen, "!zone advance", "Main Hall").await);
+        let t = bodies(&alice.say("!zone advance", "Main Hall").await);
         assert!(t.contains("1. Main Hall (elite)"), "the fork: {t}");
-        let t = bodies(&say(&alice, &room, &seen, "!zone go 1", "Main Hall").await);
+        let t = bodies(&alice.say("!zone go 1", "Main Hall").await);
         assert!(t.contains("Main Hall"), "{t}");
-        let t = bodies(&say(&alice, &room, &seen, "!zone advance", "Sanctum").await);
+        let t = bodies(&alice.say("!zone advance", "Sanctum").await);
         assert!(t.contains("Valdris's Sanctum"), "{t}");
 
-        let n = say(&alice, &room, &seen, "!zone map", "Run map:").await;
+        let n = alice.say("!zone map", "Run map:").await;
         let map = n
             .iter()
             .find(|v| v["body"].as_str().is_some_and(|b| b.contains("Run map:")))
@@ -259,6 +289,45 @@ fn a_player_dms_the_bot_and_plays_the_crypt_on_synapse() {
         );
         assert!(html.contains(&format!("<a href=\"{PUBLIC}/run/")), "{html}");
         assert!(serde_json::to_vec(map).expect("json").len() < 65_536);
+
+        // Bob reaches the fork and says nothing: the sweeper picks, and the notice comes
+        // to his DM by itself.
+        let bob = Player::join(&synapse.url, "bob", "bob-password").await;
+        bob.say("!zone enter crypt_valdris", "You enter").await;
+        bob.say("!zone advance", "Bone Corridor").await;
+        bob.say("!zone advance", "Main Hall").await;
+        let before = bob.count();
+        let t = bodies(
+            &bob.wait_for(
+                before,
+                "picked for you",
+                Duration::from_secs(40),
+                "fork timeout",
+            )
+            .await,
+        );
+        assert!(t.contains("You lingered too long at the fork"), "{t}");
+        alice
+    });
+
+    // A restart resumes the saved session (same device, no new login) and does not answer
+    // the messages it already saw.
+    drop(server);
+    let (server, _) = start_bot(dir.path(), &synapse);
+    assert_eq!(saved_device(&db), device, "the restart logged in again");
+    rt.block_on(async {
+        let before = alice.count();
+        alice.say("!zone status", "Sanctum").await;
+        // Give replays of old messages, if any, time to show up.
+        for _ in 0..4 {
+            alice
+                .client
+                .sync_once(SyncSettings::new().timeout(Duration::from_millis(500)))
+                .await
+                .expect("sync");
+        }
+        let new: Vec<Value> = alice.seen.lock().expect("seen")[before..].to_vec();
+        assert_eq!(new.len(), 1, "old messages answered again: {new:#?}");
     });
     eprintln!(
         "matrix: Synapse test took {:.1} s",

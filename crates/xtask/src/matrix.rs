@@ -18,7 +18,10 @@ pub fn setup_synapse(root: &Path) -> Result<()> {
         .status()
         .with_context(|| format!("could not start {}", script.display()))?;
     if !status.success() {
-        bail!("{} setup failed ({status}): Python 3 with venv and pip, and PyPI, are needed", script.display());
+        bail!(
+            "{} setup failed ({status}): Python 3 with venv and pip, and PyPI, are needed",
+            script.display()
+        );
     }
     Ok(())
 }

@@ -43,7 +43,8 @@ const SYNC_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Matrix flags of `zonegraph serve`. Secrets belong in the environment or the config file.
 #[derive(Debug, Default, Clone, clap::Args)]
-pub struct Args {
+#[command(next_help_heading = "Matrix (with --matrix)")]
+pub struct MatrixArgs {
     /// Also run the Matrix bot (needs a homeserver, a user and a password or token).
     #[arg(long)]
     pub matrix: bool,
@@ -103,7 +104,7 @@ pub struct Config {
 
 impl Config {
     /// Flags and environment first, then the config file.
-    pub fn from_args(args: &Args, db: &Path) -> Result<Config> {
+    pub fn from_args(args: &MatrixArgs, db: &Path) -> Result<Config> {
         let file: FileConfig = match &args.matrix_config {
             Some(p) => {
                 let text = std::fs::read_to_string(p)
@@ -405,6 +406,10 @@ pub struct Bot {
     rooms_path: Option<PathBuf>,
     /// Encrypted rooms already told that the bot cannot read them.
     warned: Arc<Mutex<HashSet<OwnedRoomId>>>,
+    /// Unix ms when this bot started: older messages are never answered, even when the
+    /// homeserver sends them again (Synapse replays a room's recent timeline to a member
+    /// that (re)joins it).
+    started_ms: i64,
 }
 
 impl Bot {
@@ -421,6 +426,7 @@ impl Bot {
             dms: Arc::new(Mutex::new(dms)),
             rooms_path,
             warned: Arc::default(),
+            started_ms: crate::store::now_ms(),
         }
     }
 
@@ -457,6 +463,9 @@ impl Bot {
         let MessageType::Text(text) = &ev.content.msgtype else {
             return;
         };
+        if i64::from(ev.origin_server_ts.0) < self.started_ms {
+            return;
+        }
         if !is_command(&text.body) {
             return;
         }
@@ -552,6 +561,10 @@ impl Bot {
 async fn join_with_retry(room: Room) {
     let mut delay = Duration::from_secs(1);
     for _ in 0..8 {
+        // Joining a room again would make the homeserver replay its timeline.
+        if room.state() != RoomState::Invited {
+            return;
+        }
         match room.join().await {
             Ok(()) => {
                 eprintln!("zonegraph: matrix: joined {}", room.room_id());
@@ -593,13 +606,13 @@ pub fn add_handlers(client: &Client, bot: &Bot) {
     });
 }
 
-/// Syncs forever: one sync first whose messages are ignored, then the handlers; a failed
-/// sync (dropped connection, homeserver down) is retried with backoff from the last token.
-pub async fn run(client: Client, bot: Bot) {
+/// The first sync, whose messages are ignored (old messages are not answered); retried
+/// with backoff until the homeserver answers.
+pub async fn first_sync(client: &Client) {
     let mut delay = Duration::from_secs(1);
     loop {
         match client.sync_once(SyncSettings::new()).await {
-            Ok(_) => break,
+            Ok(_) => return,
             Err(e) => {
                 eprintln!("zonegraph: matrix: first sync failed ({e}); retrying in {delay:?}");
                 tokio::time::sleep(delay).await;
@@ -607,6 +620,12 @@ pub async fn run(client: Client, bot: Bot) {
             }
         }
     }
+}
+
+/// After [`first_sync`]: joins pending invites, registers the handlers and syncs forever; a
+/// failed sync (dropped connection, homeserver down) is retried with backoff from the last
+/// token.
+pub async fn run(client: Client, bot: Bot) {
     // Invites that arrived while the bot was away.
     for room in client.invited_rooms() {
         tokio::spawn(join_with_retry(room));
@@ -643,14 +662,18 @@ pub async fn run(client: Client, bot: Bot) {
     }
 }
 
-/// Logs in and starts the bot on the server's runtime; returns once logged in.
+/// Logs in, syncs once and starts the bot on the server's runtime; returns once it listens.
 pub fn start(
     server: &crate::serve::Server,
     config: &Config,
 ) -> Result<tokio::task::JoinHandle<()>> {
     let rt = server.runtime().clone();
-    let client = rt.block_on(login(config))?;
     let bot = Bot::new(server.state.clone(), Some(&config.state_dir));
+    let client = rt.block_on(async {
+        let client = login(config).await?;
+        first_sync(&client).await;
+        anyhow::Ok(client)
+    })?;
     Ok(rt.spawn(run(client, bot)))
 }
 

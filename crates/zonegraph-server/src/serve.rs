@@ -38,7 +38,7 @@ pub struct Args {
     pub api_token: Option<String>,
     #[cfg(feature = "matrix")]
     #[command(flatten)]
-    pub matrix: crate::matrix::Args,
+    pub matrix: crate::matrix::MatrixArgs,
 }
 
 /// Parses `6h`, `30m`, `90s`, `500ms`, `1h30m`; a bare number is seconds.

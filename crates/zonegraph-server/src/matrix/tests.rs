@@ -119,11 +119,11 @@ fn state_dir_is_next_to_the_database() {
 
 #[test]
 fn config_needs_a_secret_and_prefers_the_token() {
-    let mut args = Args {
+    let mut args = MatrixArgs {
         matrix: true,
         matrix_homeserver: Some("http://127.0.0.1:8008".into()),
         matrix_user: Some(BOT.into()),
-        ..Args::default()
+        ..MatrixArgs::default()
     };
     let err = Config::from_args(&args, Path::new("z.db")).unwrap_err();
     assert!(
@@ -219,8 +219,12 @@ fn sent_bodies(requests: &[wiremock::Request]) -> Vec<Value> {
 }
 
 fn message(body: &str) -> OriginalSyncRoomMessageEvent {
+    message_at(body, crate::store::now_ms())
+}
+
+fn message_at(body: &str, ts: i64) -> OriginalSyncRoomMessageEvent {
     serde_json::from_value(json!({
-        "type": "m.room.message", "sender": PLAYER, "event_id": "$x", "origin_server_ts": 2,
+        "type": "m.room.message", "sender": PLAYER, "event_id": "$x", "origin_server_ts": ts,
         "content": {"msgtype": "m.text", "body": body}
     }))
     .unwrap()
@@ -240,6 +244,11 @@ async fn a_command_is_answered_with_notices_and_the_dm_is_remembered() {
     let dir = tempfile::tempdir().unwrap();
     let bot = bot_over_store(dir.path());
     let room = client.get_room(<&RoomId>::try_from(ROOM).unwrap()).unwrap();
+
+    // Sent before the bot started (a homeserver replaying history): not answered.
+    bot.on_message(&message_at("!zone enter crypt_valdris", 2), &room)
+        .await;
+    assert!(sent_bodies(&server.received_requests().await.unwrap()).is_empty());
 
     bot.on_message(&message("!zone enter crypt_valdris"), &room)
         .await;
@@ -349,4 +358,10 @@ async fn an_encrypted_room_is_told_once_and_nothing_crashes() {
     let sent = sent_bodies(&server.received_requests().await.unwrap());
     assert_eq!(sent.len(), 1);
     assert!(sent[0]["body"].as_str().unwrap().contains("encrypted"));
+}
+
+#[test]
+fn the_command_line_with_matrix_flags_is_valid() {
+    use clap::CommandFactory as _;
+    crate::Cli::command().debug_assert();
 }
