@@ -561,10 +561,6 @@ impl Bot {
 async fn join_with_retry(room: Room) {
     let mut delay = Duration::from_secs(1);
     for _ in 0..8 {
-        // Joining a room again would make the homeserver replay its timeline.
-        if room.state() != RoomState::Invited {
-            return;
-        }
         match room.join().await {
             Ok(()) => {
                 eprintln!("zonegraph: matrix: joined {}", room.room_id());
@@ -590,6 +586,15 @@ pub fn add_handlers(client: &Client, bot: &Bot) {
             if c.user_id()
                 .is_some_and(|me| me.as_str() == ev.state_key.as_str())
             {
+                // After a restart (in-memory SDK store) the SDK reports the rooms it had
+                // joined as invites again; joining them again is a no-op on the homeserver
+                // that restores the SDK's state, and the replayed history is older than
+                // `started_ms`, so it is not answered.
+                eprintln!(
+                    "zonegraph: matrix: invited to {} by {}",
+                    room.room_id(),
+                    ev.sender
+                );
                 tokio::spawn(join_with_retry(room));
             }
         },
@@ -607,12 +612,15 @@ pub fn add_handlers(client: &Client, bot: &Bot) {
 }
 
 /// The first sync, whose messages are ignored (old messages are not answered); retried
-/// with backoff until the homeserver answers.
-pub async fn first_sync(client: &Client) {
+/// with backoff until the homeserver answers. Returns the rooms the bot is invited to.
+pub async fn first_sync(client: &Client) -> Vec<OwnedRoomId> {
     let mut delay = Duration::from_secs(1);
     loop {
         match client.sync_once(SyncSettings::new()).await {
-            Ok(_) => return,
+            // From the response, not `Client::invited_rooms`: after a full sync the SDK can
+            // report a room whose timeline holds the bot's invite and then its join as
+            // invited, and joining it again makes Synapse replay the room's history.
+            Ok(r) => return r.rooms.invited.into_keys().collect(),
             Err(e) => {
                 eprintln!("zonegraph: matrix: first sync failed ({e}); retrying in {delay:?}");
                 tokio::time::sleep(delay).await;
@@ -625,9 +633,13 @@ pub async fn first_sync(client: &Client) {
 /// After [`first_sync`]: joins pending invites, registers the handlers and syncs forever; a
 /// failed sync (dropped connection, homeserver down) is retried with backoff from the last
 /// token.
-pub async fn run(client: Client, bot: Bot) {
+pub async fn run(client: Client, bot: Bot, invited: Vec<OwnedRoomId>) {
     // Invites that arrived while the bot was away.
-    for room in client.invited_rooms() {
+    for room in invited.iter().filter_map(|id| client.get_room(id)) {
+        eprintln!(
+            "zonegraph: matrix: invited to {} while away",
+            room.room_id()
+        );
         tokio::spawn(join_with_retry(room));
     }
     add_handlers(&client, &bot);
@@ -669,12 +681,12 @@ pub fn start(
 ) -> Result<tokio::task::JoinHandle<()>> {
     let rt = server.runtime().clone();
     let bot = Bot::new(server.state.clone(), Some(&config.state_dir));
-    let client = rt.block_on(async {
+    let (client, invited) = rt.block_on(async {
         let client = login(config).await?;
-        first_sync(&client).await;
-        anyhow::Ok(client)
+        let invited = first_sync(&client).await;
+        anyhow::Ok((client, invited))
     })?;
-    Ok(rt.spawn(run(client, bot)))
+    Ok(rt.spawn(run(client, bot, invited)))
 }
 
 #[cfg(test)]
