@@ -1,10 +1,13 @@
 //! The Matrix transport against a real homeserver: Synapse from PyPI in a venv
 //! (`tests/synapse/synapse.sh`), on loopback, rate limits raised, users registered with the
 //! shared secret. A player DMs the bot, plays the Crypt of Valdris to the fork, chooses and
-//! asks for the map; the bot's notices are checked (body and formatted_body).
+//! asks for the map; the bot's notices are checked (body and formatted_body). A second
+//! player's fork times out and the "picked for you" notice reaches his DM; then the bot
+//! restarts, resumes its saved session and answers only what is new.
 //!
 //! It takes Synapse's start-up (a few seconds warm; the venv's pip install once, minutes) so
-//! it runs with `ZONEGRAPH_SLOW_TESTS=1`, which `cargo xtask ci` sets after preparing the venv.
+//! it runs with `ZONEGRAPH_SLOW_TESTS=1`; crates/xtask/src/matrix.rs prepares the venv and
+//! sets it for `cargo xtask test`.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -228,7 +231,7 @@ fn a_player_dms_the_bot_and_plays_the_crypt_on_synapse() {
     if std::env::var("ZONEGRAPH_SLOW_TESTS").as_deref() != Ok("1") {
         eprintln!(
             "matrix: the Synapse test was not run: it runs with ZONEGRAPH_SLOW_TESTS=1 \
-             (`cargo xtask ci` sets it after `tests/synapse/synapse.sh setup`)"
+             (after `tests/synapse/synapse.sh setup`; see crates/xtask/src/matrix.rs)"
         );
         return;
     }
