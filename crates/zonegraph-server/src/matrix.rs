@@ -479,7 +479,30 @@ impl Bot {
         if joined <= 2 {
             self.remember_dm(user, room.room_id());
         }
-        let replies = match self.state.command(user, text.body.trim()).await {
+        let command = text.body.trim();
+        let replies = if command.len() > crate::http::MAX_TEXT_LEN {
+            // The same limit as the HTTP API.
+            let t = format!(
+                "That command is too long (over {} bytes).",
+                crate::http::MAX_TEXT_LEN
+            );
+            vec![Reply {
+                html: escape(&t),
+                text: t,
+            }]
+        } else {
+            self.run_command(user, command).await
+        };
+        for reply in &replies {
+            if let Err(e) = send_notice(room, notice(reply)).await {
+                eprintln!("zonegraph: matrix: {e:#}");
+                break;
+            }
+        }
+    }
+
+    async fn run_command(&self, user: &str, command: &str) -> Vec<Reply> {
+        match self.state.command(user, command).await {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("zonegraph: matrix: {user}: {e:#}");
@@ -487,12 +510,6 @@ impl Bot {
                     text: "Something went wrong on the server; try again.".into(),
                     html: "Something went wrong on the server; try again.".into(),
                 }]
-            }
-        };
-        for reply in &replies {
-            if let Err(e) = send_notice(room, notice(reply)).await {
-                eprintln!("zonegraph: matrix: {e:#}");
-                break;
             }
         }
     }

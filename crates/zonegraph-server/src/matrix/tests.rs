@@ -253,6 +253,8 @@ async fn a_command_is_answered_with_notices_and_the_dm_is_remembered() {
     bot.on_message(&message("!zone enter crypt_valdris"), &room)
         .await;
     bot.on_message(&message("just chatting"), &room).await;
+    let long = format!("!zone go {}", "9".repeat(5_000));
+    bot.on_message(&message(&long), &room).await;
 
     let sent = sent_bodies(&server.received_requests().await.unwrap());
     assert!(!sent.is_empty());
@@ -268,6 +270,8 @@ async fn a_command_is_answered_with_notices_and_the_dm_is_remembered() {
             .contains("Crypt of Valdris"),
         "{sent:?}"
     );
+    let last = sent.last().unwrap()["body"].as_str().unwrap();
+    assert!(last.contains("too long"), "{last}");
     assert_eq!(bot.dm_room(PLAYER).unwrap().as_str(), ROOM);
     // Persisted for the next start.
     let again = bot_over_store_reopen(dir.path(), &bot);
