@@ -4,5 +4,6 @@ mod cli;
 mod engine;
 mod format;
 mod map;
+mod matrix;
 mod server;
 mod validate;

@@ -574,7 +574,7 @@ fn hostile_input_gets_a_json_4xx_and_never_a_panic() {
         }
     }
     // Chat text that is odd but well-formed gets the bot's own answer.
-    let long = "!zone go ".to_string() + &"9".repeat(3000);
+    let long = format!("!zone go {}", "9".repeat(3000));
     for text in [
         "",
         "   ",

@@ -29,6 +29,7 @@ const WASM_GZIP_BUDGET: u64 = 80 * 1024;
 /// only on purpose (a new export), in the same commit, with the figures in the README.
 const WASM_GZIP_LIMIT: u64 = 250 * 1024;
 
+mod matrix;
 mod web;
 
 fn main() -> ExitCode {
@@ -267,7 +268,9 @@ fn test() -> Result<()> {
 }
 
 fn test_all(totals: &mut Totals) -> Result<()> {
-    cargo_test(&["test", "--workspace", "--locked"], &[], totals)?;
+    // The Synapse test runs too: the setup makes its Python venv (idempotent).
+    let slow = matrix::slow_test_env(&root())?;
+    cargo_test(&["test", "--workspace", "--locked"], &slow, totals)?;
     // Browser tests: wasm-bindgen-test in headless Debian Chromium (flags in webdriver.json).
     cargo_test(
         &[

@@ -1,12 +1,14 @@
 //! zonegraph-server: the shell around zonegraph-core that reads files, terminals, SQLite and
 //! the network. It hosts the CLI (`check`, `play`, `schema`, `serve`, `migrate`) and the bot's
-//! server (`db`, `store`, `http`, `serve`); `main.rs` only parses the command line, so tests
-//! drive the same code in memory.
+//! server (`db`, `store`, `http`, `serve`; `matrix`, the Matrix transport); `main.rs` only
+//! parses the command line, so tests drive the same code in memory.
 
 pub mod check;
 pub mod client;
 pub mod db;
 pub mod http;
+#[cfg(feature = "matrix")]
+pub mod matrix;
 pub mod migrate;
 pub mod play;
 pub mod serve;

@@ -36,6 +36,9 @@ pub struct Args {
     /// Bearer token the API requires (also ZONEGRAPH_API_TOKEN; prefer the environment).
     #[arg(long, env = "ZONEGRAPH_API_TOKEN", hide_env_values = true)]
     pub api_token: Option<String>,
+    #[cfg(feature = "matrix")]
+    #[command(flatten)]
+    pub matrix: crate::matrix::MatrixArgs,
 }
 
 /// Parses `6h`, `30m`, `90s`, `500ms`, `1h30m`; a bare number is seconds.
@@ -354,6 +357,12 @@ async fn stop_signal() {
 /// `zonegraph serve`: starts, says where and how to talk to the bot, runs until Ctrl-C.
 pub fn run(args: &Args) -> Result<ExitCode> {
     let config = ServerConfig::from_args(args)?;
+    #[cfg(feature = "matrix")]
+    let matrix = args
+        .matrix
+        .matrix
+        .then(|| crate::matrix::Config::from_args(&args.matrix, &args.db))
+        .transpose()?;
     let web = config.web.clone();
     let server = spawn(config)?;
     for w in &server.opened.warnings {
@@ -397,6 +406,18 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     println!(
         "    curl -s {url}/api/command{auth} -H 'content-type: application/json' \\\n      -d '{{\"user\":\"@you:example.org\",\"text\":\"!zone help\"}}'"
     );
+    #[cfg(feature = "matrix")]
+    let _matrix = match &matrix {
+        Some(m) => {
+            let task = crate::matrix::start(&server, m)?;
+            println!(
+                "  matrix: {} on {}: invite it, then `!zone help`",
+                m.user, m.homeserver
+            );
+            Some(task)
+        }
+        None => None,
+    };
     println!("  Ctrl-C (or SIGTERM) stops it.");
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

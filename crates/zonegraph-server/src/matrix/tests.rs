@@ -1,0 +1,371 @@
+//! Mock-homeserver tests (wiremock): formatting, size cutting, retries and errors.
+//!
+//! matrix-sdk's own `testing` feature (MatrixMockServer) cannot be used here: it pulls in
+//! matrix-sdk-sqlite, whose rusqlite 0.37 conflicts with the server's rusqlite 0.40 over the
+//! one `sqlite3` a binary may link. MatrixMockServer is a wrapper over wiremock, so these
+//! tests mock the same client-server endpoints directly.
+
+#![allow(clippy::unwrap_used, reason = "tests")]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use wiremock::matchers::{method, path, path_regex};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use super::*;
+use crate::http::UserLocks;
+use crate::store::{CommandSettings, Store};
+
+const ROOM: &str = "!dm:localhost";
+const BOT: &str = "@bot:localhost";
+const PLAYER: &str = "@alice:localhost";
+
+fn reply(text: &str, html: &str) -> Reply {
+    Reply {
+        text: text.into(),
+        html: html.into(),
+    }
+}
+
+fn content_json(c: &RoomMessageEventContent) -> Value {
+    serde_json::to_value(c).unwrap()
+}
+
+#[test]
+fn commands_are_recognised() {
+    for (body, want) in [
+        ("!zone help", true),
+        ("  !zone", true),
+        ("!char", true),
+        ("!char sheet", true),
+        ("!zonex", false),
+        ("hello !zone", false),
+        ("!charm", false),
+        ("", false),
+    ] {
+        assert_eq!(is_command(body), want, "{body:?}");
+    }
+}
+
+#[test]
+fn a_reply_is_a_notice_with_html_and_code_blocks() {
+    let r = reply(
+        "##\nRun map: http://h/run/abc",
+        "<pre>##</pre>\nRun map: <a href=\"http://h/run/abc\">http://h/run/abc</a>",
+    );
+    let v = content_json(&notice(&r));
+    assert_eq!(v["msgtype"], "m.notice");
+    assert_eq!(v["body"], "##\nRun map: http://h/run/abc");
+    assert_eq!(v["format"], "org.matrix.custom.html");
+    assert_eq!(
+        v["formatted_body"],
+        "<pre><code>##</code></pre>\nRun map: <a href=\"http://h/run/abc\">http://h/run/abc</a>"
+    );
+}
+
+#[test]
+fn long_maps_are_cut_with_the_link() {
+    let line = "#".repeat(79);
+    let map: Vec<&str> = std::iter::repeat_n(line.as_str(), 2_000).collect();
+    let map = map.join("\n");
+    let text = format!("{map}\nRun map: https://zones.example/run/0123");
+    let html =
+        format!("<pre>{map}</pre>\nRun map: <a href=\"https://zones.example/run/0123\">x</a>");
+    let c = notice(&reply(&text, &html));
+    let bytes = serde_json::to_vec(&c).unwrap().len();
+    assert!(bytes <= MAX_CONTENT_BYTES, "{bytes} bytes");
+    let v = content_json(&c);
+    let body = v["body"].as_str().unwrap();
+    assert!(body.starts_with(&line), "{body:.100}");
+    assert!(body.ends_with("the whole map is at https://zones.example/run/0123"));
+    // Cut at a line end: every map line is whole.
+    assert!(
+        body.lines()
+            .filter(|l| l.starts_with('#'))
+            .all(|l| l == line)
+    );
+    let html = v["formatted_body"].as_str().unwrap();
+    assert!(html.starts_with("<pre><code>#"));
+    assert!(html.contains("</code></pre><p>"));
+    assert!(html.contains("<a href=\"https://zones.example/run/0123\">"));
+}
+
+#[test]
+fn cutting_escapes_and_handles_long_lines_and_no_link() {
+    // One huge line of markup-looking text, no link: cut at a char boundary, escaped.
+    let text = "<b>é</b>".repeat(10_000);
+    let c = notice_within(&reply(&text, &escape(&text)), 4_000);
+    assert!(serde_json::to_vec(&c).unwrap().len() <= 4_000);
+    let v = content_json(&c);
+    let html = v["formatted_body"].as_str().unwrap();
+    assert!(!html.contains("<b>"), "user text must stay escaped");
+    assert!(
+        v["body"]
+            .as_str()
+            .unwrap()
+            .ends_with("`!zone map` has the run-map link")
+    );
+}
+
+#[test]
+fn state_dir_is_next_to_the_database() {
+    assert_eq!(
+        state_dir(Path::new("/var/lib/zg/zonegraph.db")),
+        PathBuf::from("/var/lib/zg/zonegraph.db.matrix")
+    );
+}
+
+#[test]
+fn config_needs_a_secret_and_prefers_the_token() {
+    let mut args = MatrixArgs {
+        matrix: true,
+        matrix_homeserver: Some("http://127.0.0.1:8008".into()),
+        matrix_user: Some(BOT.into()),
+        ..MatrixArgs::default()
+    };
+    let err = Config::from_args(&args, Path::new("z.db")).unwrap_err();
+    assert!(
+        err.to_string().contains("ZONEGRAPH_MATRIX_PASSWORD"),
+        "{err}"
+    );
+    args.matrix_password = Some("pw".into());
+    args.matrix_token = Some("tok".into());
+    let c = Config::from_args(&args, Path::new("z.db")).unwrap();
+    assert!(matches!(c.secret, Secret::Token(_)));
+    assert!(
+        !format!("{c:?}").contains("tok\""),
+        "secrets stay out of Debug"
+    );
+}
+
+/// A client logged in (restored session) against `server`, synced once into one joined DM.
+async fn synced_client(server: &MockServer) -> Client {
+    Mock::given(method("GET"))
+        .and(path("/_matrix/client/versions"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "versions": ["v1.1", "v1.2", "v1.3", "v1.4", "v1.5", "v1.6", "v1.7", "v1.8", "v1.9",
+                         "v1.10", "v1.11"]
+        })))
+        .mount(server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/_matrix/client/v3/sync"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(sync_with(vec![])))
+        .up_to_n_times(1)
+        .mount(server)
+        .await;
+    let client = build_client(&server.uri()).await.unwrap();
+    client
+        .restore_session(MatrixSession {
+            meta: SessionMeta {
+                user_id: BOT.try_into().unwrap(),
+                device_id: "DEV".into(),
+            },
+            tokens: SessionTokens {
+                access_token: "secret".into(),
+                refresh_token: None,
+            },
+        })
+        .await
+        .unwrap();
+    client.sync_once(SyncSettings::new()).await.unwrap();
+    client
+}
+
+fn member(user: &str) -> Value {
+    json!({
+        "type": "m.room.member", "state_key": user, "sender": user,
+        "content": {"membership": "join"}, "event_id": format!("$m{}", &user[1..3]),
+        "origin_server_ts": 1
+    })
+}
+
+fn sync_with(timeline: Vec<Value>) -> Value {
+    json!({
+        "next_batch": "s1",
+        "rooms": {"join": {ROOM: {
+            "state": {"events": [member(BOT), member(PLAYER)]},
+            "timeline": {"events": timeline, "limited": false},
+            "summary": {"m.joined_member_count": 2}
+        }}}
+    })
+}
+
+fn bot_over_store(dir: &Path) -> Bot {
+    let zones = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../zones");
+    let (store, _) = Store::open(&dir.join("z.db"), &zones).unwrap();
+    let state = AppState {
+        store: Arc::new(store),
+        settings: CommandSettings {
+            public_url: "https://zones.example".into(),
+            fork_timeout_ms: 6 * 3_600_000,
+            run_ids: Arc::new(|u| format!("run-{u}")),
+        },
+        api_token: None,
+        web: None,
+        locks: UserLocks::default(),
+    };
+    Bot::new(state, Some(dir))
+}
+
+fn sent_bodies(requests: &[wiremock::Request]) -> Vec<Value> {
+    requests
+        .iter()
+        .filter(|r| r.method.as_str() == "PUT" && r.url.path().contains("/send/m.room.message/"))
+        .map(|r| serde_json::from_slice(&r.body).unwrap())
+        .collect()
+}
+
+fn message(body: &str) -> OriginalSyncRoomMessageEvent {
+    message_at(body, crate::store::now_ms())
+}
+
+fn message_at(body: &str, ts: i64) -> OriginalSyncRoomMessageEvent {
+    serde_json::from_value(json!({
+        "type": "m.room.message", "sender": PLAYER, "event_id": "$x", "origin_server_ts": ts,
+        "content": {"msgtype": "m.text", "body": body}
+    }))
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_command_is_answered_with_notices_and_the_dm_is_remembered() {
+    let server = MockServer::start().await;
+    let client = synced_client(&server).await;
+    Mock::given(method("PUT"))
+        .and(path_regex(
+            r"^/_matrix/client/v3/rooms/.*/send/m\.room\.message/.*",
+        ))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"event_id": "$r"})))
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let bot = bot_over_store(dir.path());
+    let room = client.get_room(<&RoomId>::try_from(ROOM).unwrap()).unwrap();
+
+    // Sent before the bot started (a homeserver replaying history): not answered.
+    bot.on_message(&message_at("!zone enter crypt_valdris", 2), &room)
+        .await;
+    assert!(sent_bodies(&server.received_requests().await.unwrap()).is_empty());
+
+    bot.on_message(&message("!zone enter crypt_valdris"), &room)
+        .await;
+    bot.on_message(&message("just chatting"), &room).await;
+    let long = format!("!zone go {}", "9".repeat(5_000));
+    bot.on_message(&message(&long), &room).await;
+
+    let sent = sent_bodies(&server.received_requests().await.unwrap());
+    assert!(!sent.is_empty());
+    for v in &sent {
+        assert_eq!(v["msgtype"], "m.notice");
+        assert_eq!(v["format"], "org.matrix.custom.html");
+        assert!(v["body"].is_string() && v["formatted_body"].is_string());
+    }
+    assert!(
+        sent[0]["body"]
+            .as_str()
+            .unwrap()
+            .contains("Crypt of Valdris"),
+        "{sent:?}"
+    );
+    let last = sent.last().unwrap()["body"].as_str().unwrap();
+    assert!(last.contains("too long"), "{last}");
+    assert_eq!(bot.dm_room(PLAYER).unwrap().as_str(), ROOM);
+    // Persisted for the next start.
+    let again = bot_over_store_reopen(dir.path(), &bot);
+    assert_eq!(again.dm_room(PLAYER).unwrap().as_str(), ROOM);
+}
+
+fn bot_over_store_reopen(dir: &Path, bot: &Bot) -> Bot {
+    Bot::new(bot.state.clone(), Some(dir))
+}
+
+#[tokio::test]
+async fn rate_limits_are_retried_then_sent() {
+    let server = MockServer::start().await;
+    let client = synced_client(&server).await;
+    Mock::given(method("PUT"))
+        .and(path_regex(
+            r"^/_matrix/client/v3/rooms/.*/send/m\.room\.message/.*",
+        ))
+        .respond_with(ResponseTemplate::new(429).set_body_json(json!({
+            "errcode": "M_LIMIT_EXCEEDED", "error": "slow down", "retry_after_ms": 20
+        })))
+        .up_to_n_times(2)
+        .mount(&server)
+        .await;
+    Mock::given(method("PUT"))
+        .and(path_regex(
+            r"^/_matrix/client/v3/rooms/.*/send/m\.room\.message/.*",
+        ))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"event_id": "$r"})))
+        .mount(&server)
+        .await;
+    let room = client.get_room(<&RoomId>::try_from(ROOM).unwrap()).unwrap();
+    send_notice(&room, notice(&reply("hi", "hi")))
+        .await
+        .unwrap();
+    assert_eq!(
+        sent_bodies(&server.received_requests().await.unwrap()).len(),
+        3
+    );
+}
+
+#[tokio::test]
+async fn a_forbidden_room_is_an_error_not_a_panic_nor_a_retry_loop() {
+    let server = MockServer::start().await;
+    let client = synced_client(&server).await;
+    Mock::given(method("PUT"))
+        .and(path_regex(
+            r"^/_matrix/client/v3/rooms/.*/send/m\.room\.message/.*",
+        ))
+        .respond_with(ResponseTemplate::new(403).set_body_json(json!({
+            "errcode": "M_FORBIDDEN", "error": "not in room"
+        })))
+        .mount(&server)
+        .await;
+    let room = client.get_room(<&RoomId>::try_from(ROOM).unwrap()).unwrap();
+    let err = send_notice(&room, notice(&reply("hi", "hi")))
+        .await
+        .unwrap_err();
+    assert!(format!("{err:#}").contains("cannot send to"), "{err:#}");
+    assert_eq!(
+        sent_bodies(&server.received_requests().await.unwrap()).len(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn an_encrypted_room_is_told_once_and_nothing_crashes() {
+    let server = MockServer::start().await;
+    let client = synced_client(&server).await;
+    Mock::given(method("PUT"))
+        .and(path_regex(
+            r"^/_matrix/client/v3/rooms/.*/send/m\.room\.message/.*",
+        ))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"event_id": "$r"})))
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let bot = bot_over_store(dir.path());
+    let room = client.get_room(<&RoomId>::try_from(ROOM).unwrap()).unwrap();
+    let ev: OriginalSyncRoomEncryptedEvent = serde_json::from_value(json!({
+        "type": "m.room.encrypted", "sender": PLAYER, "event_id": "$e", "origin_server_ts": 3,
+        "content": {"algorithm": "m.megolm.v1.aes-sha2", "ciphertext": "AAAA",
+                    "sender_key": "k", "device_id": "D", "session_id": "s"}
+    }))
+    .unwrap();
+    bot.on_encrypted(&ev, &room).await;
+    bot.on_encrypted(&ev, &room).await;
+    let sent = sent_bodies(&server.received_requests().await.unwrap());
+    assert_eq!(sent.len(), 1);
+    assert!(sent[0]["body"].as_str().unwrap().contains("encrypted"));
+}
+
+#[test]
+fn the_command_line_with_matrix_flags_is_valid() {
+    use clap::CommandFactory as _;
+    crate::Cli::command().debug_assert();
+}
