@@ -181,5 +181,5 @@ impl Diagnostic {
 
 /// Sorts findings into their stable output order.
 pub fn sort(diags: &mut [Diagnostic]) {
-    diags.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    crate::text::sort_by(diags, |a, b| a.sort_key().cmp(&b.sort_key()));
 }

@@ -302,21 +302,21 @@ impl ParseError {
 /// Parses zone file text. Unknown fields, wrong types and malformed JSON are errors that name
 /// the line, column and JSON path.
 pub fn parse(text: &str) -> Result<ZoneFile, ParseError> {
-    let de = &mut serde_json::Deserializer::from_str(text);
-    let file: ZoneFile = serde_path_to_error::deserialize(de).map_err(|e| {
-        // serde_path_to_error says "?" or "." when it has no path (e.g. at end of input).
-        let path = Some(e.path().to_string()).filter(|p| !matches!(p.as_str(), "" | "." | "?"));
-        let inner = e.into_inner();
-        let (line, column) = if inner.line() > 0 {
-            (Some(inner.line()), Some(inner.column()))
+    let file: ZoneFile = serde_json::from_str(text).map_err(|e| {
+        let (line, column) = if e.line() > 0 {
+            (Some(e.line()), Some(e.column()))
         } else {
             (None, None)
+        };
+        let path = match e.classify() {
+            serde_json::error::Category::Eof | serde_json::error::Category::Io => None,
+            _ => json_path_at(text, e.line(), e.column()),
         };
         ParseError {
             line,
             column,
             path,
-            message: strip_location(&inner.to_string()),
+            message: strip_location(&e.to_string()),
         }
     })?;
     if file.format != FORMAT_VERSION {
@@ -339,6 +339,71 @@ pub fn parse(text: &str) -> Result<ZoneFile, ParseError> {
             "a zone needs both nodes and edges (or room_kinds for a linear zone)",
         )),
     }
+}
+
+/// The JSON path (`nodes[3].lable`) of the value being read at 1-based `line` and byte
+/// `column`, where serde_json stopped: a small scan of the text instead of tracking the path
+/// through every `Deserialize` impl (which, in wasm, would duplicate all of them).
+fn json_path_at(text: &str, line: usize, column: usize) -> Option<String> {
+    let line_start = match line {
+        0 | 1 => 0,
+        _ => text.match_indices('\n').nth(line - 2)?.0 + 1,
+    };
+    let mut end = (line_start + column).min(text.len());
+    // A wrong-type error on an object or array stops just inside it: the path is the
+    // container's own, not its first element's.
+    let before = text.get(..end)?.trim_end();
+    if before.ends_with(['{', '[']) {
+        end = before.len() - 1;
+    }
+    enum Frame {
+        Object(Option<String>),
+        Array(usize),
+    }
+    let mut stack: Vec<Frame> = Vec::new();
+    let bytes = &text.as_bytes()[..end];
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'{' => stack.push(Frame::Object(None)),
+            b'[' => stack.push(Frame::Array(0)),
+            b'}' | b']' => {
+                stack.pop();
+            }
+            b',' => match stack.last_mut() {
+                Some(Frame::Array(n)) => *n += 1,
+                Some(Frame::Object(key)) => *key = None,
+                None => {}
+            },
+            b'"' => {
+                let start = i + 1;
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                if let Some(Frame::Object(key @ None)) = stack.last_mut() {
+                    // Raw key text: zone keys are plain ASCII names.
+                    *key = Some(text[start..i.min(bytes.len())].to_string());
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let mut path = String::new();
+    for frame in &stack {
+        match frame {
+            Frame::Object(Some(key)) => {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(key);
+            }
+            Frame::Object(None) => break,
+            Frame::Array(n) => path.push_str(&format!("[{n}]")),
+        }
+    }
+    Some(path).filter(|p| !p.is_empty())
 }
 
 fn shape_error(message: &str) -> ParseError {
@@ -372,4 +437,36 @@ pub fn json_schema() -> String {
     let mut s = serde_json::to_string_pretty(&schema).unwrap_or_default();
     s.push('\n');
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn path_of(text: &str) -> Option<String> {
+        parse(text).err().and_then(|e| e.path)
+    }
+
+    #[test]
+    fn parse_errors_carry_the_json_path() {
+        let zone = r#"{"format":1,"zone_id":"z","name":"Z","tier":1,"min_level":1,"max_level":3,
+"nodes":[{"node_id":"z.a","kind":"entry","is_entry":true},{"node_id":"z.b","kind":"boss","is_boss":true,"content":{"loot_bias":"x"}}],
+"edges":[{"from_node":"z.a","to_node":"z.b"}]}"#;
+        assert_eq!(path_of(zone), Some("nodes[1].content.loot_bias".into()));
+        let zone = zone.replace(r#""loot_bias":"x""#, r#""loot_bias":2"#);
+        assert_eq!(path_of(&zone), None);
+        let missing = zone.replace(r#"{"node_id":"z.b","#, "{");
+        assert_eq!(path_of(&missing), Some("nodes[1]".into()));
+        let escaped = zone.replace(r#""name":"Z""#, r#""name":"a \" , [ { \\","tier":"x""#);
+        assert_eq!(path_of(&escaped), Some("tier".into()));
+        assert_eq!(path_of("\"x\""), None);
+        let wrong_shape = zone.replace(
+            r#""content":{"loot_bias":2}"#,
+            r#""content":{"loot_bias":[]}"#,
+        );
+        assert_eq!(
+            path_of(&wrong_shape),
+            Some("nodes[1].content.loot_bias".into())
+        );
+    }
 }

@@ -154,7 +154,7 @@ impl Grid {
             cols[c as usize].push(r);
         }
         for rows in &mut cols {
-            rows.sort_unstable();
+            crate::text::sort(rows);
         }
         cols
     }
@@ -217,8 +217,7 @@ pub(crate) fn grid(zone: &Zone, hidden: &BTreeSet<NodeIndex>) -> Grid {
 
 /// Sorted distinct values → coordinates from 0, with gaps wider than [`MAX_GAP`] shrunk.
 fn compress_axis(values: &mut Vec<i64>) -> (Vec<i64>, bool) {
-    values.sort_unstable();
-    values.dedup();
+    crate::text::sort_dedup(values);
     let mut coords = Vec::with_capacity(values.len());
     let mut shrunk = false;
     let mut at = 0i64;
@@ -377,7 +376,7 @@ fn layered_cells(zone: &Zone, visible: &[bool]) -> Vec<Option<(u32, u32)>> {
     // edges, not the main path.
     let mut dfs_out = out.list.clone();
     for v in 0..n {
-        dfs_out[out.start[v]..out.start[v + 1]].sort_unstable();
+        crate::text::sort(&mut dfs_out[out.start[v]..out.start[v + 1]]);
     }
     let dfs_of = |v: usize| &dfs_out[out.start[v]..out.start[v + 1]];
     let mut state = vec![0u8; n]; // 0 new, 1 on stack, 2 done
@@ -498,7 +497,9 @@ fn layered_cells(zone: &Zone, visible: &[bool]) -> Vec<Option<(u32, u32)>> {
                 };
                 (key, v)
             }));
-            keyed.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| id(a.1).cmp(id(b.1))));
+            crate::text::sort_by(&mut keyed, |a, b| {
+                a.0.total_cmp(&b.0).then_with(|| id(a.1).cmp(id(b.1)))
+            });
             assign_columns(&keyed, col);
             layers[li].clear();
             layers[li].extend(keyed.iter().map(|&(_, v)| v));

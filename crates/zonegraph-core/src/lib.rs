@@ -19,6 +19,7 @@ pub mod redact;
 pub mod roll;
 pub mod share;
 pub mod synth;
+pub mod text;
 pub mod validate;
 pub mod zone;
 

@@ -159,10 +159,8 @@ pub fn render_map(zone: &Zone, view: &MapView, opts: &MapOptions) -> String {
     // Rows and columns without a visible room are dropped, so hidden rooms leave no gaps.
     let mut rows: Vec<u32> = grid.cell.iter().flatten().map(|c| c.1).collect();
     let mut cols: Vec<u32> = grid.cell.iter().flatten().map(|c| c.0).collect();
-    rows.sort_unstable();
-    rows.dedup();
-    cols.sort_unstable();
-    cols.dedup();
+    crate::text::sort_dedup(&mut rows);
+    crate::text::sort_dedup(&mut cols);
     let pos: Vec<Option<(usize, usize)>> = grid
         .cell
         .iter()
@@ -658,7 +656,9 @@ fn draw(st: &State<'_>, win: &Window) -> Drawing {
             // Otherwise the gutter between the two columns, then the nearest free one.
             let mut candidates: Vec<usize> = (win.c0..win.c1).collect();
             let first = if tc < sc { tc } else { sc };
-            candidates.sort_by_key(|&c| (c != first, c.abs_diff(sc).min(c.abs_diff(tc)), c));
+            crate::text::sort_by_key(&mut candidates, |&c| {
+                (c != first, c.abs_diff(sc).min(c.abs_diff(tc)), c)
+            });
             let x = if straight {
                 Some(anchor(sc))
             } else {
@@ -752,7 +752,7 @@ fn draw(st: &State<'_>, win: &Window) -> Drawing {
             .filter(|(_, (lo, hi))| lo < hi)
             .map(|(&k, &(lo, hi))| (lo, hi, k))
             .collect();
-        spans.sort_unstable();
+        crate::text::sort(&mut spans);
         // Where each group's lines leave its track downward, and join it from above.
         let turns = |k: &Key, below: bool| -> BTreeSet<usize> {
             conns
@@ -899,7 +899,7 @@ fn draw(st: &State<'_>, win: &Window) -> Drawing {
                 .filter(|r| !r.is_empty())
                 .collect();
             let mut new: Vec<&str> = regions.difference(&prev_regions).copied().collect();
-            new.sort_by_key(|r| zone.regions.iter().position(|x| x.id == *r));
+            crate::text::sort_by_key(&mut new, |r| zone.regions.iter().position(|x| x.id == *r));
             let names: Vec<String> = new
                 .iter()
                 .take(2)

@@ -20,6 +20,7 @@ use crate::analysis::{self, Stats};
 use crate::diagnostic::{self, Code, Diagnostic};
 use crate::format::{NodeKind, ParseError};
 use crate::roll;
+use crate::text;
 use crate::zone::{self, Lock, Zone};
 
 /// Best ability modifier the DC lints assume (score 20).
@@ -312,9 +313,10 @@ pub fn validate(zone: &Zone) -> Vec<Diagnostic> {
                 Diagnostic::new(
                     Code::SecretLootBias,
                     format!(
-                        "secret room {id} has loot_bias {:?}; secrets cost a Perception roll to \
-                         find, so give them content.loot_bias {MIN_SECRET_LOOT_BIAS} or more",
-                        node.content.loot_bias
+                        "secret room {id} has loot_bias {}; secrets cost a Perception roll to \
+                         find, so give them content.loot_bias {} or more",
+                        text::decimal(node.content.loot_bias),
+                        text::decimal(MIN_SECRET_LOOT_BIAS),
                     ),
                 )
                 .at_node(id),

@@ -289,7 +289,7 @@ impl Zone {
             .edges_directed(from, Direction::Outgoing)
             .map(|e| petgraph::visit::EdgeRef::id(&e))
             .collect();
-        out.sort_by(|&a, &b| {
+        crate::text::sort_by(&mut out, |&a, &b| {
             let (ea, eb) = (&self.graph[a], &self.graph[b]);
             let ta = &self.graph[self.target(a)].id;
             let tb = &self.graph[self.target(b)].id;
@@ -305,7 +305,7 @@ impl Zone {
             .edges_directed(to, Direction::Incoming)
             .map(|e| petgraph::visit::EdgeRef::id(&e))
             .collect();
-        out.sort_by_key(|&e| self.graph[e].file_index);
+        crate::text::sort_by_key(&mut out, |&e| self.graph[e].file_index);
         out
     }
 
@@ -360,7 +360,7 @@ impl Zone {
             })
             .collect();
         let mut edges: Vec<_> = self.graph.edge_indices().collect();
-        edges.sort_by_key(|&e| self.graph[e].file_index);
+        crate::text::sort_by_key(&mut edges, |&e| self.graph[e].file_index);
         let edges = edges
             .into_iter()
             .map(|e| {
