@@ -233,7 +233,12 @@ pub struct ForkOption {
 
 /// A lock's frozen evaluation: the roll and what it was compared with.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "lock", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(
+    tag = "lock",
+    rename_all = "snake_case",
+    deny_unknown_fields,
+    try_from = "CheckRepr"
+)]
 pub enum Check {
     None,
     PerceptionCheck {
@@ -267,6 +272,114 @@ pub enum Check {
     Hidden {
         lock_kind: LockKind,
     },
+}
+
+/// [`Check`] as stored, read flat. The derived reader for an internally tagged enum buffers
+/// every object it reads and is ~19 KB of wasm on its own; this one is a plain struct and
+/// gives the same errors (unknown lock, missing or unexpected field).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CheckRepr {
+    lock: CheckTag,
+    d20: Option<u32>,
+    modifier: Option<i32>,
+    dc: Option<u32>,
+    ability: Option<Ability>,
+    key_id: Option<String>,
+    held: Option<bool>,
+    min_level: Option<u32>,
+    level: Option<u32>,
+    region_id: Option<String>,
+    cleared: Option<bool>,
+    lock_kind: Option<LockKind>,
+}
+
+#[derive(Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum CheckTag {
+    None,
+    PerceptionCheck,
+    StatCheck,
+    KeyRequired,
+    LevelMin,
+    RegionClear,
+    Invalid,
+    Hidden,
+}
+
+impl TryFrom<CheckRepr> for Check {
+    type Error = String;
+
+    fn try_from(r: CheckRepr) -> Result<Check, String> {
+        let CheckRepr {
+            lock,
+            mut d20,
+            mut modifier,
+            mut dc,
+            mut ability,
+            mut key_id,
+            mut held,
+            mut min_level,
+            mut level,
+            mut region_id,
+            mut cleared,
+            mut lock_kind,
+        } = r;
+        // Takes a field the variant needs: "missing field" when absent.
+        fn need<T>(v: &mut Option<T>, name: &str) -> Result<T, String> {
+            v.take().ok_or_else(|| format!("missing field `{name}`"))
+        }
+        let check = match lock {
+            CheckTag::None => Check::None,
+            CheckTag::PerceptionCheck => Check::PerceptionCheck {
+                d20: need(&mut d20, "d20")?,
+                modifier: need(&mut modifier, "modifier")?,
+                dc: need(&mut dc, "dc")?,
+            },
+            CheckTag::StatCheck => Check::StatCheck {
+                ability: need(&mut ability, "ability")?,
+                d20: need(&mut d20, "d20")?,
+                modifier: need(&mut modifier, "modifier")?,
+                dc: need(&mut dc, "dc")?,
+            },
+            CheckTag::KeyRequired => Check::KeyRequired {
+                key_id: need(&mut key_id, "key_id")?,
+                held: need(&mut held, "held")?,
+            },
+            CheckTag::LevelMin => Check::LevelMin {
+                min_level: need(&mut min_level, "min_level")?,
+                level: need(&mut level, "level")?,
+            },
+            CheckTag::RegionClear => Check::RegionClear {
+                region_id: need(&mut region_id, "region_id")?,
+                cleared: need(&mut cleared, "cleared")?,
+            },
+            CheckTag::Invalid => Check::Invalid {
+                lock_kind: need(&mut lock_kind, "lock_kind")?,
+            },
+            CheckTag::Hidden => Check::Hidden {
+                lock_kind: need(&mut lock_kind, "lock_kind")?,
+            },
+        };
+        // Whatever the variant did not take does not belong to it.
+        let extra = [
+            ("d20", d20.is_some()),
+            ("modifier", modifier.is_some()),
+            ("dc", dc.is_some()),
+            ("ability", ability.is_some()),
+            ("key_id", key_id.is_some()),
+            ("held", held.is_some()),
+            ("min_level", min_level.is_some()),
+            ("level", level.is_some()),
+            ("region_id", region_id.is_some()),
+            ("cleared", cleared.is_some()),
+            ("lock_kind", lock_kind.is_some()),
+        ];
+        match extra.iter().find(|(_, present)| *present) {
+            Some((name, _)) => Err(format!("unknown field `{name}` for this lock")),
+            None => Ok(check),
+        }
+    }
 }
 
 impl Check {
@@ -1272,5 +1385,67 @@ fn travel(
             }
             None => return,
         }
+    }
+}
+
+#[cfg(test)]
+mod check_repr_tests {
+    use super::*;
+
+    #[test]
+    fn every_check_reads_back_what_it_wrote() {
+        let all = [
+            Check::None,
+            Check::PerceptionCheck {
+                d20: 11,
+                modifier: -1,
+                dc: 12,
+            },
+            Check::StatCheck {
+                ability: Ability::Str,
+                d20: 3,
+                modifier: 2,
+                dc: 10,
+            },
+            Check::KeyRequired {
+                key_id: "k".into(),
+                held: true,
+            },
+            Check::LevelMin {
+                min_level: 4,
+                level: 2,
+            },
+            Check::RegionClear {
+                region_id: "r".into(),
+                cleared: false,
+            },
+            Check::Invalid {
+                lock_kind: LockKind::StatCheck,
+            },
+            Check::Hidden {
+                lock_kind: LockKind::PerceptionCheck,
+            },
+        ];
+        for check in all {
+            let json = serde_json::to_string(&check).expect("serialise");
+            let back: Check = serde_json::from_str(&json).expect(&json);
+            assert_eq!(back, check, "{json}");
+        }
+    }
+
+    #[test]
+    fn wrong_checks_are_refused_with_the_field() {
+        let err = |json: &str| {
+            serde_json::from_str::<Check>(json)
+                .expect_err(json)
+                .to_string()
+        };
+        assert!(err(r#"{"lock":"level_min","level":2}"#).contains("missing field `min_level`"));
+        assert!(err(r#"{"lock":"none","dc":2}"#).contains("unknown field `dc`"));
+        assert!(
+            err(r#"{"lock":"level_min","min_level":1,"level":2,"x":1}"#)
+                .contains("unknown field `x`")
+        );
+        assert!(err(r#"{"lock":"teleport"}"#).contains("unknown variant `teleport`"));
     }
 }
