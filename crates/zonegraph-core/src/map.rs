@@ -171,10 +171,11 @@ pub fn render_map(zone: &Zone, view: &MapView, opts: &MapOptions) -> String {
 
     let visited: BTreeSet<NodeIndex> = view.visited.iter().copied().filter(valid).collect();
     let current = view.current.filter(valid);
-    let mut options: BTreeMap<NodeIndex, usize> = BTreeMap::new();
+    // The fork's option number of each room (by node index), the first when listed twice.
+    let mut options: Vec<Option<usize>> = vec![None; n];
     for (i, &o) in view.fork_options.iter().enumerate() {
         if valid(&o) {
-            options.entry(o).or_insert(i + 1);
+            options[o.index()].get_or_insert(i + 1);
         }
     }
     let state = State {
@@ -275,7 +276,7 @@ struct State<'a> {
     pos: &'a [Option<(usize, usize)>],
     visited: &'a BTreeSet<NodeIndex>,
     current: Option<NodeIndex>,
-    options: &'a BTreeMap<NodeIndex, usize>,
+    options: &'a [Option<usize>],
     width: usize,
 }
 
@@ -300,7 +301,7 @@ impl State<'_> {
         t.push(self.state_glyph(ix));
         t.push(kind_glyph(node.kind));
         t.push(' ');
-        if let Some(n) = self.options.get(&ix) {
+        if let Some(n) = self.options.get(ix.index()).copied().flatten() {
             let _ = write!(t, "[{n}] ");
         }
         let used = t.chars().count();
@@ -412,7 +413,8 @@ struct Drawing {
     canvas: String,
     footer: Vec<Skipped>,
     rooms_shown: usize,
-    kinds: BTreeSet<NodeKind>,
+    /// Kinds of the rooms shown, sorted, each once.
+    kinds: Vec<NodeKind>,
     locked_drawn: bool,
     regions_marked: bool,
 }
@@ -569,7 +571,7 @@ fn draw(st: &State<'_>, win: &Window) -> Drawing {
     let mut tokens: Vec<Vec<(usize, NodeIndex)>> = vec![Vec::new(); wrows];
     let mut more_left = vec![0usize; wrows];
     let mut more_right = vec![0usize; wrows];
-    let mut kinds = BTreeSet::new();
+    let mut kinds = Vec::new();
     let mut rooms_shown = 0;
     for ix in zone.graph.node_indices() {
         let Some((c, r)) = st.pos[ix.index()] else {
@@ -585,17 +587,18 @@ fn draw(st: &State<'_>, win: &Window) -> Drawing {
             more_right[wr] += 1;
         } else {
             tokens[wr].push((c, ix));
-            kinds.insert(zone.graph[ix].kind);
+            kinds.push(zone.graph[ix].kind);
             rooms_shown += 1;
         }
     }
 
     // Rows with a room, per drawn column: a long passage may run straight down a column
     // only where no room stands in between.
-    let mut column_rows: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    crate::text::sort_dedup(&mut kinds);
+    let mut column_rows: Vec<Vec<usize>> = vec![Vec::new(); win.c1];
     for (wr, row) in tokens.iter().enumerate() {
         for &(c, _) in row {
-            column_rows.entry(c).or_default().push(wr);
+            column_rows[c].push(wr);
         }
     }
 
@@ -605,7 +608,8 @@ fn draw(st: &State<'_>, win: &Window) -> Drawing {
     let mut gaps: Vec<Vec<Conn>> = vec![Vec::new(); wrows.saturating_sub(1)];
     let mut pass_gap: Vec<Vec<(usize, bool, u32)>> = vec![Vec::new(); wrows.saturating_sub(1)];
     let mut pass_row: Vec<Vec<(usize, bool, u32)>> = vec![Vec::new(); wrows];
-    let mut gutter_use: BTreeMap<usize, Vec<(usize, usize)>> = BTreeMap::new();
+    // Row spans already taken in each column's gutter.
+    let mut gutter_use: Vec<Vec<(usize, usize)>> = vec![Vec::new(); win.c1];
     let mut footer = Vec::new();
     let mut locked_drawn = false;
     for e in zone.graph.edge_indices() {
@@ -651,7 +655,7 @@ fn draw(st: &State<'_>, win: &Window) -> Drawing {
             let (g0, g1) = (sr - win.r0, tr - 1 - win.r0);
             let straight = sc == tc
                 && column_rows
-                    .get(&sc)
+                    .get(sc)
                     .is_none_or(|rows| !rows.iter().any(|&r| r > sr - win.r0 && r < tr - win.r0));
             // Otherwise the gutter between the two columns, then the nearest free one.
             let mut candidates: Vec<usize> = (win.c0..win.c1).collect();
@@ -664,13 +668,9 @@ fn draw(st: &State<'_>, win: &Window) -> Drawing {
             } else {
                 candidates
                     .into_iter()
-                    .find(|c| {
-                        gutter_use
-                            .get(c)
-                            .is_none_or(|used| used.iter().all(|&(lo, hi)| hi < g0 || lo > g1))
-                    })
+                    .find(|c| gutter_use[*c].iter().all(|&(lo, hi)| hi < g0 || lo > g1))
                     .map(|c| {
-                        gutter_use.entry(c).or_default().push((g0, g1));
+                        gutter_use[c].push((g0, g1));
                         gutter(c)
                     })
             };
@@ -754,21 +754,25 @@ fn draw(st: &State<'_>, win: &Window) -> Drawing {
             .collect();
         crate::text::sort(&mut spans);
         // Where each group's lines leave its track downward, and join it from above.
-        let turns = |k: &Key, below: bool| -> BTreeSet<usize> {
-            conns
+        let turns = |k: &Key, below: bool| -> Vec<usize> {
+            let mut points: Vec<usize> = conns
                 .iter()
                 .filter(|c| c.top != c.bottom && key_of(c, &into) == *k)
                 .map(|c| if below { c.bottom } else { c.top })
-                .collect()
+                .collect();
+            crate::text::sort_dedup(&mut points);
+            points
         };
-        let below: Vec<BTreeSet<usize>> = spans.iter().map(|s| turns(&s.2, true)).collect();
-        let above: Vec<BTreeSet<usize>> = spans.iter().map(|s| turns(&s.2, false)).collect();
+        let below: Vec<Vec<usize>> = spans.iter().map(|s| turns(&s.2, true)).collect();
+        let above: Vec<Vec<usize>> = spans.iter().map(|s| turns(&s.2, false)).collect();
         // A group that drops onto a point must sit below every group that rises from it,
         // or the two lines would run together there.
         let preds: Vec<Vec<usize>> = (0..spans.len())
             .map(|a| {
                 (0..spans.len())
-                    .filter(|&b| b != a && !above[b].is_disjoint(&below[a]))
+                    .filter(|&b| {
+                        b != a && below[a].iter().any(|p| above[b].binary_search(p).is_ok())
+                    })
                     .collect()
             })
             .collect();
@@ -882,7 +886,7 @@ fn draw(st: &State<'_>, win: &Window) -> Drawing {
 
     // Text, with what each row leaves out and the regions it enters.
     let mut suffix: Vec<String> = vec![String::new(); line_count];
-    let mut prev_regions: BTreeSet<&str> = BTreeSet::new();
+    let mut prev_regions: Vec<&str> = Vec::new();
     let mut regions_marked = false;
     for wr in 0..wrows {
         let mut parts = Vec::new();
@@ -893,12 +897,17 @@ fn draw(st: &State<'_>, win: &Window) -> Drawing {
             parts.push(format!("+{} more to the right", more_right[wr]));
         }
         if !zone.regions.is_empty() {
-            let regions: BTreeSet<&str> = tokens[wr]
+            let mut regions: Vec<&str> = tokens[wr]
                 .iter()
                 .map(|&(_, ix)| zone.graph[ix].region_id.as_str())
                 .filter(|r| !r.is_empty())
                 .collect();
-            let mut new: Vec<&str> = regions.difference(&prev_regions).copied().collect();
+            crate::text::sort_dedup(&mut regions);
+            let mut new: Vec<&str> = regions
+                .iter()
+                .filter(|r| !prev_regions.contains(r))
+                .copied()
+                .collect();
             crate::text::sort_by_key(&mut new, |r| zone.regions.iter().position(|x| x.id == *r));
             let names: Vec<String> = new
                 .iter()
@@ -954,7 +963,7 @@ fn legend(out: &mut String, st: &State<'_>, d: &Drawing) {
         states.push(format!("{VISITED} visited"));
     }
     states.push(format!("{UNVISITED} not visited"));
-    if !st.options.is_empty() {
+    if st.options.iter().any(Option::is_some) {
         states.push("[n] your choice: !zone go n".to_string());
     }
     let mut lines = format!("Legend: {}\n", states.join("  "));
