@@ -308,10 +308,8 @@ pub fn parse(text: &str) -> Result<ZoneFile, ParseError> {
         } else {
             (None, None)
         };
-        let path = match e.classify() {
-            serde_json::error::Category::Eof | serde_json::error::Category::Io => None,
-            _ => json_path_at(text, e.line(), e.column()),
-        };
+        let eof = e.classify() == serde_json::error::Category::Eof;
+        let path = json_path_at(text, e.line(), e.column(), eof);
         ParseError {
             line,
             column,
@@ -343,8 +341,9 @@ pub fn parse(text: &str) -> Result<ZoneFile, ParseError> {
 
 /// The JSON path (`nodes[3].lable`) of the value being read at 1-based `line` and byte
 /// `column`, where serde_json stopped: a small scan of the text instead of tracking the path
-/// through every `Deserialize` impl (which, in wasm, would duplicate all of them).
-fn json_path_at(text: &str, line: usize, column: usize) -> Option<String> {
+/// through every `Deserialize` impl (which, in wasm, would duplicate all of them). At the end
+/// of the input (`eof`) the path names only a member whose value was left unfinished.
+fn json_path_at(text: &str, line: usize, column: usize, eof: bool) -> Option<String> {
     let line_start = match line {
         0 | 1 => 0,
         _ => text.match_indices('\n').nth(line - 2)?.0 + 1,
@@ -353,26 +352,49 @@ fn json_path_at(text: &str, line: usize, column: usize) -> Option<String> {
     // A wrong-type error on an object or array stops just inside it: the path is the
     // container's own, not its first element's.
     let before = text.get(..end)?.trim_end();
-    if before.ends_with(['{', '[']) {
+    if !eof && before.ends_with(['{', '[']) {
         end = before.len() - 1;
     }
+    /// An open container: its current member (key, or element index and whether one began)
+    /// and whether that member's value is complete.
     enum Frame {
-        Object(Option<String>),
-        Array(usize),
+        Object(Option<String>, bool),
+        Array(usize, bool, bool),
+    }
+    // A value begins in the innermost container.
+    fn begin(stack: &mut [Frame]) {
+        if let Some(Frame::Array(_, started, _)) = stack.last_mut() {
+            *started = true;
+        }
+    }
+    fn finish(stack: &mut [Frame]) {
+        match stack.last_mut() {
+            Some(Frame::Object(_, done) | Frame::Array(_, _, done)) => *done = true,
+            None => {}
+        }
     }
     let mut stack: Vec<Frame> = Vec::new();
     let bytes = &text.as_bytes()[..end];
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
-            b'{' => stack.push(Frame::Object(None)),
-            b'[' => stack.push(Frame::Array(0)),
+            b'{' => {
+                begin(&mut stack);
+                stack.push(Frame::Object(None, false));
+            }
+            b'[' => {
+                begin(&mut stack);
+                stack.push(Frame::Array(0, false, false));
+            }
             b'}' | b']' => {
                 stack.pop();
+                finish(&mut stack);
             }
             b',' => match stack.last_mut() {
-                Some(Frame::Array(n)) => *n += 1,
-                Some(Frame::Object(key)) => *key = None,
+                Some(Frame::Array(n, started, done)) => {
+                    (*n, *started, *done) = (*n + 1, false, false)
+                }
+                Some(Frame::Object(key, done)) => (*key, *done) = (None, false),
                 None => {}
             },
             b'"' => {
@@ -381,10 +403,17 @@ fn json_path_at(text: &str, line: usize, column: usize) -> Option<String> {
                 while i < bytes.len() && bytes[i] != b'"' {
                     i += if bytes[i] == b'\\' { 2 } else { 1 };
                 }
-                if let Some(Frame::Object(key @ None)) = stack.last_mut() {
+                if let Some(Frame::Object(key @ None, _)) = stack.last_mut() {
                     // Raw key text: zone keys are plain ASCII names.
                     *key = Some(text[start..i.min(bytes.len())].to_string());
+                } else {
+                    begin(&mut stack);
+                    finish(&mut stack);
                 }
+            }
+            b'-' | b'0'..=b'9' | b't' | b'f' | b'n' => {
+                begin(&mut stack);
+                finish(&mut stack);
             }
             _ => {}
         }
@@ -393,14 +422,16 @@ fn json_path_at(text: &str, line: usize, column: usize) -> Option<String> {
     let mut path = String::new();
     for frame in &stack {
         match frame {
-            Frame::Object(Some(key)) => {
+            Frame::Object(Some(key), done) if !(eof && *done) => {
                 if !path.is_empty() {
                     path.push('.');
                 }
                 path.push_str(key);
             }
-            Frame::Object(None) => break,
-            Frame::Array(n) => path.push_str(&format!("[{n}]")),
+            Frame::Array(n, started, done) if !eof || (*started && !*done) => {
+                path.push_str(&format!("[{n}]"));
+            }
+            _ => break,
         }
     }
     Some(path).filter(|p| !p.is_empty())
@@ -460,6 +491,19 @@ mod tests {
         let escaped = zone.replace(r#""name":"Z""#, r#""name":"a \" , [ { \\","tier":"x""#);
         assert_eq!(path_of(&escaped), Some("tier".into()));
         assert_eq!(path_of("\"x\""), None);
+        assert_eq!(
+            path_of(r#"{"format": 1, "zone_id": "#),
+            Some("zone_id".into())
+        );
+        assert_eq!(
+            path_of(r#"{"format": 1, "nodes": [{"kind": "#),
+            Some("nodes[0].kind".into())
+        );
+        assert_eq!(
+            path_of(r#"{"format": 1, "nodes": [{"node_id": "a", "kind": "entry"}"#),
+            Some("nodes".into())
+        );
+        assert_eq!(path_of(r#"{"format": 1, "nodes": []"#), None);
         let wrong_shape = zone.replace(
             r#""content":{"loot_bias":2}"#,
             r#""content":{"loot_bias":[]}"#,
