@@ -20,7 +20,6 @@ use crate::doc::{self, Loaded};
 use crate::map::{MapView, Sel};
 use crate::model::{self, Audience};
 use crate::share;
-use crate::zones;
 
 /// Where the app is, from the URL.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -103,9 +102,8 @@ pub fn App() -> impl IntoView {
     let page = move || {
         match route.get() {
         Route::Gallery => view! { <Gallery/> }.into_any(),
-        Route::Zone(id) => match zones::shipped(&id) {
-            Some((file, text)) => view! { <Preview file=file.to_string() text=text.to_string()/> }
-                .into_any(),
+        Route::Zone(id) => match doc::load_shipped_zone(&id) {
+            Some(loaded) => preview(&format!("{id}.json"), loaded, false),
             None => view! {
                 <Problem title="No such zone".to_string()
                     message=format!("There is no shipped zone called \"{id}\".")/>
@@ -113,16 +111,14 @@ pub fn App() -> impl IntoView {
             .into_any(),
         },
         Route::Shared(fragment) => match share::decode_share(&fragment) {
-            Ok(text) => {
-                view! { <Preview file="shared link".to_string() text=text shared=true/> }.into_any()
-            }
+            Ok(text) => preview("shared link", doc::load("shared link", &text), true),
             Err(e) => view! {
                 <Problem title="This share link cannot be opened".to_string() message=capitalise(&e.to_string())/>
             }
             .into_any(),
         },
         Route::Local => match local.0.get() {
-            Some((file, text)) => view! { <Preview file=file text=text/> }.into_any(),
+            Some((file, text)) => preview(&file, doc::load(&file, &text), false),
             None => view! {
                 <Problem title="Nothing to show".to_string()
                     message="That zone was opened in another page load; open it again from the gallery.".to_string()/>
@@ -134,7 +130,8 @@ pub fn App() -> impl IntoView {
             let n = n.clamp(2, MAX_BENCH_ROOMS);
             let file = zonegraph_core::synth::layered("bench", n, 8, 7);
             let text = zonegraph_core::format::to_pretty_json(&file);
-            view! { <Preview file=format!("bench/{n}") text=text/> }.into_any()
+            let file = format!("bench/{n}");
+            preview(&file, doc::load(&file, &text), false)
         }
     }
     };
@@ -197,14 +194,14 @@ fn Gallery() -> impl IntoView {
     let message = RwSignal::new(None::<String>);
     let drag_over = RwSignal::new(false);
 
-    let cards = zones::SHIPPED
-        .iter()
-        .map(|(file, text)| {
+    let cards = doc::load_shipped()
+        .into_iter()
+        .map(|(file, loaded)| {
             let id = file.trim_end_matches(".json");
-            match doc::load(file, text) {
+            match loaded {
                 Ok(l) => {
-                    let errors = l.checked.diagnostics.iter().filter(|d| d.is_error()).count();
-                    let warnings = l.checked.diagnostics.len() - errors;
+                    let errors = l.diagnostics.iter().filter(|d| d.is_error()).count();
+                    let warnings = l.diagnostics.len() - errors;
                     let z = &l.zone;
                     let summary = format!(
                         "tier {} · levels {}–{} · {} rooms",
@@ -349,10 +346,9 @@ fn thumbnail(l: &Loaded) -> impl IntoView + use<> {
     }
 }
 
-/// Loads zone text and shows the designer, or what is wrong with it.
-#[component]
-fn Preview(file: String, text: String, #[prop(optional)] shared: bool) -> impl IntoView {
-    match doc::load(&file, &text) {
+/// The designer for a loaded zone, or what is wrong with it.
+fn preview(file: &str, loaded: Result<Loaded, String>, shared: bool) -> AnyView {
+    match loaded {
         Ok(loaded) => view! { <Designer loaded=Arc::new(loaded) shared=shared/> }.into_any(),
         Err(e) => view! {
             <Problem title=format!("{file} is not a zone this viewer can read") message=e/>
@@ -467,9 +463,8 @@ fn Designer(loaded: Arc<Loaded>, shared: bool) -> impl IntoView {
         z.graph.edge_count(),
         if shared { " · from a share link" } else { "" }
     );
-    let diag_count = loaded.checked.diagnostics.len();
+    let diag_count = loaded.diagnostics.len();
     let errors = loaded
-        .checked
         .diagnostics
         .iter()
         .filter(|d| d.is_error())
@@ -735,7 +730,7 @@ fn severity_word(s: Severity) -> &'static str {
 }
 
 fn diagnostics_view(l: &Loaded, selection: RwSignal<Option<Sel>>) -> impl IntoView + use<> {
-    let diags: Vec<Diagnostic> = l.checked.diagnostics.clone();
+    let diags: Vec<Diagnostic> = l.diagnostics.clone();
     let notes = l.layout.notes.clone();
     if diags.is_empty() && notes.is_empty() {
         return view! { <p class="clean">"✓ No errors or warnings: this zone passes zonegraph check --strict."</p> }
@@ -991,6 +986,7 @@ fn RunPage(token: String) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::zones;
 
     #[test]
     fn routes() {
