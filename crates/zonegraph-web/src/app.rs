@@ -18,7 +18,7 @@ use zonegraph_core::zone::Ability;
 use crate::browser;
 use crate::doc::{self, Loaded};
 use crate::map::{MapView, Sel};
-use crate::model::{self, Audience};
+use crate::model::{self, Audience, num};
 use crate::share;
 
 /// Where the app is, from the URL.
@@ -158,7 +158,7 @@ pub fn App() -> impl IntoView {
 fn capitalise(s: &str) -> String {
     let mut c = s.chars();
     match c.next() {
-        Some(f) => f.to_uppercase().chain(c).collect::<String>() + ".",
+        Some(f) => f.to_ascii_uppercase().to_string() + c.as_str() + ".",
         None => String::new(),
     }
 }
@@ -332,13 +332,13 @@ fn thumbnail(l: &Loaded) -> impl IntoView + use<> {
         .iter()
         .map(|r| {
             view! {
-                <rect class=crate::map::kind_class(r.kind) x=r.x - model::BOX_W / 2.0
-                    y=r.y - model::BOX_H / 2.0 width=model::BOX_W height=model::BOX_H rx="14"></rect>
+                <rect class=crate::map::kind_class(r.kind) x=model::num(r.x - model::BOX_W / 2.0)
+                    y=model::num(r.y - model::BOX_H / 2.0) width="184" height="56" rx="14"></rect>
             }
         })
         .collect_view();
     view! {
-        <svg class="thumb" viewBox=format!("0 0 {:.0} {:.0}", m.width, m.height) aria-hidden="true"
+        <svg class="thumb" viewBox=crate::map::view_box((m.width, m.height)) aria-hidden="true"
             preserveAspectRatio="xMidYMid meet">
             <g class="thumb-lines">{paths}</g>
             <g class="thumb-rooms">{dots}</g>
@@ -464,11 +464,7 @@ fn Designer(loaded: Arc<Loaded>, shared: bool) -> impl IntoView {
         if shared { " · from a share link" } else { "" }
     );
     let diag_count = loaded.diagnostics.len();
-    let errors = loaded
-        .diagnostics
-        .iter()
-        .filter(|d| d.is_error())
-        .count();
+    let errors = loaded.diagnostics.iter().filter(|d| d.is_error()).count();
 
     let details = {
         let zone = zone.clone();
@@ -668,7 +664,7 @@ fn PlaytestPanel(
             let i = a.index();
             view! {
                 <label class="score">
-                    <span>{a.as_str().to_uppercase()}</span>
+                    <span>{a.as_str().to_ascii_uppercase()}</span>
                     <input type="number" min="1" max="30" aria-label=a.name()
                         prop:value=move || scores.get()[i].to_string()
                         on:input=move |e| {
@@ -839,9 +835,9 @@ fn lock_chart(l: &Loaded, lock: &LockStats) -> impl IntoView + use<> {
                 let x = i as f64 * bw;
                 view! {
                     <g>
-                        <rect class="bar" x=x + 3.0 y=h - 14.0 - bh width=bw - 6.0 height=bh rx="2"></rect>
-                        <text class="pct" x=x + bw / 2.0 y=h - 17.0 - bh text-anchor="middle">{format!("{:.0}%", c.chance * 100.0)}</text>
-                        <text class="axis" x=x + bw / 2.0 y=h - 2.0 text-anchor="middle">{format!("{:+}", c.modifier)}</text>
+                        <rect class="bar" x=num(x + 3.0) y=num(h - 14.0 - bh) width=num(bw - 6.0) height=num(bh) rx="2"></rect>
+                        <text class="pct" x=num(x + bw / 2.0) y=num(h - 17.0 - bh) text-anchor="middle">{model::percent(c.chance)}</text>
+                        <text class="axis" x=num(x + bw / 2.0) y="68" text-anchor="middle">{format!("{:+}", c.modifier)}</text>
                     </g>
                 }
             })
@@ -849,12 +845,12 @@ fn lock_chart(l: &Loaded, lock: &LockStats) -> impl IntoView + use<> {
         let label = format!(
             "Pass chance by ability modifier: {}",
             by.iter()
-                .map(|c| format!("{:+} {:.0}%", c.modifier, c.chance * 100.0))
+                .map(|c| format!("{:+} {}", c.modifier, model::percent(c.chance)))
                 .collect::<Vec<_>>()
                 .join(", ")
         );
         view! {
-            <svg class="chart" viewBox=format!("0 0 {w} {h}") role="img" aria-label=label>{bars}</svg>
+            <svg class="chart" viewBox="0 0 220 70" role="img" aria-label=label>{bars}</svg>
             <p class="chart-caption">"pass chance by ability modifier"</p>
         }
         .into_any()

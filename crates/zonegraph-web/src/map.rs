@@ -16,7 +16,7 @@ use zonegraph_core::layout::Layout;
 use zonegraph_core::zone::Zone;
 
 use crate::browser;
-use crate::model::{self, Audience, BOX_H, BOX_W, Direction, MapModel};
+use crate::model::{self, Audience, BOX_H, BOX_W, Direction, MapModel, num, push_dec, push_num};
 
 /// What is selected on the map.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -74,6 +74,21 @@ pub fn kind_class(kind: NodeKind) -> &'static str {
         NodeKind::Fork => "k-fork",
         NodeKind::Merge => "k-merge",
     }
+}
+
+/// `translate(x,y)` for an SVG `transform` attribute.
+fn translate(x: f64, y: f64) -> String {
+    let mut t = String::from("translate(");
+    push_num(&mut t, x);
+    t.push(',');
+    push_num(&mut t, y);
+    t.push(')');
+    t
+}
+
+/// `0 0 w h`, whole pixels, for a `viewBox`.
+pub fn view_box((w, h): (f64, f64)) -> String {
+    format!("0 0 {} {}", num(w.round()), num(h.round()))
 }
 
 /// Cuts a label to what fits in a room box.
@@ -398,9 +413,10 @@ pub fn MapView(
         Some(match sel {
             Sel::Room(id) => {
                 let r = m.rooms.iter().find(|r| r.id == id)?;
+                // The room box grown by 6 px on each side.
                 view! {
-                    <rect class="sel-ring" x=r.x - BOX_W / 2.0 - 6.0 y=r.y - BOX_H / 2.0 - 6.0
-                        width=BOX_W + 12.0 height=BOX_H + 12.0 rx="14"></rect>
+                    <rect class="sel-ring" x=num(r.x - BOX_W / 2.0 - 6.0) y=num(r.y - BOX_H / 2.0 - 6.0)
+                        width="196" height="68" rx="14"></rect>
                 }
                 .into_any()
             }
@@ -429,10 +445,14 @@ pub fn MapView(
 
     let transform = move || {
         let v = view_state.get();
-        format!(
-            "transform: translate({:.1}px,{:.1}px) scale({:.4})",
-            v.tx, v.ty, v.s
-        )
+        let mut t = String::from("transform: translate(");
+        push_num(&mut t, v.tx);
+        t.push_str("px,");
+        push_num(&mut t, v.ty);
+        t.push_str("px) scale(");
+        push_dec(&mut t, v.s, 4);
+        t.push(')');
+        t
     };
     let dims = move || {
         let m = model.get();
@@ -461,9 +481,9 @@ pub fn MapView(
                 node_ref=svg_ref
                 class=svg_class
                 xmlns="http://www.w3.org/2000/svg"
-                width=move || format!("{:.0}", dims().0)
-                height=move || format!("{:.0}", dims().1)
-                viewBox=move || format!("0 0 {:.0} {:.0}", dims().0, dims().1)
+                width=move || num(dims().0.round())
+                height=move || num(dims().1.round())
+                viewBox=move || view_box(dims())
                 role="group"
                 aria-label=title
                 tabindex="0"
@@ -581,14 +601,12 @@ where
         }
     };
     let _ = (x, y);
-    let left = -BOX_W / 2.0;
-    let top = -BOX_H / 2.0;
     let glyph = model::kind_glyph(r.kind).to_string();
     let label = fit_label(&r.label, 17);
     let kind = model::kind_name(r.kind);
     let visit = r.visit.map(|v| {
         view! {
-            <g class="visit-badge" transform=format!("translate({},{})", BOX_W / 2.0 - 4.0, top + 4.0)>
+            <g class="visit-badge" transform="translate(88,-24)">
                 <circle r="11"></circle>
                 <text text-anchor="middle" dominant-baseline="central">{v.to_string()}</text>
             </g>
@@ -596,7 +614,7 @@ where
     });
     let option_badge = r.option.map(|n| {
         view! {
-            <g class="option-badge" transform=format!("translate({},0)", BOX_W / 2.0 + 16.0)>
+            <g class="option-badge" transform="translate(108,0)">
                 <circle r="13"></circle>
                 <text text-anchor="middle" dominant-baseline="central">{n.to_string()}</text>
             </g>
@@ -604,13 +622,13 @@ where
     });
     let here = r.current.then(|| {
         view! {
-            <path class="here-mark" d=format!("M{},{} l-12,-8 v16 z", left - 6.0, 0.0)></path>
+            <path class="here-mark" d="M-98,0 l-12,-8 v16 z"></path>
         }
     });
     view! {
         <g
             class=class
-            transform=format!("translate({:.1},{:.1})", r.x, r.y)
+            transform=translate(r.x, r.y)
             tabindex="0"
             role="button"
             aria-label=r.name.clone()
@@ -619,13 +637,14 @@ where
             on:click=on_click
             on:keydown=on_key
         >
-            <rect class="box" x=left y=top width=BOX_W height=BOX_H rx="10"></rect>
-            <circle class="glyph-bg" cx=left + 24.0 cy="0" r="16"></circle>
-            <text class="glyph" x=left + 24.0 y="1" text-anchor="middle" dominant-baseline="central">
+            // The box is BOX_W × BOX_H around the centre; glyph at 24, text at 48 from its left.
+            <rect class="box" x="-92" y="-28" width="184" height="56" rx="10"></rect>
+            <circle class="glyph-bg" cx="-68" cy="0" r="16"></circle>
+            <text class="glyph" x="-68" y="1" text-anchor="middle" dominant-baseline="central">
                 {glyph}
             </text>
-            <text class="label" x=left + 48.0 y="-5">{label}</text>
-            <text class="kind" x=left + 48.0 y="14">{kind}</text>
+            <text class="label" x="-44" y="-5">{label}</text>
+            <text class="kind" x="-44" y="14">{kind}</text>
             {visit}
             {option_badge}
             {here}
@@ -671,15 +690,15 @@ fn passage_view(
     let mark = p.mark.clone().map(|(x, y, text)| {
         let w = 14.0 + 7.0 * text.chars().count() as f64;
         view! {
-            <g class="lock-mark" transform=format!("translate({x:.1},{y:.1})")>
-                <rect x=-w / 2.0 y="-10" width=w height="20" rx="10"></rect>
+            <g class="lock-mark" transform=translate(x, y)>
+                <rect x=num(-w / 2.0) y="-10" width=num(w) height="20" rx="10"></rect>
                 <text text-anchor="middle" dominant-baseline="central">{text}</text>
             </g>
         }
     });
     let menu = p.menu.map(|(x, y, n)| {
         view! {
-            <g class="menu-number" transform=format!("translate({:.1},{:.1})", x + 12.0, y)>
+            <g class="menu-number" transform=translate(x + 12.0, y)>
                 <circle r="8"></circle>
                 <text text-anchor="middle" dominant-baseline="central">{n.to_string()}</text>
             </g>
@@ -722,14 +741,10 @@ const THEME_VARS: &[&str] = &[
 fn export_svg(svg: &web_sys::Element, m: &MapModel) -> Option<String> {
     let clone: web_sys::Element = svg.clone_node_with_deep(true).ok()?.dyn_into().ok()?;
     clone
-        .set_attribute("viewBox", &format!("0 0 {:.0} {:.0}", m.width, m.height))
+        .set_attribute("viewBox", &view_box((m.width, m.height)))
         .ok()?;
-    clone
-        .set_attribute("width", &format!("{:.0}", m.width))
-        .ok()?;
-    clone
-        .set_attribute("height", &format!("{:.0}", m.height))
-        .ok()?;
+    clone.set_attribute("width", &num(m.width.round())).ok()?;
+    clone.set_attribute("height", &num(m.height.round())).ok()?;
     clone.set_attribute("class", "zg-map").ok()?;
     let mut css = String::from("svg{");
     for var in THEME_VARS {

@@ -5,8 +5,6 @@
 //! [`zonegraph_core::layout::layout`] (cells, and routes in cell units); this module only
 //! scales them and trims the routes to the room boxes.
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use zonegraph_core::analysis;
 use zonegraph_core::engine::{self, Check, Run};
 use zonegraph_core::format::{LockKind, NodeKind};
@@ -23,6 +21,47 @@ pub const BOX_H: f64 = 56.0;
 const PAD: f64 = 24.0;
 /// Corner radius of routed passages.
 const CORNER: f64 = 10.0;
+
+/// Appends `x` rounded to `places` decimals (at most 6), trailing zeros dropped ("12",
+/// "12.5", "-0.025"): SVG numbers and CSS transforms. Written out by hand because `f64`'s
+/// `Display` brings ~10 KB of float printing into the WebAssembly.
+pub fn push_dec(s: &mut String, x: f64, places: u32) {
+    let scale = 10u64.pow(places.min(6));
+    let v = (x * scale as f64).round() as i64;
+    if v < 0 {
+        s.push('-');
+    }
+    let a = v.unsigned_abs();
+    s.push_str(&(a / scale).to_string());
+    let (mut frac, mut digits) = (a % scale, scale / 10);
+    if frac != 0 {
+        s.push('.');
+        while frac != 0 {
+            s.push(char::from(b'0' + (frac / digits) as u8));
+            frac %= digits;
+            digits /= 10;
+        }
+    }
+}
+
+/// [`push_dec`] with one decimal.
+pub fn push_num(s: &mut String, x: f64) {
+    push_dec(s, x, 1);
+}
+
+/// [`push_num`] into a new string.
+pub fn num(x: f64) -> String {
+    let mut s = String::new();
+    push_num(&mut s, x);
+    s
+}
+
+/// A probability as a whole percentage: "45%".
+pub fn percent(p: f64) -> String {
+    let mut s = ((p * 100.0).round() as i64).to_string();
+    s.push('%');
+    s
+}
 
 /// What the map shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,8 +124,6 @@ pub struct MapModel {
     pub height: f64,
     pub rooms: Vec<RoomShape>,
     pub passages: Vec<PassageShape>,
-    /// Centres of the visited rooms in visit order (the path line).
-    pub path: Vec<(f64, f64)>,
 }
 
 /// The display name of a room kind ("rest camp").
@@ -112,7 +149,9 @@ pub fn lock_badge(lock: &Lock) -> Option<String> {
     Some(match lock {
         Lock::None => return None,
         Lock::PerceptionCheck { dc } => format!("DC {dc}"),
-        Lock::StatCheck { ability, dc } => format!("{} {dc}", ability.as_str().to_uppercase()),
+        Lock::StatCheck { ability, dc } => {
+            format!("{} {dc}", ability.as_str().to_ascii_uppercase())
+        }
         Lock::KeyRequired { .. } => "⚷ key".into(),
         Lock::LevelMin { min_level } => format!("Lv {min_level}"),
         Lock::RegionClear { .. } => "region".into(),
@@ -145,31 +184,32 @@ pub fn lock_name(kind: LockKind) -> &'static str {
     }
 }
 
-/// Which rooms a player may not see.
-pub fn hidden_rooms(zone: &Zone, run: Option<&Run>) -> BTreeSet<usize> {
+/// Which rooms a player may not see, by node index.
+pub fn hidden_rooms(zone: &Zone, run: Option<&Run>) -> Vec<bool> {
     zone.graph
         .node_indices()
-        .filter(|&ix| {
+        .map(|ix| {
             let node = &zone.graph[ix];
             match run {
                 Some(run) => !engine::visible_to_player(zone, run, node.id.as_str()),
                 None => node.kind == NodeKind::Secret,
             }
         })
-        .map(|ix| ix.index())
         .collect()
 }
 
 /// Builds the drawing of `zone` laid out as `layout`, with `run` drawn on it.
+///
+/// Lookups are dense vectors by node index (rooms) or file index (passages), not maps: the
+/// same speed for a map, and far less WebAssembly than a `BTreeMap` per key type.
 pub fn build(zone: &Zone, layout: &Layout, run: Option<&Run>, audience: Audience) -> MapModel {
+    let n_nodes = zone.graph.node_count();
     let hidden = match audience {
-        Audience::Designer => BTreeSet::new(),
+        Audience::Designer => vec![false; n_nodes],
         Audience::Player => hidden_rooms(zone, run),
     };
-    let hidden_ids: BTreeSet<&str> = hidden
-        .iter()
-        .map(|&i| zone.graph[petgraph_ix(i)].id.as_str())
-        .collect();
+    let ix_of = |id: &str| zone.node_index(id).map(|ix| ix.index());
+    let is_hidden = |id: &str| ix_of(id).is_some_and(|i| hidden[i]);
 
     // Bounds over rooms and route points, so back routes in the outer gutters fit.
     let (mut min_x, mut min_y, mut max_x, mut max_y) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
@@ -191,55 +231,62 @@ pub fn build(zone: &Zone, layout: &Layout, run: Option<&Run>, audience: Audience
     let width = 2.0 * PAD + BOX_W + (max_x - min_x) * CELL_W;
     let height = 2.0 * PAD + BOX_H + (max_y - min_y) * CELL_H;
 
-    // Run state, as the audience may see it.
+    // Run state, as the audience may see it, by node index.
     let seen_run = run.map(|r| match audience {
         Audience::Designer => r.clone(),
         Audience::Player => engine::player_view(zone, r),
     });
-    let visits: BTreeMap<&str, usize> = run
-        .map(|r| {
-            r.visited_nodes
-                .iter()
-                .enumerate()
-                .map(|(i, id)| (id.as_str(), i + 1))
-                .collect()
-        })
-        .unwrap_or_default();
-    let current = run.map(|r| r.current_node.as_str());
-    let options: BTreeMap<String, (usize, bool)> = seen_run
-        .as_ref()
-        .and_then(|r| {
-            r.pending_fork
-                .as_ref()
-                .filter(|f| f.at == r.current_node && !r.is_over())
-        })
-        .map(|f| {
-            f.options
-                .iter()
-                .enumerate()
-                .filter(|(_, o)| !o.to_node.as_str().is_empty())
-                .map(|(i, o)| (o.to_node.0.clone(), (i + 1, o.open)))
-                .collect()
-        })
-        .unwrap_or_default();
-    let fork_at = seen_run
-        .as_ref()
-        .and_then(|r| r.pending_fork.as_ref())
-        .map(|f| f.at.0.clone());
+    let mut visits: Vec<Option<usize>> = vec![None; n_nodes];
+    // Walked passages as (from, to) node indices.
+    let mut walked: Vec<(usize, usize)> = Vec::new();
+    let mut current = None;
+    if let Some(r) = run {
+        let path: Vec<Option<usize>> = r
+            .visited_nodes
+            .iter()
+            .map(|id| ix_of(id.as_str()))
+            .collect();
+        // A room visited twice shows its last visit.
+        for (i, ix) in path.iter().enumerate() {
+            if let Some(ix) = *ix {
+                visits[ix] = Some(i + 1);
+            }
+        }
+        walked = path
+            .windows(2)
+            .filter_map(|w| Some((w[0]?, w[1]?)))
+            .collect();
+        current = ix_of(r.current_node.as_str());
+    }
+    let mut options: Vec<Option<(usize, bool)>> = vec![None; n_nodes];
+    let mut fork_at = None;
+    if let Some(r) = &seen_run
+        && let Some(f) = &r.pending_fork
+    {
+        fork_at = ix_of(f.at.as_str());
+        if f.at == r.current_node && !r.is_over() {
+            for (i, o) in f.options.iter().enumerate() {
+                if let Some(ix) = ix_of(o.to_node.as_str()) {
+                    options[ix] = Some((i + 1, o.open));
+                }
+            }
+        }
+    }
 
     let mut rooms = Vec::with_capacity(layout.nodes.len());
     for n in &layout.nodes {
         let Some(ix) = zone.node_index(&n.id) else {
             continue;
         };
-        if hidden.contains(&ix.index()) {
+        let i = ix.index();
+        if hidden[i] {
             continue;
         }
         let node = &zone.graph[ix];
         let (x, y) = px(f64::from(n.col), f64::from(n.row));
-        let visit = visits.get(n.id.as_str()).copied();
-        let is_current = current == Some(n.id.as_str());
-        let option = options.get(&n.id).copied();
+        let visit = visits[i];
+        let is_current = current == Some(i);
+        let option = options[i];
         let label = node.display_label().to_string();
         let mut name = format!("{label}, {}", kind_name(node.kind));
         if node.is_entry {
@@ -249,19 +296,19 @@ pub fn build(zone: &Zone, layout: &Layout, run: Option<&Run>, audience: Audience
             name.push_str(", boss");
         }
         if let Some(v) = visit {
-            name.push_str(&format!(", visited as room {v}"));
+            name.push_str(", visited as room ");
+            name.push_str(&v.to_string());
         }
         if is_current {
             name.push_str(", you are here");
         }
         if let Some((number, open)) = option {
-            name.push_str(&format!(
-                ", option {number} ({})",
-                if open { "open" } else { "locked" }
-            ));
+            name.push_str(", option ");
+            name.push_str(&number.to_string());
+            name.push_str(if open { " (open)" } else { " (locked)" });
         }
         rooms.push(RoomShape {
-            ix: ix.index(),
+            ix: i,
             id: n.id.clone(),
             label,
             kind: node.kind,
@@ -275,29 +322,23 @@ pub fn build(zone: &Zone, layout: &Layout, run: Option<&Run>, audience: Audience
         });
     }
 
-    let walked: BTreeSet<(&str, &str)> = run
-        .map(|r| {
-            r.visited_nodes
-                .windows(2)
-                .map(|w| (w[0].as_str(), w[1].as_str()))
-                .collect()
-        })
-        .unwrap_or_default();
-    let edge_by_file: BTreeMap<usize, _> = zone
-        .graph
-        .edge_indices()
-        .map(|e| (zone.graph[e].file_index, e))
-        .collect();
+    let mut edge_by_file = vec![None; zone.graph.edge_count()];
+    for e in zone.graph.edge_indices() {
+        if let Some(slot) = edge_by_file.get_mut(zone.graph[e].file_index) {
+            *slot = Some(e);
+        }
+    }
     let mut passages = Vec::with_capacity(layout.edges.len());
     for e in &layout.edges {
-        if hidden_ids.contains(e.from.as_str()) || hidden_ids.contains(e.to.as_str()) {
+        if is_hidden(&e.from) || is_hidden(&e.to) {
             continue;
         }
-        let Some(&eix) = edge_by_file.get(&e.edge) else {
+        let Some(eix) = edge_by_file.get(e.edge).copied().flatten() else {
             continue;
         };
         let edge = &zone.graph[eix];
         let src = zone.source(eix);
+        let (from, to) = (src.index(), zone.target(eix).index());
         let exits = zone.exits(src);
         let menu_number = (exits.len() >= 2)
             .then(|| exits.iter().position(|&x| x == eix).map(|i| i + 1))
@@ -320,25 +361,27 @@ pub fn build(zone: &Zone, layout: &Layout, run: Option<&Run>, audience: Audience
         };
         let mark = badge.and_then(|text| longest_segment_mid(&pts).map(|(x, y)| (x, y, text)));
         let menu = menu_number.and_then(|n| point_before_end(&pts).map(|(x, y)| (x, y, n)));
-        let is_walked = walked.contains(&(e.from.as_str(), e.to.as_str()));
-        let option = (fork_at.as_deref() == Some(e.from.as_str()))
-            .then(|| options.get(&e.to).copied())
-            .flatten();
-        let from_label = label_of(zone, &e.from);
-        let to_label = label_of(zone, &e.to);
-        let mut name = format!("Passage from {from_label} to {to_label}");
+        let is_walked = walked.contains(&(from, to));
+        let option = (fork_at == Some(from)).then(|| options[to]).flatten();
+        let mut name = String::from("Passage from ");
+        name.push_str(zone.node(src).display_label());
+        name.push_str(" to ");
+        name.push_str(zone.node(zone.target(eix)).display_label());
         if let Some(n) = menu_number {
-            name.push_str(&format!(", choice {n} at the fork"));
+            name.push_str(", choice ");
+            name.push_str(&n.to_string());
+            name.push_str(" at the fork");
         }
-        if edge.lock.is_locked() && audience == Audience::Player {
-            name.push_str(&format!(", locked: {}", lock_name(edge.lock.kind())));
-        } else if edge.lock.is_locked() {
-            name.push_str(&format!(
-                ", locked: {}",
-                analysis::requirement(zone, &edge.lock)
-            ));
+        name.push_str(", ");
+        if !edge.lock.is_locked() {
+            name.push_str("open");
         } else {
-            name.push_str(", open");
+            name.push_str("locked: ");
+            if audience == Audience::Player {
+                name.push_str(lock_name(edge.lock.kind()));
+            } else {
+                name.push_str(&analysis::requirement(zone, &edge.lock));
+            }
         }
         if is_walked {
             name.push_str(", walked");
@@ -358,33 +401,12 @@ pub fn build(zone: &Zone, layout: &Layout, run: Option<&Run>, audience: Audience
         });
     }
 
-    let centre: BTreeMap<&str, (f64, f64)> =
-        rooms.iter().map(|r| (r.id.as_str(), (r.x, r.y))).collect();
-    let path = run
-        .map(|r| {
-            r.visited_nodes
-                .iter()
-                .filter_map(|id| centre.get(id.as_str()).copied())
-                .collect()
-        })
-        .unwrap_or_default();
-
     MapModel {
         width,
         height,
         rooms,
         passages,
-        path,
     }
-}
-
-fn petgraph_ix(i: usize) -> zonegraph_core::map::NodeIndex {
-    zonegraph_core::map::NodeIndex::new(i)
-}
-
-fn label_of(zone: &Zone, id: &str) -> String {
-    zone.node_by_id(id)
-        .map_or_else(|| id.to_string(), |n| n.display_label().to_string())
 }
 
 /// Shortens the first and last segments so the line starts and ends at the room boxes.
@@ -413,7 +435,13 @@ fn rounded_path(pts: &[(f64, f64)]) -> String {
     let Some(&(x0, y0)) = pts.first() else {
         return d;
     };
-    d.push_str(&format!("M{x0:.1},{y0:.1}"));
+    let point = |d: &mut String, cmd: char, (x, y): (f64, f64)| {
+        d.push(cmd);
+        push_num(d, x);
+        d.push(',');
+        push_num(d, y);
+    };
+    point(&mut d, 'M', (x0, y0));
     for i in 1..pts.len() {
         let p = pts[i];
         if i + 1 < pts.len() {
@@ -422,16 +450,13 @@ fn rounded_path(pts: &[(f64, f64)]) -> String {
             let len_out = dist(p, b);
             let r = CORNER.min(len_in / 2.0).min(len_out / 2.0);
             if r > 0.5 {
-                let p1 = towards(p, a, r);
-                let p2 = towards(p, b, r);
-                d.push_str(&format!(
-                    "L{:.1},{:.1}Q{:.1},{:.1} {:.1},{:.1}",
-                    p1.0, p1.1, p.0, p.1, p2.0, p2.1
-                ));
+                point(&mut d, 'L', towards(p, a, r));
+                point(&mut d, 'Q', p);
+                point(&mut d, ' ', towards(p, b, r));
                 continue;
             }
         }
-        d.push_str(&format!("L{:.1},{:.1}", p.0, p.1));
+        point(&mut d, 'L', p);
     }
     d
 }
@@ -528,7 +553,10 @@ pub fn room_details(zone: &Zone, run: Option<&Run>, id: &str) -> Vec<Row> {
         ));
     }
     let c = &node.content;
-    rows.push(("Loot bias", format!("×{}", c.loot_bias)));
+    rows.push((
+        "Loot bias",
+        format!("×{}", zonegraph_core::text::decimal(c.loot_bias)),
+    ));
     if !c.encounter_override.is_empty() {
         rows.push(("Encounter", c.encounter_override.clone()));
     }
@@ -605,7 +633,7 @@ pub fn passage_details(zone: &Zone, run: Option<&Run>, edge: usize) -> Vec<Row> 
                 .iter()
                 .filter_map(|&m| {
                     analysis::lock_pass_chance(&e.lock, 1, m)
-                        .map(|c| format!("{m:+}: {:.0}%", c * 100.0))
+                        .map(|c| format!("{m:+}: {}", percent(c)))
                 })
                 .collect();
             Some(by.join(" · "))
@@ -679,6 +707,23 @@ mod tests {
     fn crypt() -> Zone {
         let text = include_str!("../../../zones/crypt_valdris.json");
         zone::load(text).expect("the crypt parses").0
+    }
+
+    #[test]
+    fn numbers_print_without_float_formatting() {
+        let dec = |x: f64, p: u32| {
+            let mut s = String::new();
+            push_dec(&mut s, x, p);
+            s
+        };
+        assert_eq!(num(12.0), "12");
+        assert_eq!(num(12.46), "12.5");
+        assert_eq!(num(-3.21), "-3.2");
+        assert_eq!(num(-0.01), "0");
+        assert_eq!(dec(0.025, 4), "0.025");
+        assert_eq!(dec(1.0, 4), "1");
+        assert_eq!(dec(0.0305, 3), "0.031");
+        assert_eq!(percent(0.449), "45%");
     }
 
     #[test]
