@@ -91,15 +91,43 @@ pub fn view_box((w, h): (f64, f64)) -> String {
     format!("0 0 {} {}", num(w.round()), num(h.round()))
 }
 
-/// Cuts a label to what fits in a room box.
-fn fit_label(label: &str, max: usize) -> String {
-    if label.chars().count() <= max {
-        label.to_string()
-    } else {
-        let mut s: String = label.chars().take(max.saturating_sub(1)).collect();
-        s.push('…');
-        s
+/// Room labels are 13 px bold from 48 px into the 184 px box, which leaves 124 px before
+/// its right edge and visit badge: in [`char_em`]'s estimate (about 7 % over the rendered
+/// width in Chromium's sans-serif here) that is 10.2 em. The clip path catches the rest.
+const LABEL_EM: f64 = 10.2;
+
+/// A character's advance in em, rounded up by class (narrow, medium, wide, capitals, other
+/// ASCII, anything else): a cheap estimate of a label's width without measuring the DOM.
+fn char_em(c: char) -> f64 {
+    match c {
+        'i' | 'l' | 'j' | 'I' | '\'' | '.' | ',' | ':' | ';' | '!' | '|' => 0.36,
+        'f' | 't' | 'r' | ' ' | '(' | ')' | '-' | '’' => 0.46,
+        'm' | 'w' | 'M' | 'W' => 1.0,
+        'A'..='Z' => 0.78,
+        c if c.is_ascii() => 0.64,
+        // Accented Latin is about as wide; CJK and symbols are a full em.
+        _ => 1.0,
     }
+}
+
+/// Cuts a label to what fits in a room box, by estimated width, with an ellipsis.
+pub fn fit_label(label: &str) -> String {
+    let total: f64 = label.chars().map(char_em).sum();
+    if total <= LABEL_EM {
+        return label.to_string();
+    }
+    let mut out = String::new();
+    let mut width = 0.85; // the ellipsis
+    for c in label.chars() {
+        width += char_em(c);
+        if width > LABEL_EM {
+            break;
+        }
+        out.push(c);
+    }
+    out.truncate(out.trim_end().len());
+    out.push('…');
+    out
 }
 
 /// The interactive map of one zone.
@@ -490,6 +518,8 @@ pub fn MapView(
                 on:keydown=on_svg_key
             >
                 <defs>
+                    // Labels never draw past their box, whatever the font (in room coordinates).
+                    <clipPath id="zg-label-clip"><rect x="-46" y="-28" width="134" height="56"></rect></clipPath>
                     <marker id="zg-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse"
                         markerWidth="11" markerHeight="11" orient="auto-start-reverse">
                         <path class="arrow" d="M0,0 L10,5 L0,10 z"></path>
@@ -522,6 +552,21 @@ pub fn MapView(
         </div>
         <Legend/>
         </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fit_label;
+
+    #[test]
+    fn long_labels_are_cut_to_the_box() {
+        assert_eq!(fit_label("Crypt Threshold"), "Crypt Threshold");
+        assert_eq!(fit_label("Valdris's Sanctum"), "Valdris's Sanctum");
+        assert_eq!(fit_label("Branching Passage"), "Branching Passa…");
+        assert_eq!(fit_label("Mother Bristleback's Den"), "Mother Bristleba…");
+        assert_eq!(fit_label("WWWWWWWWWWWW"), "WWWWWWWWW…");
+        assert_eq!(fit_label("大广间大广间大广间大广间"), "大广间大广间大广间…");
     }
 }
 
@@ -602,7 +647,7 @@ where
     };
     let _ = (x, y);
     let glyph = model::kind_glyph(r.kind).to_string();
-    let label = fit_label(&r.label, 17);
+    let label = fit_label(&r.label);
     let kind = model::kind_name(r.kind);
     let visit = r.visit.map(|v| {
         view! {
@@ -643,7 +688,7 @@ where
             <text class="glyph" x="-68" y="1" text-anchor="middle" dominant-baseline="central">
                 {glyph}
             </text>
-            <text class="label" x="-44" y="-5">{label}</text>
+            <text class="label" x="-44" y="-5" clip-path="url(#zg-label-clip)">{label}</text>
             <text class="kind" x="-44" y="14">{kind}</text>
             {visit}
             {option_badge}
