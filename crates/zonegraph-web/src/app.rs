@@ -128,10 +128,8 @@ pub fn App() -> impl IntoView {
         Route::Run(token) => view! { <RunPage token=token/> }.into_any(),
         Route::Bench(n) => {
             let n = n.clamp(2, MAX_BENCH_ROOMS);
-            let file = zonegraph_core::synth::layered("bench", n, 8, 7);
-            let text = zonegraph_core::format::to_pretty_json(&file);
-            let file = format!("bench/{n}");
-            preview(&file, doc::load(&file, &text), false)
+            let zone = zonegraph_core::synth::layered("bench", n, 8, 7);
+            preview("", Ok(doc::generated(&format!("bench/{n}"), &zone)), false)
         }
     }
     };
@@ -444,9 +442,13 @@ fn Designer(loaded: Arc<Loaded>, shared: bool) -> impl IntoView {
 
     let text = loaded.text.clone();
     let share = move |_| {
-        let result = share::encode_share(&text)
-            .map(|f| format!("{}#{f}", browser::base_url()))
-            .map_err(|e| capitalise(&e.to_string()));
+        let result = if text.is_empty() {
+            Err("A generated zone has no file to share.".to_string())
+        } else {
+            share::encode_share(&text)
+                .map(|f| format!("{}#{f}", browser::base_url()))
+                .map_err(|e| capitalise(&e.to_string()))
+        };
         if let Ok(link) = &result {
             browser::copy(link);
         }
@@ -567,6 +569,53 @@ fn details_view(rows: Vec<model::Row>, selected: bool) -> impl IntoView {
     view! { <dl class="kv">{items}</dl> }.into_any()
 }
 
+/// A labelled input bound to a text signal: one view type for every field of the form.
+fn field(
+    class: &'static str,
+    caption: &'static str,
+    name: Option<&'static str>,
+    number: Option<(&'static str, &'static str)>,
+    hint: Option<&'static str>,
+    value: RwSignal<String>,
+) -> impl IntoView {
+    view! {
+        <label class=class>
+            <span>{caption}</span>
+            <input type=if number.is_some() { "number" } else { "text" } min=number.map(|n| n.0)
+                max=number.map(|n| n.1) placeholder=hint aria-label=name
+                prop:value=move || value.get() on:input=move |e| value.set(event_target_value(&e))/>
+        </label>
+    }
+}
+
+/// A whole number from a form field, clamped to `lo..=hi` (`lo` when it is no number).
+fn number_in(text: &str, lo: i64, hi: i64) -> i64 {
+    text.trim().parse::<i64>().map_or(lo, |v| v.clamp(lo, hi))
+}
+
+/// "STR", "DEX", …: the score fields' captions.
+fn abbreviation(a: Ability) -> &'static str {
+    match a {
+        Ability::Str => "STR",
+        Ability::Dex => "DEX",
+        Ability::Con => "CON",
+        Ability::Int => "INT",
+        Ability::Wis => "WIS",
+        Ability::Cha => "CHA",
+    }
+}
+
+/// What a command button needs before it can be pressed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Needs {
+    /// A run.
+    Run,
+    /// A run standing in a room (not at a fork, not over).
+    Room,
+    /// Something to undo.
+    History,
+}
+
 /// Character, run id, the bot's words, and the buttons that send its commands.
 #[component]
 fn PlaytestPanel(
@@ -575,16 +624,16 @@ fn PlaytestPanel(
     run_id: RwSignal<String>,
     exec: Callback<String>,
 ) -> impl IntoView {
-    let level = RwSignal::new(zone.min_level.max(1));
-    let scores = RwSignal::new([10i32; 6]);
+    let level = RwSignal::new(zone.min_level.max(1).to_string());
+    let scores = [(); 6].map(|()| RwSignal::new("10".to_string()));
     let keys = RwSignal::new(String::new());
     let typed = RwSignal::new(String::new());
-    let zone_id = zone.id.clone();
+    let zone_id = StoredValue::new(zone.id.clone());
 
-    let start = move |_| {
+    let start = move || {
         let mut c = Character {
-            level: level.get_untracked(),
-            scores: scores.get_untracked(),
+            level: number_in(&level.get_untracked(), 1, 20) as u32,
+            scores: scores.map(|s| number_in(&s.get_untracked(), 1, 30) as i32),
             ..Character::default()
         };
         for k in keys.get_untracked().split([',', ' ']) {
@@ -597,7 +646,7 @@ fn PlaytestPanel(
             },
             ..Playtest::default()
         });
-        exec.run(format!("!zone enter {zone_id}"));
+        exec.run(format!("!zone enter {}", zone_id.get_value()));
     };
     let status = {
         let zone = zone.clone();
@@ -629,12 +678,13 @@ fn PlaytestPanel(
                     .collect_view()
             })
     };
-    let in_room = move || {
-        status
+    let ready = move |needs: Needs| match needs {
+        Needs::Run => play.with(|p| p.run().is_some()),
+        Needs::Room => status
             .get()
-            .is_some_and(|s| matches!(s.phase, engine::Phase::InRoom))
+            .is_some_and(|s| matches!(s.phase, engine::Phase::InRoom)),
+        Needs::History => play.with(|p| !p.log.is_empty()),
     };
-    let started = move || play.with(|p| p.run().is_some());
     let log = move || {
         play.with(|p| {
             p.log
@@ -651,66 +701,65 @@ fn PlaytestPanel(
                 .collect_view()
         })
     };
-    let send_typed = move || {
-        let t = typed.get_untracked();
-        if !t.trim().is_empty() {
-            exec.run(t);
+    // Every button runs a command; "" is step back, "reset" clears the playtest.
+    let buttons = [
+        ("Advance", "!zone advance", Needs::Room),
+        ("Status", "!zone status", Needs::Run),
+        ("Chat map", "!zone map", Needs::Run),
+        ("↶ Step back", "", Needs::History),
+    ]
+    .map(|(caption, cmd, needs)| {
+        view! {
+            <button type="button" disabled=move || !ready(needs)
+                on:click=move |_| match cmd {
+                    "" => play.update(Playtest::step_back),
+                    cmd => exec.run(cmd.to_string()),
+                }>{caption}</button>
+        }
+    });
+    let score_inputs = Ability::ALL.map(|a| {
+        field(
+            "score",
+            abbreviation(a),
+            Some(a.name()),
+            Some(("1", "30")),
+            None,
+            scores[a.index()],
+        )
+    });
+    let submit = move |e: ev::SubmitEvent| {
+        e.prevent_default();
+        // The character form starts a run; the chat form sends what was typed.
+        let said = e
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .is_some_and(|f| f.class_name() == "say");
+        if !said {
+            start();
+        } else if !typed.get_untracked().trim().is_empty() {
+            exec.run(typed.get_untracked());
             typed.set(String::new());
         }
     };
-    let score_inputs = Ability::ALL
-        .iter()
-        .map(|&a| {
-            let i = a.index();
-            view! {
-                <label class="score">
-                    <span>{a.as_str().to_ascii_uppercase()}</span>
-                    <input type="number" min="1" max="30" aria-label=a.name()
-                        prop:value=move || scores.get()[i].to_string()
-                        on:input=move |e| {
-                            if let Ok(v) = event_target_value(&e).parse::<i32>() {
-                                scores.update(|s| s[i] = v.clamp(1, 30));
-                            }
-                        }/>
-                </label>
-            }
-        })
-        .collect_view();
 
     view! {
         <div class="playtest">
-            <form class="character" on:submit=move |e: ev::SubmitEvent| { e.prevent_default(); start(()); }>
+            <form class="character" on:submit=submit>
                 <div class="row">
-                    <label>"Level"
-                        <input type="number" min="1" max="20" prop:value=move || level.get().to_string()
-                            on:input=move |e| { if let Ok(v) = event_target_value(&e).parse::<u32>() { level.set(v.clamp(1, 20)) } }/>
-                    </label>
-                    <label>"Run id"
-                        <input type="text" prop:value=move || run_id.get()
-                            on:input=move |e| run_id.set(event_target_value(&e))/>
-                    </label>
+                    {field("", "Level", None, Some(("1", "20")), None, level)}
+                    {field("", "Run id", None, None, None, run_id)}
                 </div>
                 <div class="scores">{score_inputs}</div>
-                <label class="keys">"Keys"
-                    <input type="text" placeholder="skull_key, …" prop:value=move || keys.get()
-                        on:input=move |e| keys.set(event_target_value(&e))/>
-                </label>
+                {field("keys", "Keys", None, None, Some("skull_key, …"), keys)}
                 <div class="row buttons">
-                    <button type="submit" class="primary">{move || if started() { "Restart run" } else { "Start run" }}</button>
-                    <button type="button" disabled=move || !in_room() on:click=move |_| exec.run("!zone advance".into())>"Advance"</button>
-                    <button type="button" disabled=move || !started() on:click=move |_| exec.run("!zone status".into())>"Status"</button>
-                    <button type="button" disabled=move || !started() on:click=move |_| exec.run("!zone map".into())>"Chat map"</button>
-                </div>
-                <div class="row buttons">
-                    <button type="button" disabled=move || play.with(|p| p.log.is_empty())
-                        on:click=move |_| play.update(Playtest::step_back)>"↶ Step back"</button>
+                    <button type="submit" class="primary">{move || if ready(Needs::Run) { "Restart run" } else { "Start run" }}</button>
+                    {buttons}
                     <button type="button" on:click=move |_| play.set(Playtest::default())>"Reset"</button>
                 </div>
             </form>
             <div class="choices" aria-label="Fork options">{choices}</div>
-            <form class="say" on:submit=move |e: ev::SubmitEvent| { e.prevent_default(); send_typed(); }>
-                <input type="text" aria-label="Chat command" placeholder="!zone advance, go 2, !char…"
-                    prop:value=move || typed.get() on:input=move |e| typed.set(event_target_value(&e))/>
+            <form class="say" on:submit=submit>
+                {field("", "", Some("Chat command"), None, Some("!zone advance, go 2, !char…"), typed)}
                 <button type="submit">"Send"</button>
             </form>
             <ol class="transcript" aria-live="polite" aria-label="What the bot says">{log}</ol>

@@ -5,6 +5,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use zonegraph_core::diagnostic::{self, Diagnostic};
 use zonegraph_core::engine::{Character, Run};
+use zonegraph_core::format::ZoneFile;
 use zonegraph_core::layout::{self, Layout};
 use zonegraph_core::validate::{self, CheckOptions, check_sources_with};
 use zonegraph_core::zone::{self, Zone};
@@ -16,6 +17,7 @@ use crate::zones;
 pub struct Loaded {
     /// Where it came from ("crypt_valdris.json", "shared link", a dropped file's name).
     pub file: String,
+    /// The zone's JSON, for share links; empty for a generated zone.
     pub text: String,
     pub zone: Zone,
     pub layout: Layout,
@@ -42,6 +44,15 @@ fn loaded(file: &str, text: &str, zone: Zone, diagnostics: Vec<Diagnostic>) -> L
         layout,
         diagnostics,
     }
+}
+
+/// A zone generated in memory (`#bench/<N>`), built without a JSON round trip: the viewer
+/// carries no JSON writer for zones.
+pub fn generated(name: &str, file: &ZoneFile) -> Loaded {
+    let (zone, mut diagnostics) = zone::build(file);
+    diagnostics.extend(validate::check_zone(&zone));
+    diagnostic::sort(&mut diagnostics);
+    loaded(name, "", zone, diagnostics)
 }
 
 /// Every shipped zone, checked together as `zonegraph check zones/` checks them (a key
@@ -153,6 +164,17 @@ mod tests {
             .expect("shipped")
             .expect("parses");
         assert!(deep.diagnostics.is_empty(), "{:?}", deep.diagnostics);
+    }
+
+    #[test]
+    fn a_generated_zone_is_checked_like_its_file() {
+        let file = zonegraph_core::synth::layered("bench", 200, 8, 7);
+        let text = zonegraph_core::format::to_pretty_json(&file);
+        let g = generated("bench/200", &file);
+        let l = load("bench/200", &text).expect("loads");
+        assert_eq!(g.diagnostics, l.diagnostics);
+        assert_eq!(g.zone.graph.node_count(), l.zone.graph.node_count());
+        assert!(g.text.is_empty());
     }
 
     #[test]
