@@ -5,20 +5,22 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 fn main() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../zones");
+    // The run-time variable, not env!: a build-script binary can be reused from another
+    // checkout that shares the target dir, and its compile-time path may be gone.
+    let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let dir = Path::new(&manifest_dir).join("../../zones");
     println!("cargo:rerun-if-changed={}", dir.display());
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| {
-                    let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                    name.ends_with(".json") && !name.ends_with(".schema.json")
-                })
-                .collect()
+    let entries = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("cannot read the shipped zones in {}: {e}", dir.display()));
+    let mut files: Vec<_> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            name.ends_with(".json") && !name.ends_with(".schema.json")
         })
-        .unwrap_or_default();
+        .collect();
+    assert!(!files.is_empty(), "no zone files in {}", dir.display());
     files.sort();
     let mut out = String::from("&[\n");
     for path in &files {

@@ -1073,3 +1073,33 @@ fn serve_opens_a_legacy_database_directly() {
     assert!(t.contains("This run is over: abandoned."), "{t}");
     assert_eq!(server.store.all_runs().expect("runs").len(), 4);
 }
+
+#[test]
+fn notices_that_could_not_be_sent_go_back_in_order() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut conn = db::open(&dir.path().join("z.db")).expect("db");
+    db::migrate(&mut conn).expect("migrate");
+    for (i, text) in ["first", "second", "third"].iter().enumerate() {
+        db::push_notice(&conn, "@p:test", "r1", text, text, i as i64).expect("push");
+    }
+    db::push_notice(&conn, "@other:test", "r2", "theirs", "theirs", 5).expect("push");
+    let taken = db::take_notices(&conn, "@p:test", 10).expect("take");
+    let texts: Vec<&str> = taken.iter().map(|n| n.text.as_str()).collect();
+    assert_eq!(texts, ["first", "second", "third"]);
+    assert!(!db::has_pending_notices(&conn, "@p:test").expect("pending"));
+    // "first" was sent; the send of "second" failed: it and "third" go back.
+    let back: Vec<i64> = taken[1..].iter().map(|n| n.id).collect();
+    db::return_notices(&conn, "@p:test", &back).expect("return");
+    // Another player's ids are not theirs to return.
+    let other = db::take_notices(&conn, "@other:test", 11).expect("take other");
+    db::return_notices(&conn, "@p:test", &[other[0].id]).expect("return other");
+    assert!(!db::has_pending_notices(&conn, "@other:test").expect("pending other"));
+    let again = db::take_notices(&conn, "@p:test", 12).expect("take again");
+    let texts: Vec<&str> = again.iter().map(|n| n.text.as_str()).collect();
+    assert_eq!(texts, ["second", "third"]);
+    let json = serde_json::to_value(&again[0]).expect("json");
+    assert!(
+        json.get("id").is_none(),
+        "the HTTP API's notice JSON is unchanged: {json}"
+    );
+}

@@ -123,11 +123,14 @@ mod keys_serde {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeSet<String>, D::Error> {
         let keys = Vec::<String>::deserialize(d)?;
-        Ok(keys
-            .iter()
-            .map(|k| normalize_key(k))
-            .filter(|k| !k.is_empty())
-            .collect())
+        // `extend`, not `collect`: collecting into a BTreeSet sorts first (more wasm).
+        let mut set = BTreeSet::new();
+        set.extend(
+            keys.iter()
+                .map(|k| normalize_key(k))
+                .filter(|k| !k.is_empty()),
+        );
+        Ok(set)
     }
 }
 
@@ -688,8 +691,10 @@ struct Ctx {
 
 impl Ctx {
     fn new(run: &Run) -> Ctx {
+        let mut visited = BTreeSet::new();
+        visited.extend(run.visited_nodes.iter().cloned());
         Ctx {
-            visited: run.visited_nodes.iter().cloned().collect(),
+            visited,
             total: None,
         }
     }

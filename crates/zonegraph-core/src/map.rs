@@ -149,7 +149,9 @@ const LABEL_CHARS: usize = 24;
 pub fn render_map(zone: &Zone, view: &MapView, opts: &MapOptions) -> String {
     let n = zone.graph.node_count();
     let valid = |ix: &NodeIndex| ix.index() < n;
-    let mut hidden: BTreeSet<NodeIndex> = view.hidden.iter().copied().filter(valid).collect();
+    // `extend`, not `collect`: collecting into a BTreeSet sorts first, one more sort in wasm.
+    let mut hidden: BTreeSet<NodeIndex> = BTreeSet::new();
+    hidden.extend(view.hidden.iter().copied().filter(valid));
     // A room the player has been in is discovered, whatever the caller says.
     for v in view.visited.iter().chain(view.current.iter()) {
         hidden.remove(v);
@@ -169,7 +171,8 @@ pub fn render_map(zone: &Zone, view: &MapView, opts: &MapOptions) -> String {
         })
         .collect();
 
-    let visited: BTreeSet<NodeIndex> = view.visited.iter().copied().filter(valid).collect();
+    let mut visited: BTreeSet<NodeIndex> = BTreeSet::new();
+    visited.extend(view.visited.iter().copied().filter(valid));
     let current = view.current.filter(valid);
     // The fork's option number of each room (by node index), the first when listed twice.
     let mut options: Vec<Option<usize>> = vec![None; n];

@@ -32,10 +32,22 @@ pub fn decimal(x: f64) -> String {
     format!("{sign}{int}.{frac}")
 }
 
+/// Lists up to this long are insertion-sorted in place.
+const SMALL: usize = 12;
+
 /// Sorts `v` stably by `cmp`, like `slice::sort_by`, through one shared merge sort over
 /// indices (so each element type costs a few dozen bytes of wasm, not a whole sort).
 pub fn sort_by<T>(v: &mut [T], mut cmp: impl FnMut(&T, &T) -> Ordering) {
-    if v.len() < 2 {
+    if v.len() <= SMALL {
+        // Insertion sort in place: no allocation for the short lists most calls sort (a
+        // room's exits). Moves an element left only past strictly greater ones: stable.
+        for i in 1..v.len() {
+            let mut j = i;
+            while j > 0 && cmp(&v[j], &v[j - 1]) == Ordering::Less {
+                v.swap(j, j - 1);
+                j -= 1;
+            }
+        }
         return;
     }
     let order = sorted_indices(v.len(), &mut |a, b| cmp(&v[a], &v[b]));

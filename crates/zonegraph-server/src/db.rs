@@ -879,6 +879,9 @@ pub fn put_character(tx: &Connection, user: &str, c: &Character, now: i64) -> Re
 /// A queued notice.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Notice {
+    /// Its row, for [`return_notices`]; not part of the HTTP API's JSON.
+    #[serde(skip)]
+    pub id: i64,
     pub text: String,
     pub html: String,
     pub created_at_ms: i64,
@@ -931,6 +934,7 @@ pub fn take_notices(tx: &Connection, user: &str, now: i64) -> Result<Vec<Notice>
             Ok((
                 r.get(0)?,
                 Notice {
+                    id: r.get(0)?,
                     text: r.get(1)?,
                     html: r.get(2)?,
                     created_at_ms: r.get(3)?,
@@ -947,4 +951,16 @@ pub fn take_notices(tx: &Connection, user: &str, now: i64) -> Result<Vec<Notice>
         )?;
     }
     Ok(notices.into_iter().map(|(_, n)| n).collect())
+}
+
+/// Puts notices taken by [`take_notices`] back in `user`'s queue (their send failed and may
+/// succeed later); they keep their places, so the queue's order is unchanged.
+pub fn return_notices(tx: &Connection, user: &str, ids: &[i64]) -> Result<()> {
+    let mut st = tx.prepare_cached(
+        "UPDATE zone_notice SET delivered_at_ms = NULL WHERE user_id = ?1 AND notice_id = ?2",
+    )?;
+    for id in ids {
+        st.execute(params![user, id])?;
+    }
+    Ok(())
 }

@@ -70,6 +70,19 @@ impl AppState {
             .map_err(|e| anyhow::anyhow!("notice task failed: {e}"))?
     }
 
+    /// Puts back notices from [`AppState::take_notices`] that the transport could not
+    /// deliver, in their places, for the next attempt.
+    pub async fn return_notices(&self, user: &str, ids: Vec<i64>) -> anyhow::Result<()> {
+        let store = self.store.clone();
+        let u = user.to_string();
+        self.locks
+            .with(user, async move {
+                tokio::task::spawn_blocking(move || store.return_notices(&u, ids)).await
+            })
+            .await
+            .map_err(|e| anyhow::anyhow!("notice task failed: {e}"))?
+    }
+
     /// Users with notices waiting (for a transport that pushes rather than polls per user).
     pub async fn users_with_notices(&self) -> anyhow::Result<Vec<String>> {
         let store = self.store.clone();

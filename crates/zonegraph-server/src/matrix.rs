@@ -367,9 +367,26 @@ fn content_len(content: &RoomMessageEventContent) -> usize {
     serde_json::to_vec(content).map_or(usize::MAX, |v| v.len())
 }
 
+/// Why a notice was not sent, and whether trying again later could help.
+#[derive(Debug)]
+pub struct SendError {
+    /// Forbidden, unknown room, bad request: a retry cannot fix it.
+    pub permanent: bool,
+    pub error: anyhow::Error,
+}
+
+impl std::fmt::Display for SendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#}", self.error)
+    }
+}
+
 /// Sends one notice; the SDK retries rate limits and network errors with backoff, this adds a
 /// few slower attempts on top for a homeserver that is down for a while.
-pub async fn send_notice(room: &Room, content: RoomMessageEventContent) -> Result<()> {
+pub async fn send_notice(
+    room: &Room,
+    content: RoomMessageEventContent,
+) -> std::result::Result<(), SendError> {
     let mut delay = Duration::from_millis(500);
     let mut attempt = 1;
     loop {
@@ -385,7 +402,11 @@ pub async fn send_notice(room: &Room, content: RoomMessageEventContent) -> Resul
                 attempt += 1;
             }
             Err(e) => {
-                return Err(e).with_context(|| format!("cannot send to {}", room.room_id()));
+                return Err(SendError {
+                    permanent: is_permanent(&e),
+                    error: anyhow::Error::new(e)
+                        .context(format!("cannot send to {}", room.room_id())),
+                });
             }
         }
     }
@@ -545,7 +566,10 @@ impl Bot {
     }
 
     /// Sends each player's queued notices to their DM room. Notices are taken only for
-    /// players with a known room; one that cannot be sent is logged in full.
+    /// players with a known room. When a send fails for a reason that may pass (the
+    /// homeserver is down), that notice and the rest of the player's batch go back to the
+    /// queue, in order, for the next round; one the homeserver refuses outright (the room is
+    /// gone, the bot was kicked) is logged in full and dropped.
     pub async fn deliver_notices(&self, client: &Client) -> Result<usize> {
         let mut sent = 0;
         for user in self.state.users_with_notices().await? {
@@ -555,17 +579,28 @@ impl Bot {
             let Some(room) = client.get_room(&room_id) else {
                 continue;
             };
-            for n in self.state.take_notices(&user).await? {
+            let batch = self.state.take_notices(&user).await?;
+            for (i, n) in batch.iter().enumerate() {
                 let reply = Reply {
                     text: n.text.clone(),
                     html: n.html.clone(),
                 };
                 match send_notice(&room, notice(&reply)).await {
                     Ok(()) => sent += 1,
-                    Err(e) => eprintln!(
-                        "zonegraph: matrix: notice for {user} not delivered ({e:#}): {}",
+                    Err(e) if e.permanent => eprintln!(
+                        "zonegraph: matrix: notice for {user} refused, dropped ({e}): {}",
                         n.text
                     ),
+                    Err(e) => {
+                        let back: Vec<i64> = batch[i..].iter().map(|n| n.id).collect();
+                        eprintln!(
+                            "zonegraph: matrix: notice for {user} not delivered ({e}); {} \
+                             notice(s) stay queued for the next round",
+                            back.len()
+                        );
+                        self.state.return_notices(&user, back).await?;
+                        break;
+                    }
                 }
             }
         }

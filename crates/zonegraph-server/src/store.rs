@@ -358,6 +358,19 @@ impl Store {
         Ok(wrote.notices)
     }
 
+    /// Puts back notices [`Store::take_notices`] gave out that could not be delivered.
+    pub fn return_notices(&self, user: &str, ids: Vec<i64>) -> Result<()> {
+        let u = user.to_string();
+        self.write(move |tx| {
+            db::return_notices(tx, &u, &ids)?;
+            Ok(Wrote {
+                applied: true,
+                notices: Vec::new(),
+            })
+        })?;
+        Ok(())
+    }
+
     /// The player's view of the run a link token names; `None` for an unknown token.
     pub fn run_view(&self, token: &str) -> Result<Option<RunView>> {
         if !is_token(token) {
