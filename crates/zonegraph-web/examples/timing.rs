@@ -6,24 +6,31 @@ fn main() {
         let t = Instant::now();
         let file = zonegraph_core::synth::layered("bench", n, 8, 7);
         let text = zonegraph_core::format::to_pretty_json(&file);
-        let t1 = t.elapsed();
+        let synth = t.elapsed();
+        let t = Instant::now();
         let l = zonegraph_web::doc::load("b", &text).expect("loads");
-        let t2 = t.elapsed();
+        let load = t.elapsed();
+        // What `#bench/<N>` does: the generated zone without a JSON round trip.
+        let t = Instant::now();
+        let g = zonegraph_web::doc::generated("bench", &file);
+        let generated = t.elapsed();
+        assert_eq!(g.zone.graph.node_count(), l.zone.graph.node_count());
+        let t = Instant::now();
         let m = zonegraph_web::model::build(
             &l.zone,
             &l.layout,
             None,
             zonegraph_web::model::Audience::Designer,
         );
-        let t3 = t.elapsed();
+        let model = t.elapsed();
+        let t = Instant::now();
         let _ = zonegraph_core::analysis::stats(&l.zone);
-        let t4 = t.elapsed();
+        let stats = t.elapsed();
         println!(
-            "{n}: synth+json {t1:?}, load {:?}, model {:?} ({} rooms), stats {:?}",
-            t2 - t1,
-            t3 - t2,
-            m.rooms.len(),
-            t4 - t3
+            "{n}: synth+json {synth:?}, load (parse, build, check, layout) {load:?}, \
+             generated (build, check, layout) {generated:?}, model {model:?} ({} rooms), \
+             stats {stats:?}",
+            m.rooms.len()
         );
     }
 }
