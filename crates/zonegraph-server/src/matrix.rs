@@ -177,7 +177,8 @@ pub async fn build_client(homeserver: &str) -> Result<Client> {
         .request_config(
             RequestConfig::new()
                 .retry_limit(6)
-                .max_retry_time(Duration::from_secs(60)),
+                // A minute of backoff per request; a second in the mock-homeserver tests.
+                .max_retry_time(Duration::from_secs(if cfg!(test) { 1 } else { 60 })),
         )
         .build()
         .await
@@ -387,7 +388,8 @@ pub async fn send_notice(
     room: &Room,
     content: RoomMessageEventContent,
 ) -> std::result::Result<(), SendError> {
-    let mut delay = Duration::from_millis(500);
+    // Short in tests, which exercise the retries against a mock homeserver.
+    let mut delay = Duration::from_millis(if cfg!(test) { 10 } else { 500 });
     let mut attempt = 1;
     loop {
         match room.send(content.clone()).await {

@@ -369,3 +369,62 @@ fn the_command_line_with_matrix_flags_is_valid() {
     use clap::CommandFactory as _;
     crate::Cli::command().debug_assert();
 }
+
+#[tokio::test]
+async fn undelivered_notices_stay_queued_in_order_and_refused_ones_are_dropped() {
+    let server = MockServer::start().await;
+    let client = synced_client(&server).await;
+    let dir = tempfile::tempdir().unwrap();
+    let bot = bot_over_store(dir.path());
+    bot.remember_dm(PLAYER, <&RoomId>::try_from(ROOM).unwrap());
+    let conn = crate::db::open(&dir.path().join("z.db")).unwrap();
+    for text in ["picked for you: first", "picked for you: second"] {
+        crate::db::push_notice(&conn, PLAYER, "run-1", text, text, 1).unwrap();
+    }
+
+    // The homeserver is down: nothing is sent, both notices stay queued, in order.
+    let down = Mock::given(method("PUT"))
+        .and(path_regex(
+            r"^/_matrix/client/v3/rooms/.*/send/m\.room\.message/.*",
+        ))
+        .respond_with(ResponseTemplate::new(503).set_body_json(json!({
+            "errcode": "M_UNKNOWN", "error": "down for maintenance"
+        })))
+        .mount_as_scoped(&server)
+        .await;
+    assert_eq!(bot.deliver_notices(&client).await.unwrap(), 0);
+    drop(down);
+    assert!(crate::db::has_pending_notices(&conn, PLAYER).unwrap());
+
+    // Back up: both are sent, oldest first, and the queue is empty.
+    let up = Mock::given(method("PUT"))
+        .and(path_regex(
+            r"^/_matrix/client/v3/rooms/.*/send/m\.room\.message/.*",
+        ))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"event_id": "$r"})))
+        .mount_as_scoped(&server)
+        .await;
+    assert_eq!(bot.deliver_notices(&client).await.unwrap(), 2);
+    drop(up);
+    let sent = sent_bodies(&server.received_requests().await.unwrap());
+    let ok: Vec<&str> = sent[sent.len() - 2..]
+        .iter()
+        .map(|v| v["body"].as_str().unwrap())
+        .collect();
+    assert_eq!(ok, ["picked for you: first", "picked for you: second"]);
+    assert!(!crate::db::has_pending_notices(&conn, PLAYER).unwrap());
+
+    // A room that refuses the bot: the notice is dropped (logged), not retried forever.
+    crate::db::push_notice(&conn, PLAYER, "run-1", "third", "third", 2).unwrap();
+    let _forbidden = Mock::given(method("PUT"))
+        .and(path_regex(
+            r"^/_matrix/client/v3/rooms/.*/send/m\.room\.message/.*",
+        ))
+        .respond_with(ResponseTemplate::new(403).set_body_json(json!({
+            "errcode": "M_FORBIDDEN", "error": "not in room"
+        })))
+        .mount_as_scoped(&server)
+        .await;
+    assert_eq!(bot.deliver_notices(&client).await.unwrap(), 0);
+    assert!(!crate::db::has_pending_notices(&conn, PLAYER).unwrap());
+}
