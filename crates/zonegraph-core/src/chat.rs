@@ -486,7 +486,7 @@ pub fn command_error(e: &CommandError) -> Reply {
     let msg = e.to_string();
     let mut chars = msg.chars();
     let msg = match chars.next() {
-        Some(c) => c.to_uppercase().chain(chars).collect::<String>(),
+        Some(c) => c.to_ascii_uppercase().to_string() + chars.as_str(),
         None => msg,
     };
     out.put(&msg).put(".");
@@ -503,7 +503,7 @@ pub fn character(c: &Character) -> Reply {
         let m = c.modifier(a);
         out.put(&format!(
             " · {} {} ({}{m})",
-            a.as_str().to_uppercase(),
+            a.as_str().to_ascii_uppercase(),
             c.score(a),
             if m >= 0 { "+" } else { "" }
         ));

@@ -105,7 +105,7 @@ pub fn parse(text: &str) -> Result<Command, CommandError> {
     let Some(first) = words.first() else {
         return Err(CommandError::Empty);
     };
-    match first.to_lowercase().as_str() {
+    match first.to_ascii_lowercase().as_str() {
         "!zone" => zone(&words[1..]),
         "!char" => character(&words[1..]),
         _ => Err(CommandError::NotACommand {
@@ -121,7 +121,7 @@ pub fn parse_loose(text: &str) -> Result<Command, CommandError> {
     let Some(first) = words.first() else {
         return Err(CommandError::Empty);
     };
-    match first.to_lowercase().trim_start_matches('!') {
+    match first.to_ascii_lowercase().trim_start_matches('!') {
         "zone" => zone(&words[1..]),
         "char" => character(&words[1..]),
         w if w.bytes().all(|b| b.is_ascii_digit()) && words.len() == 1 => Ok(Command::Go {
@@ -136,7 +136,7 @@ fn zone(words: &[&str]) -> Result<Command, CommandError> {
         return Ok(Command::Help);
     };
     let rest = &words[1..];
-    let sub = sub.to_lowercase();
+    let sub = sub.to_ascii_lowercase();
     let bare = |cmd: Command, usage: &'static str| no_more(rest, usage).map(|()| cmd);
     match sub.trim_start_matches('!') {
         "help" => bare(Command::Help, "!zone help"),
@@ -184,7 +184,7 @@ fn character(words: &[&str]) -> Result<Command, CommandError> {
         return Ok(Command::CharShow);
     };
     let rest = &words[1..];
-    let sub = sub.to_lowercase();
+    let sub = sub.to_ascii_lowercase();
     if sub == "show" {
         return no_more(rest, "!char").map(|()| Command::CharShow);
     }
@@ -206,7 +206,7 @@ fn character(words: &[&str]) -> Result<Command, CommandError> {
             [_] => {
                 return Err(CommandError::MissingArgument { what: "key", usage });
             }
-            [action, key @ ..] => (action.to_lowercase(), key.join(" ")),
+            [action, key @ ..] => (action.to_ascii_lowercase(), key.join(" ")),
         };
         return match action.as_str() {
             "add" => Ok(Command::CharKeyAdd { key }),

@@ -154,9 +154,10 @@ impl Lock {
     }
 }
 
-/// Normalises a key id for comparison: trimmed, lowercase.
+/// Normalises a key id for comparison: trimmed, ASCII letters lowercased (ids are names like
+/// `skull_key`; ASCII-only case folding keeps the Unicode case tables out of the wasm builds).
 pub fn normalize_key(key: &str) -> String {
-    key.trim().to_lowercase()
+    key.trim().to_ascii_lowercase()
 }
 
 /// Per-room payload.
