@@ -20,14 +20,14 @@ const WASM_OPT_VERSION: &str = "version 132";
 const APT_PACKAGES: [&str; 2] = ["chromium", "chromium-driver"];
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 /// Size budget of the release module after wasm-opt, gzipped (issue 4). Not met: with every
-/// export the module is ~209 KB, nearly all of it zonegraph-core (serde parsing of zones and
+/// export the module is ~200 KB, nearly all of it zonegraph-core (serde parsing of zones and
 /// runs, the zone model, validation, analysis, the engine, chat text, the map, the layout)
 /// and miniz_oxide; see crates/zonegraph-wasm/README.md. Above it, `test` warns.
 const WASM_GZIP_BUDGET: u64 = 80 * 1024;
 /// The hard limit `test` enforces until the budget is met or changed: today's size plus ~5 %,
 /// so a size regression fails the day it happens. Lower it as the module shrinks; raise it
 /// only on purpose (a new export), in the same commit, with the figures in the README.
-const WASM_GZIP_LIMIT: u64 = 220 * 1024;
+const WASM_GZIP_LIMIT: u64 = 210 * 1024;
 
 mod matrix;
 mod web;
