@@ -17,7 +17,7 @@ use crate::{Totals, root};
 /// Release bundle budget: wasm + js + css, gzipped, after wasm-opt (issue 5). Not met yet:
 /// `cargo xtask budget` fails on it; see BENCHMARKS.md.
 pub const BUNDLE_BUDGET: u64 = 200 * 1024;
-/// The hard limit `test` enforces until the budget is met: today's size (302.4 KB, after the
+/// The hard limit `test` enforces until the budget is met: today's size (304.6 KB, after the
 /// core's ASCII case folding) plus ~5 %, so a size regression fails the day it happens. Lower
 /// it as the bundle shrinks; once it is under the budget, make this `BUNDLE_BUDGET`.
 pub const BUNDLE_LIMIT: u64 = 318 * 1024;

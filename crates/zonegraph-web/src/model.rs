@@ -322,6 +322,44 @@ pub fn build(zone: &Zone, layout: &Layout, run: Option<&Run>, audience: Audience
         });
     }
 
+    // Grid cells holding a drawn room, so lock marks can keep off room boxes.
+    let grid_w = layout
+        .nodes
+        .iter()
+        .map(|n| n.col as usize + 1)
+        .max()
+        .unwrap_or(0);
+    let grid_h = layout
+        .nodes
+        .iter()
+        .map(|n| n.row as usize + 1)
+        .max()
+        .unwrap_or(0);
+    let mut occupied = vec![false; grid_w * grid_h];
+    for r in &rooms {
+        let (c, row) = (((r.x - ox) / CELL_W).round(), ((r.y - oy) / CELL_H).round());
+        if c >= 0.0 && row >= 0.0 && (c as usize) < grid_w && (row as usize) < grid_h {
+            occupied[row as usize * grid_w + c as usize] = true;
+        }
+    }
+    // Whether a mark of half-size (hw, hh) centred at (x, y) would cover part of a room box.
+    let on_a_room = |x: f64, y: f64, hw: f64, hh: f64| {
+        let (c, r) = ((x - ox) / CELL_W, (y - oy) / CELL_H);
+        let near = |v: f64, len: usize| {
+            let lo = (v.floor() - 1.0).max(0.0) as usize;
+            let hi = ((v.ceil() + 1.0).max(0.0) as usize).min(len.saturating_sub(1));
+            lo..=hi
+        };
+        near(r, grid_h).any(|row| {
+            near(c, grid_w).any(|col| {
+                let (bx, by) = px(col as f64, row as f64);
+                occupied.get(row * grid_w + col).copied().unwrap_or(false)
+                    && (x - bx).abs() < hw + BOX_W / 2.0
+                    && (y - by).abs() < hh + BOX_H / 2.0
+            })
+        })
+    };
+
     let mut edge_by_file = vec![None; zone.graph.edge_count()];
     for e in zone.graph.edge_indices() {
         if let Some(slot) = edge_by_file.get_mut(zone.graph[e].file_index) {
@@ -359,7 +397,11 @@ pub fn build(zone: &Zone, layout: &Layout, run: Option<&Run>, audience: Audience
                 .is_locked()
                 .then(|| player_badge(edge.lock.kind())),
         };
-        let mark = badge.and_then(|text| longest_segment_mid(&pts).map(|(x, y)| (x, y, text)));
+        let mark = badge.and_then(|text| {
+            // The badge as map.rs draws it: 14 + 7 per character wide, 20 high.
+            let hw = (14.0 + 7.0 * text.chars().count() as f64) / 2.0;
+            mark_spot(&pts, |x, y| on_a_room(x, y, hw, 10.0)).map(|(x, y)| (x, y, text))
+        });
         let menu = menu_number.and_then(|n| point_before_end(&pts).map(|(x, y)| (x, y, n)));
         let is_walked = walked.contains(&(from, to));
         let option = (fork_at == Some(from)).then(|| options[to]).flatten();
@@ -478,6 +520,29 @@ fn longest_segment_mid(pts: &[(f64, f64)]) -> Option<(f64, f64)> {
     pts.windows(2)
         .max_by(|a, b| dist(a[0], a[1]).total_cmp(&dist(b[0], b[1])))
         .map(|w| ((w[0].0 + w[1].0) / 2.0, (w[0].1 + w[1].1) / 2.0))
+}
+
+/// Where a passage's lock mark goes: the middle of its longest segment, unless `covers` says
+/// a mark there would sit on a room; then the first clear spot among the middle and quarter
+/// points of its segments, longest first (short stubs near a room are often shared with
+/// other passages); the middle of the longest when nothing is clear.
+fn mark_spot(pts: &[(f64, f64)], covers: impl Fn(f64, f64) -> bool) -> Option<(f64, f64)> {
+    let first = longest_segment_mid(pts)?;
+    if !covers(first.0, first.1) {
+        return Some(first);
+    }
+    let mut segments: Vec<((f64, f64), (f64, f64))> =
+        pts.windows(2).map(|w| (w[0], w[1])).collect();
+    zonegraph_core::text::sort_by(&mut segments, |a, b| {
+        dist(b.0, b.1).total_cmp(&dist(a.0, a.1))
+    });
+    segments
+        .iter()
+        .flat_map(|&(a, b)| {
+            [0.5, 0.25, 0.75].map(|t| (a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t))
+        })
+        .find(|&(x, y)| !covers(x, y))
+        .or(Some(first))
 }
 
 /// A point `back` pixels before the end of the line (on its last segment).
@@ -724,6 +789,40 @@ mod tests {
         assert_eq!(dec(1.0, 4), "1");
         assert_eq!(dec(0.0305, 3), "0.031");
         assert_eq!(percent(0.449), "45%");
+    }
+
+    #[test]
+    fn lock_marks_keep_off_room_boxes_in_every_shipped_zone() {
+        for (file, text) in crate::zones::SHIPPED {
+            let z = zone::load(text).expect("shipped zones parse").0;
+            let m = build(&z, &layout::layout(&z), None, Audience::Designer);
+            for p in &m.passages {
+                let Some((x, y, text)) = &p.mark else {
+                    continue;
+                };
+                let hw = (14.0 + 7.0 * text.chars().count() as f64) / 2.0;
+                for r in &m.rooms {
+                    assert!(
+                        (x - r.x).abs() >= hw + BOX_W / 2.0
+                            || (y - r.y).abs() >= 10.0 + BOX_H / 2.0,
+                        "{file}: the {text} mark of {} sits on {}",
+                        p.name,
+                        r.id
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_mark_moves_along_its_passage_off_a_room() {
+        // A long vertical run whose middle is covered, beside a short clear one.
+        let pts = [(0.0, 0.0), (0.0, 400.0), (30.0, 400.0)];
+        let covered = |_x: f64, y: f64| (150.0..250.0).contains(&y);
+        assert_eq!(mark_spot(&pts, covered), Some((0.0, 100.0)));
+        assert_eq!(mark_spot(&pts, |_, _| false), Some((0.0, 200.0)));
+        assert_eq!(mark_spot(&pts, |_, _| true), Some((0.0, 200.0)));
+        assert_eq!(mark_spot(&[(1.0, 1.0)], |_, _| false), None);
     }
 
     #[test]
