@@ -210,6 +210,18 @@ fn bot_over_store(dir: &Path) -> Bot {
     Bot::new(state, Some(dir))
 }
 
+/// A mock of the homeserver's send-message endpoint, to give a response.
+fn sends() -> wiremock::MockBuilder {
+    Mock::given(method("PUT")).and(path_regex(
+        r"^/_matrix/client/v3/rooms/.*/send/m\.room\.message/.*",
+    ))
+}
+
+/// The homeserver took the event.
+fn sent_ok() -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_json(json!({"event_id": "$r"}))
+}
+
 fn sent_bodies(requests: &[wiremock::Request]) -> Vec<Value> {
     requests
         .iter()
@@ -234,13 +246,7 @@ fn message_at(body: &str, ts: i64) -> OriginalSyncRoomMessageEvent {
 async fn a_command_is_answered_with_notices_and_the_dm_is_remembered() {
     let server = MockServer::start().await;
     let client = synced_client(&server).await;
-    Mock::given(method("PUT"))
-        .and(path_regex(
-            r"^/_matrix/client/v3/rooms/.*/send/m\.room\.message/.*",
-        ))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"event_id": "$r"})))
-        .mount(&server)
-        .await;
+    sends().respond_with(sent_ok()).mount(&server).await;
     let dir = tempfile::tempdir().unwrap();
     let bot = bot_over_store(dir.path());
     let room = client.get_room(<&RoomId>::try_from(ROOM).unwrap()).unwrap();
@@ -286,23 +292,14 @@ fn bot_over_store_reopen(dir: &Path, bot: &Bot) -> Bot {
 async fn rate_limits_are_retried_then_sent() {
     let server = MockServer::start().await;
     let client = synced_client(&server).await;
-    Mock::given(method("PUT"))
-        .and(path_regex(
-            r"^/_matrix/client/v3/rooms/.*/send/m\.room\.message/.*",
-        ))
+    sends()
         .respond_with(ResponseTemplate::new(429).set_body_json(json!({
             "errcode": "M_LIMIT_EXCEEDED", "error": "slow down", "retry_after_ms": 20
         })))
         .up_to_n_times(2)
         .mount(&server)
         .await;
-    Mock::given(method("PUT"))
-        .and(path_regex(
-            r"^/_matrix/client/v3/rooms/.*/send/m\.room\.message/.*",
-        ))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"event_id": "$r"})))
-        .mount(&server)
-        .await;
+    sends().respond_with(sent_ok()).mount(&server).await;
     let room = client.get_room(<&RoomId>::try_from(ROOM).unwrap()).unwrap();
     send_notice(&room, notice(&reply("hi", "hi")))
         .await
@@ -317,10 +314,7 @@ async fn rate_limits_are_retried_then_sent() {
 async fn a_forbidden_room_is_an_error_not_a_panic_nor_a_retry_loop() {
     let server = MockServer::start().await;
     let client = synced_client(&server).await;
-    Mock::given(method("PUT"))
-        .and(path_regex(
-            r"^/_matrix/client/v3/rooms/.*/send/m\.room\.message/.*",
-        ))
+    sends()
         .respond_with(ResponseTemplate::new(403).set_body_json(json!({
             "errcode": "M_FORBIDDEN", "error": "not in room"
         })))
@@ -341,13 +335,7 @@ async fn a_forbidden_room_is_an_error_not_a_panic_nor_a_retry_loop() {
 async fn an_encrypted_room_is_told_once_and_nothing_crashes() {
     let server = MockServer::start().await;
     let client = synced_client(&server).await;
-    Mock::given(method("PUT"))
-        .and(path_regex(
-            r"^/_matrix/client/v3/rooms/.*/send/m\.room\.message/.*",
-        ))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"event_id": "$r"})))
-        .mount(&server)
-        .await;
+    sends().respond_with(sent_ok()).mount(&server).await;
     let dir = tempfile::tempdir().unwrap();
     let bot = bot_over_store(dir.path());
     let room = client.get_room(<&RoomId>::try_from(ROOM).unwrap()).unwrap();
@@ -383,10 +371,7 @@ async fn undelivered_notices_stay_queued_in_order_and_refused_ones_are_dropped()
     }
 
     // The homeserver is down: nothing is sent, both notices stay queued, in order.
-    let down = Mock::given(method("PUT"))
-        .and(path_regex(
-            r"^/_matrix/client/v3/rooms/.*/send/m\.room\.message/.*",
-        ))
+    let down = sends()
         .respond_with(ResponseTemplate::new(503).set_body_json(json!({
             "errcode": "M_UNKNOWN", "error": "down for maintenance"
         })))
@@ -397,11 +382,8 @@ async fn undelivered_notices_stay_queued_in_order_and_refused_ones_are_dropped()
     assert!(crate::db::has_pending_notices(&conn, PLAYER).unwrap());
 
     // Back up: both are sent, oldest first, and the queue is empty.
-    let up = Mock::given(method("PUT"))
-        .and(path_regex(
-            r"^/_matrix/client/v3/rooms/.*/send/m\.room\.message/.*",
-        ))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"event_id": "$r"})))
+    let up = sends()
+        .respond_with(sent_ok())
         .mount_as_scoped(&server)
         .await;
     assert_eq!(bot.deliver_notices(&client).await.unwrap(), 2);
@@ -416,10 +398,7 @@ async fn undelivered_notices_stay_queued_in_order_and_refused_ones_are_dropped()
 
     // A room that refuses the bot: the notice is dropped (logged), not retried forever.
     crate::db::push_notice(&conn, PLAYER, "run-1", "third", "third", 2).unwrap();
-    let _forbidden = Mock::given(method("PUT"))
-        .and(path_regex(
-            r"^/_matrix/client/v3/rooms/.*/send/m\.room\.message/.*",
-        ))
+    let _forbidden = sends()
         .respond_with(ResponseTemplate::new(403).set_body_json(json!({
             "errcode": "M_FORBIDDEN", "error": "not in room"
         })))
