@@ -222,6 +222,13 @@ fn sent_ok() -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_json(json!({"event_id": "$r"}))
 }
 
+/// The homeserver refuses the bot: it is not in the room (a permanent error).
+fn not_in_room() -> ResponseTemplate {
+    ResponseTemplate::new(403).set_body_json(json!({
+        "errcode": "M_FORBIDDEN", "error": "not in room"
+    }))
+}
+
 fn sent_bodies(requests: &[wiremock::Request]) -> Vec<Value> {
     requests
         .iter()
@@ -314,12 +321,7 @@ async fn rate_limits_are_retried_then_sent() {
 async fn a_forbidden_room_is_an_error_not_a_panic_nor_a_retry_loop() {
     let server = MockServer::start().await;
     let client = synced_client(&server).await;
-    sends()
-        .respond_with(ResponseTemplate::new(403).set_body_json(json!({
-            "errcode": "M_FORBIDDEN", "error": "not in room"
-        })))
-        .mount(&server)
-        .await;
+    sends().respond_with(not_in_room()).mount(&server).await;
     let room = client.get_room(<&RoomId>::try_from(ROOM).unwrap()).unwrap();
     let err = send_notice(&room, notice(&reply("hi", "hi")))
         .await
@@ -399,9 +401,7 @@ async fn undelivered_notices_stay_queued_in_order_and_refused_ones_are_dropped()
     // A room that refuses the bot: the notice is dropped (logged), not retried forever.
     crate::db::push_notice(&conn, PLAYER, "run-1", "third", "third", 2).unwrap();
     let _forbidden = sends()
-        .respond_with(ResponseTemplate::new(403).set_body_json(json!({
-            "errcode": "M_FORBIDDEN", "error": "not in room"
-        })))
+        .respond_with(not_in_room())
         .mount_as_scoped(&server)
         .await;
     assert_eq!(bot.deliver_notices(&client).await.unwrap(), 0);
