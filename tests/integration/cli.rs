@@ -176,17 +176,16 @@ fn chat(
         new_run_id: "bot-1".into(),
         run_link: Some("https://zones.example/run/abc".into()),
         fork_timeout_ms: zonegraph_core::engine::DEFAULT_FORK_TIMEOUT_MS,
+        syntax: command::Syntax::Chat,
     };
     let mut out = Vec::new();
     for line in lines {
-        match command::parse(line) {
-            Ok(cmd) => out.extend(
-                bot::handle(zones, player, &cmd, &cx)
-                    .into_iter()
-                    .map(|r| r.text),
-            ),
-            Err(e) => out.push(zonegraph_core::chat::command_error(&e).text),
-        }
+        out.extend(
+            bot::handle(zones, player, line, &cx)
+                .replies
+                .into_iter()
+                .map(|r| r.text),
+        );
     }
     out
 }

@@ -1,14 +1,16 @@
 //! The navigation engine, its chat text and the command parser.
 //!
-//! Most cases are scripts played through a tiny host (`Host`) that does what the bot and the
-//! terminal do: parse a line, call the engine, word the result. Transcripts are snapshots.
+//! Most cases are scripts played through the real command pipeline (`bot::handle`, wrapped by
+//! `Host` with a scripted clock), exactly as the bot and the terminal call it. Transcripts are
+//! snapshots.
 
 use std::collections::BTreeSet;
 
 use proptest::prelude::*;
 use serde_json::json;
+use zonegraph_core::bot::{self, Player};
 use zonegraph_core::chat;
-use zonegraph_core::command::{self, Command};
+use zonegraph_core::command::{self, Syntax};
 use zonegraph_core::engine::{
     self, Character, DEFAULT_FORK_TIMEOUT_MS, Event, Outcome, Phase, Refusal, Run,
 };
@@ -41,23 +43,35 @@ fn wis(score: i32) -> Character {
     c
 }
 
-/// What the bot and the terminal do with one line of player text.
+/// A player at the real command pipeline ([`bot::handle`]), as the terminal's `play` is:
+/// loose syntax, a clock that the script moves, a fixed run id.
 struct Host<'a> {
-    zone: &'a Zone,
+    zones: Vec<Zone>,
     run_id: &'a str,
-    character: Character,
-    run: Option<Run>,
+    player: Player,
     now: i64,
 }
 
 impl<'a> Host<'a> {
-    fn new(zone: &'a Zone, run_id: &'a str, character: Character) -> Self {
+    fn new(zone: &Zone, run_id: &'a str, character: Character) -> Self {
         Host {
-            zone,
+            zones: vec![zone.clone()],
             run_id,
-            character,
-            run: None,
+            player: Player {
+                character,
+                run: None,
+            },
             now: T0,
+        }
+    }
+
+    fn context(&self) -> bot::Context {
+        bot::Context {
+            now: self.now,
+            new_run_id: self.run_id.to_string(),
+            run_link: Some("http://x/run/abc".to_string()),
+            fork_timeout_ms: DEFAULT_FORK_TIMEOUT_MS,
+            syntax: Syntax::Loose,
         }
     }
 
@@ -66,85 +80,20 @@ impl<'a> Host<'a> {
     fn exec(&mut self, line: &str) -> String {
         if let Some(hours) = line.strip_prefix("@+").and_then(|h| h.strip_suffix('h')) {
             self.now += hours.parse::<i64>().expect("hours") * HOUR;
-            let Some(run) = self.run.as_mut() else {
-                return String::new();
-            };
-            let ev = engine::expire(
-                self.zone,
-                run,
-                &self.character,
-                self.now,
-                DEFAULT_FORK_TIMEOUT_MS,
-            );
-            return chat::events(&ev).text;
+            let cx = self.context();
+            return bot::sweep(&self.zones, &mut self.player, &cx)
+                .map(|r| r.text)
+                .unwrap_or_default();
         }
         self.now += 1000;
-        let cmd = match command::parse_loose(line) {
-            Ok(cmd) => cmd,
-            Err(e) => return chat::command_error(&e).text,
-        };
-        let reply = match cmd {
-            Command::Help => chat::help(),
-            Command::List => chat::zone_list(&[self.zone], &self.character),
-            Command::Enter { .. } => match &self.run {
-                Some(run) if !run.is_over() => chat::refusal(&Refusal::AlreadyInRun {
-                    zone_name: self.zone.name.clone(),
-                }),
-                _ => match engine::start(self.zone, self.run_id, &self.character, self.now) {
-                    Ok((run, ev)) => {
-                        self.run = Some(run);
-                        chat::events(&ev)
-                    }
-                    Err(r) => chat::refusal(&r),
-                },
-            },
-            Command::Status => match &self.run {
-                Some(run) => chat::status(&engine::status(self.zone, run, &self.character)),
-                None => chat::refusal(&Refusal::NoRun),
-            },
-            Command::Map => chat::map("(map drawn by crate::map)", Some("http://x/run/abc")),
-            Command::Advance | Command::Go { .. } | Command::Abandon => {
-                let Some(run) = self.run.as_mut() else {
-                    return chat::refusal(&Refusal::NoRun).text;
-                };
-                let result = match cmd {
-                    Command::Advance => engine::advance(self.zone, run, &self.character, self.now),
-                    Command::Go { choice } => {
-                        engine::choose(self.zone, run, &self.character, &choice, self.now)
-                    }
-                    _ => engine::abandon(self.zone, run, self.now),
-                };
-                match result {
-                    Ok(ev) => {
-                        self.character.keep_keys_from(run);
-                        chat::events(&ev)
-                    }
-                    Err(r) => chat::refusal(&r),
-                }
-            }
-            Command::CharShow => chat::character(&self.character),
-            Command::CharLevel { level } => {
-                self.character.level = level;
-                chat::character(&self.character)
-            }
-            Command::CharScore { ability, score } => {
-                self.character.set_score(ability, score);
-                chat::character(&self.character)
-            }
-            Command::CharKeyAdd { key } => {
-                self.character.add_key(&key);
-                chat::character(&self.character)
-            }
-            Command::CharKeyRemove { key } => {
-                self.character.remove_key(&key);
-                chat::character(&self.character)
-            }
-        };
-        reply.text
+        let cx = self.context();
+        let response = bot::handle(&self.zones, &mut self.player, line, &cx);
+        let texts: Vec<String> = response.replies.into_iter().map(|r| r.text).collect();
+        texts.join("\n")
     }
 
     fn run(&self) -> &Run {
-        self.run.as_ref().expect("a run was started")
+        self.player.run.as_ref().expect("a run was started")
     }
 }
 
@@ -319,7 +268,7 @@ fn crypt_main_hall_route_and_chapel_without_the_secret() {
     play(
         &mut host,
         &[
-            "enter crypt",
+            "enter crypt_valdris",
             "advance",
             "advance",
             "go 1",
@@ -337,7 +286,7 @@ fn crypt_main_hall_route_and_chapel_without_the_secret() {
     let t = play(
         &mut host,
         &[
-            "enter crypt",
+            "enter crypt_valdris",
             "advance",
             "advance",
             "go 2",
@@ -386,7 +335,8 @@ fn fork_and_merge_rooms_resolve_at_once() {
     // Status while at the fork is the same menu.
     let st = engine::status(&zone, &run, &wis(14));
     assert_eq!(st.phase, Phase::Fork);
-    assert_eq!((st.room_number, st.room_total), (3, 7));
+    // "of 6": the Hidden Reliquary is not on the player's map until its wall is passed.
+    assert_eq!((st.room_number, st.room_total), (3, 6));
 }
 
 // ---- refusals --------------------------------------------------------------------------
@@ -508,10 +458,12 @@ fn every_refusal() {
     ] {
         assert!(t.contains(expect), "missing {expect:?} in\n{t}");
     }
-    // The teasers never show a DC or a hidden label.
+    // The teasers never show a hidden label, nor a DC before a refusal told it.
     assert!(!t.contains("Secret Den"));
     assert!(!t.contains("Mossy Grotto"));
-    assert!(!t.contains("DC 30)"));
+    let before_refusals = &t[..t.find("is locked").expect("a refusal")];
+    assert!(!before_refusals.contains("DC "), "{before_refusals}");
+    assert!(t.contains("2. something (locked: Perception 7 vs DC 30 — Moss <moves>.)"));
 
     // The refusals a host raises itself, and the engine's guards against broken state.
     let other = crypt();
@@ -606,9 +558,9 @@ fn locks_are_frozen_at_the_fork() {
 fn fork_timeout_picks_the_first_open_option() {
     let zone = crypt();
     let mut host = Host::new(&zone, "crypt-7", wis(14));
-    play(&mut host, &["enter crypt", "advance", "advance"]);
+    play(&mut host, &["enter crypt_valdris", "advance", "advance"]);
     let created = host.run().pending_fork.as_ref().expect("fork").created_at;
-    let run = host.run.as_mut().expect("run");
+    let run = host.player.run.as_mut().expect("run");
     let ch = wis(14);
     let early = engine::expire(
         &zone,
@@ -638,7 +590,14 @@ fn fork_timeout_is_measured_from_the_fork_and_waits_without_an_open_option() {
     let mut host = Host::new(&zone, "crypt-6", wis(14));
     let t = play(
         &mut host,
-        &["enter crypt", "advance", "advance", "@+5h", "go 2", "@+1h"],
+        &[
+            "enter crypt_valdris",
+            "advance",
+            "advance",
+            "@+5h",
+            "go 2",
+            "@+1h",
+        ],
     );
     assert!(t.contains("option 1 was picked for you: Main Hall"), "{t}");
 
@@ -789,7 +748,7 @@ fn a_key_granted_in_one_zone_opens_a_lock_in_another() {
     );
     assert!(t.contains("You find a key: skull key."), "{t}");
     assert_eq!(host.run().outcome, Some(Outcome::Victory));
-    let mut ch = host.character.clone();
+    let mut ch = host.player.character.clone();
     ch.keep_keys_from(host.run());
     assert!(ch.has_key("SKULL KEY"));
     // The armoury grants "skull key"; the vault wants "skull_key": different keys.
@@ -1376,16 +1335,22 @@ fn player_view_redacts_hidden_rooms_and_failed_checks() {
     engine::advance(&zone, &mut run, &ch, T0).expect("corridor");
     engine::choose(&zone, &mut run, &ch, "2", T0).expect("chapel");
     engine::advance(&zone, &mut run, &ch, T0).expect("chapel cleared");
-    let view = engine::player_view(&zone, &run);
+    let view = engine::player_view(&zone, &run, &ch);
     let j = serde_json::to_string(&view).expect("serialises");
     assert!(!j.contains("secret_chamber"), "{j}");
-    assert!(!j.contains("\"dc\":15"), "{j}");
-    let fork = view.pending_fork.as_ref().expect("fork");
-    assert_eq!(fork.options.len(), 2, "menu numbering is kept");
-    assert_eq!(
-        fork.options[0].to_node.as_str(),
-        "crypt_valdris.antechamber"
+    assert!(!j.contains("Reliquary"), "{j}");
+    assert!(
+        !j.contains("15"),
+        "no DC, level or number the chat did not show: {j}"
     );
+    assert!(!j.contains("crypt-2"), "no run id: {j}");
+    let exits = &view.status.exits;
+    assert_eq!(exits.len(), 2, "menu numbering is kept");
+    assert_eq!(
+        exits[0].to_node.as_ref().map(|n| n.as_str()),
+        Some("crypt_valdris.antechamber")
+    );
+    assert_eq!(exits[1].to_node, None, "the failed altar is \"something\"");
     // The engine's own run still has everything.
     assert!(
         serde_json::to_string(&run)

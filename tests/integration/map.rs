@@ -34,6 +34,7 @@ fn run(zone: &Zone, path: &[&str], hidden: &[&str], options: &[&str]) -> MapView
         visited,
         hidden: hidden.iter().map(|s| ix(zone, s)).collect(),
         fork_options: options.iter().map(|s| ix(zone, s)).collect(),
+        unknown: BTreeSet::new(),
     }
 }
 
@@ -572,6 +573,7 @@ fn every_shipped_zone_maps() {
                 current: Some(entry),
                 hidden: secrets,
                 fork_options: Vec::new(),
+                unknown: BTreeSet::new(),
             };
             let text = map(&z, &view);
             if std::env::var_os("ZONEGRAPH_PRINT_MAPS").is_some() {
@@ -592,6 +594,7 @@ fn out_of_range_indices_are_ignored() {
         current: Some(bad),
         hidden: [bad].into(),
         fork_options: vec![bad],
+        unknown: BTreeSet::new(),
     };
     map(&z, &view);
 }
@@ -676,6 +679,7 @@ fn hundred_thousand_room_fan_stays_bounded() {
         current: Some(NodeIndex::new(0)),
         hidden: BTreeSet::new(),
         fork_options: options,
+        unknown: BTreeSet::new(),
     };
     let text = render_map(&z, &view, &MapOptions::default());
     check_text(&text);
@@ -767,6 +771,7 @@ proptest! {
             visited,
             hidden: hide.iter().map(|&i| NodeIndex::new(i % n)).collect(),
             fork_options: vec![NodeIndex::new(0), NodeIndex::new(n - 1)],
+            unknown: BTreeSet::new(),
         };
         let small = MapOptions { max_rows: 4, max_columns: 2, ..MapOptions::default() };
         let seen: BTreeSet<NodeIndex> = view.visited.iter().copied().collect();

@@ -273,12 +273,20 @@ pub(crate) fn topo_order(zone: &Zone) -> Option<Vec<NodeIndex>> {
     (order.len() == g.node_count()).then_some(order)
 }
 
-/// Rooms on the longest entry→boss route, ignoring locks: the run's "Room X of Y" total.
+/// Rooms on the longest entry→boss route, ignoring locks: the designer's "Room X of Y" total.
 ///
 /// In a zone with loops this is an upper bound: each strongly connected component counts all
 /// of its rooms once. `None` when there is no single entry and boss, or no route between them.
 pub fn longest_path_len(zone: &Zone) -> Option<usize> {
+    longest_path_len_within(zone, &|_| true)
+}
+
+/// [`longest_path_len`] through the rooms `keep` accepts only (a player's map).
+pub fn longest_path_len_within(zone: &Zone, keep: &dyn Fn(NodeIndex) -> bool) -> Option<usize> {
     let (entry, boss) = (zone.entry()?, zone.boss()?);
+    if !keep(entry) || !keep(boss) {
+        return None;
+    }
     if let Some(order) = topo_order(zone) {
         let mut best: Vec<Option<usize>> = vec![None; zone.graph.node_count()];
         best[entry.index()] = Some(1);
@@ -287,7 +295,7 @@ pub fn longest_path_len(zone: &Zone) -> Option<usize> {
                 continue;
             };
             for t in zone.graph.neighbors_directed(n, Outgoing) {
-                if best[t.index()].is_none_or(|b| b <= here) {
+                if keep(t) && best[t.index()].is_none_or(|b| b <= here) {
                     best[t.index()] = Some(here + 1);
                 }
             }
@@ -295,19 +303,23 @@ pub fn longest_path_len(zone: &Zone) -> Option<usize> {
         return best[boss.index()];
     }
     let (comps, comp_of) = components(zone);
+    let kept: Vec<usize> = comps
+        .iter()
+        .map(|c| c.iter().filter(|&&n| keep(n)).count())
+        .collect();
     // best[c] = most rooms on a path from the entry's component ending in component c.
     let mut best: Vec<Option<usize>> = vec![None; comps.len()];
     let start = comp_of[entry.index()];
-    best[start] = Some(comps[start].len());
+    best[start] = Some(kept[start]);
     for (c, comp) in comps.iter().enumerate().skip(start) {
         let Some(here) = best[c] else { continue };
-        for &n in comp {
+        for &n in comp.iter().filter(|&&n| keep(n)) {
             for t in zone.graph.neighbors_directed(n, Outgoing) {
                 let tc = comp_of[t.index()];
-                if tc == c {
+                if tc == c || !keep(t) {
                     continue;
                 }
-                let cand = here + comps[tc].len();
+                let cand = here + kept[tc];
                 if best[tc].is_none_or(|b| b < cand) {
                     best[tc] = Some(cand);
                 }

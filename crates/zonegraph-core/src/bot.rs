@@ -1,14 +1,17 @@
-//! The bot: one player's command applied to their character and run, answered in chat words.
+//! The bot: one line of a player's chat text applied to their character and run, answered in
+//! chat words — the one command pipeline.
 //!
-//! Every host — the terminal's `play`, the HTTP API, the Matrix transport — calls [`handle`]
-//! with the player's stored state and gets back the new state and the replies, so they all
-//! behave and speak alike. Hosts own storage, the clock and run ids; this module owns none.
+//! Every host — the server (HTTP API and Matrix), the terminal's `play`, the viewer's
+//! playtest, the wasm module and the tests — calls [`handle`] with the player's text and
+//! stored state, and gets back the replies and events while the state is updated in place:
+//! parse, apply a fork that timed out, answer. So they all behave and speak alike. Hosts own
+//! storage, the clock and run ids; this module owns none.
 
 use serde::{Deserialize, Serialize};
 
 use crate::chat::{self, Reply};
-use crate::command::Command;
-use crate::engine::{self, Character, Refusal, Run};
+use crate::command::{self, Command, Syntax};
+use crate::engine::{self, Character, Event, Refusal, Run};
 use crate::map;
 use crate::zone::Zone;
 
@@ -39,6 +42,8 @@ pub struct Context {
     pub run_link: Option<String>,
     /// How long a fork waits before the first open option is taken.
     pub fork_timeout_ms: i64,
+    /// Whether the text must start with `!zone`/`!char` (a chat room) or not (a terminal).
+    pub syntax: Syntax,
 }
 
 /// Finds a zone by id or by name, case-insensitively.
@@ -50,22 +55,45 @@ pub fn find_zone<'a>(zones: &'a [Zone], given: &str) -> Option<&'a Zone> {
         .or_else(|| zones.iter().find(|z| z.name.eq_ignore_ascii_case(g)))
 }
 
-/// Applies `command` for `player` and returns the replies, in order. A fork that timed out
-/// before this command is resolved first (its "picked for you" notice comes first).
-pub fn handle(zones: &[Zone], player: &mut Player, command: &Command, cx: &Context) -> Vec<Reply> {
-    let mut replies = Vec::new();
-    if let Some(reply) = sweep(zones, player, cx) {
-        replies.push(reply);
-    }
-    replies.push(match answer(zones, player, command, cx) {
-        Ok(reply) => reply,
-        Err(refusal) => chat::refusal(&refusal),
-    });
-    replies
+/// What one line of chat text did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Response {
+    /// The replies to send, in order (a "picked for you" notice first).
+    pub replies: Vec<Reply>,
+    /// What happened, in order, for hosts that react to it (a combat hook, a live map).
+    pub events: Vec<Event>,
+    /// The run a `!zone enter` replaced, as it stood then (it had ended, perhaps by the fork
+    /// timeout this very command applied): a host that stores runs one row each writes it.
+    #[serde(skip)]
+    pub replaced_run: Option<Run>,
 }
 
-/// Applies the fork timeout to the player's run; the notice to send, if a choice was made.
+/// Applies one line of `player`'s chat `text`: a fork that timed out before it is resolved
+/// first (its "picked for you" notice comes first, whatever the text says), then the command
+/// is parsed and answered. `player` is updated in place.
+pub fn handle(zones: &[Zone], player: &mut Player, text: &str, cx: &Context) -> Response {
+    let mut out = Response::default();
+    if let Some(events) = sweep_events(zones, player, cx) {
+        out.replies.push(chat::events(&events));
+        out.events.extend(events);
+    }
+    match command::parse_with(text, cx.syntax) {
+        Ok(cmd) => match answer(zones, player, &cmd, cx, &mut out) {
+            Ok(reply) => out.replies.push(reply),
+            Err(refusal) => out.replies.push(chat::refusal(&refusal)),
+        },
+        Err(e) => out.replies.push(chat::command_error(&e)),
+    }
+    out
+}
+
+/// Applies the fork timeout to the player's run (the server's sweeper, between commands);
+/// the notice to send, if a choice was made.
 pub fn sweep(zones: &[Zone], player: &mut Player, cx: &Context) -> Option<Reply> {
+    sweep_events(zones, player, cx).map(|events| chat::events(&events))
+}
+
+fn sweep_events(zones: &[Zone], player: &mut Player, cx: &Context) -> Option<Vec<Event>> {
     let run = player.run.as_mut().filter(|r| !r.is_over())?;
     let zone = zone_of(zones, run).ok()?;
     let events = engine::expire(zone, run, &player.character, cx.now, cx.fork_timeout_ms);
@@ -73,7 +101,7 @@ pub fn sweep(zones: &[Zone], player: &mut Player, cx: &Context) -> Option<Reply>
         return None;
     }
     player.character.keep_keys_from(run);
-    Some(chat::events(&events))
+    Some(events)
 }
 
 fn answer(
@@ -81,7 +109,14 @@ fn answer(
     player: &mut Player,
     command: &Command,
     cx: &Context,
+    out: &mut Response,
 ) -> Result<Reply, Refusal> {
+    // Words the engine's events and keeps them for the host.
+    let said = |events: Vec<Event>, out: &mut Response| {
+        let reply = chat::events(&events);
+        out.events.extend(events);
+        reply
+    };
     match command {
         Command::Help => Ok(chat::help()),
         Command::List => {
@@ -101,8 +136,8 @@ fn answer(
                 known: zones.iter().map(|z| z.id.clone()).collect(),
             })?;
             let (run, events) = engine::start(z, &cx.new_run_id, &player.character, cx.now)?;
-            player.run = Some(run);
-            Ok(chat::events(&events))
+            out.replaced_run = player.run.replace(run);
+            Ok(said(events, out))
         }
         Command::Status => {
             let (zone, run) = current(zones, player)?;
@@ -112,13 +147,13 @@ fn answer(
             let (zone, run) = current_mut(zones, &mut player.run)?;
             let events = engine::advance(zone, run, &player.character, cx.now)?;
             player.character.keep_keys_from(run);
-            Ok(chat::events(&events))
+            Ok(said(events, out))
         }
         Command::Go { choice } => {
             let (zone, run) = current_mut(zones, &mut player.run)?;
             let events = engine::choose(zone, run, &player.character, choice, cx.now)?;
             player.character.keep_keys_from(run);
-            Ok(chat::events(&events))
+            Ok(said(events, out))
         }
         Command::Map => {
             let (zone, run) = current(zones, player)?;
@@ -129,7 +164,7 @@ fn answer(
         Command::Abandon => {
             let (zone, run) = current_mut(zones, &mut player.run)?;
             let events = engine::abandon(zone, run, cx.now)?;
-            Ok(chat::events(&events))
+            Ok(said(events, out))
         }
         Command::CharShow => Ok(chat::character(&player.character)),
         Command::CharLevel { level } => {

@@ -243,7 +243,12 @@ fn exit_lines(out: &mut Out, options: &[ExitView], numbered: bool) {
             out.put(&format!(" ({})", kind_word(kind)));
         }
         if let Some(teaser) = &o.teaser {
-            out.put(" (locked — ").italic(teaser).put(")");
+            out.put(" (locked");
+            // Said again once a refused `!zone go` told it.
+            if let Some(reason) = &o.revealed {
+                out.put(&format!(": {}", lock_reason(reason)));
+            }
+            out.put(" — ").italic(teaser).put(")");
         }
     }
     if options.len() > MAX_OPTIONS {

@@ -114,6 +114,25 @@ pub fn parse(text: &str) -> Result<Command, CommandError> {
     }
 }
 
+/// How strictly chat text is read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Syntax {
+    /// A chat room: only `!zone …` and `!char …` are commands ([`parse`]).
+    #[default]
+    Chat,
+    /// A terminal or a playtest box, where everything typed is meant for the bot: the `!`
+    /// and the `!zone` prefix are optional ([`parse_loose`]).
+    Loose,
+}
+
+/// Parses `text` as `syntax` says.
+pub fn parse_with(text: &str, syntax: Syntax) -> Result<Command, CommandError> {
+    match syntax {
+        Syntax::Chat => parse(text),
+        Syntax::Loose => parse_loose(text),
+    }
+}
+
 /// Like [`parse`], but the `!` and the `!zone` prefix are optional: `status`, `go 2`, `2`,
 /// `char level 3`.
 pub fn parse_loose(text: &str) -> Result<Command, CommandError> {

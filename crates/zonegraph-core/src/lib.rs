@@ -15,7 +15,6 @@ pub mod format;
 pub mod layout;
 pub mod map;
 pub mod narration;
-pub mod redact;
 pub mod roll;
 pub mod share;
 pub mod synth;
@@ -27,7 +26,7 @@ pub use analysis::{LockStats, Stats, lock_pass_chance, stats};
 pub use chat::Reply;
 pub use command::{Command, CommandError};
 pub use diagnostic::{Code, Diagnostic, EdgeRef, Severity};
-pub use engine::{Character, Event, Outcome, Refusal, Run, Status};
+pub use engine::{Character, Event, Outcome, PlayerView, Refusal, Run, Status};
 pub use format::{LockKind, NodeKind, ParseError, ZoneFile};
 pub use validate::{
     CheckOptions, CheckedZone, check_sources, check_sources_with, check_zone, validate,

@@ -22,7 +22,7 @@ use crate::zone::Zone;
 /// Upper bound of [`render_map`]'s output, in bytes (UTF-8).
 pub const MAX_MAP_BYTES: usize = 60_000;
 
-/// What a map shows of a run. The engine builds it from a run's state.
+/// What a map shows of a run. [`MapView::of_run`] builds it from the player view.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MapView {
     /// Rooms visited, in visit order.
@@ -31,6 +31,8 @@ pub struct MapView {
     pub current: Option<NodeIndex>,
     /// Undiscovered secrets: absent from the map, with every passage touching them.
     pub hidden: BTreeSet<NodeIndex>,
+    /// Rooms drawn as "?": on the map, but the player does not know what they are.
+    pub unknown: BTreeSet<NodeIndex>,
     /// The pending fork's options, in menu order (numbered from 1 on the map).
     pub fork_options: Vec<NodeIndex>,
 }
@@ -41,11 +43,10 @@ impl MapView {
         MapView::default()
     }
 
-    /// What a player sees of their run: the path so far, the current room, secrets hidden
-    /// until the lock into them was passed or they were visited, and the pending fork's
-    /// numbers — except on an option the chat does not name either (an unnoticed Perception
-    /// passage or a hidden room; see [`engine::player_view`]), so the map tells no more than
-    /// the menu. Ids the zone does not know are skipped.
+    /// What a player sees of their run, as [`engine::view`] decides it: the path so far, the
+    /// current room, undiscovered secrets absent, rooms the player only knows as "something"
+    /// unnamed, and the pending fork's numbers on the options the menu names. Ids the zone
+    /// does not know are skipped.
     pub fn of_run(zone: &Zone, run: &engine::Run) -> MapView {
         let visited = run
             .visited_nodes
@@ -53,27 +54,41 @@ impl MapView {
             .filter_map(|id| zone.node_index(id.as_str()))
             .collect();
         let current = zone.node_index(run.current_node.as_str());
-        let hidden = zone
-            .graph
-            .node_indices()
-            .filter(|&ix| !engine::visible_to_player(zone, run, zone.graph[ix].id.as_str()))
-            .collect();
-        let seen = engine::player_view(zone, run);
-        let fork_options = seen
+        let knowledge = engine::view::knowledge(zone, run);
+        let with = |k: engine::Knowledge| {
+            let mut set = BTreeSet::new();
+            set.extend(
+                knowledge
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &x)| x == k)
+                    .map(|(i, _)| NodeIndex::new(i)),
+            );
+            set
+        };
+        let fork_options = if run
             .pending_fork
-            .iter()
-            .filter(|f| f.at == run.current_node)
-            .flat_map(|f| &f.options)
-            // A placeholder keeps the numbering of the options after it.
-            .map(|o| {
-                zone.node_index(o.to_node.as_str())
-                    .unwrap_or_else(NodeIndex::end)
-            })
-            .collect();
+            .as_ref()
+            .is_some_and(|f| f.at == run.current_node)
+        {
+            engine::exit_views(zone, run)
+                .iter()
+                // A placeholder keeps the numbering of the options after it.
+                .map(|x| {
+                    x.to_node
+                        .as_ref()
+                        .and_then(|id| zone.node_index(id.as_str()))
+                        .unwrap_or_else(NodeIndex::end)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         MapView {
             visited,
             current,
-            hidden,
+            hidden: with(engine::Knowledge::Hidden),
+            unknown: with(engine::Knowledge::Unknown),
             fork_options,
         }
     }
@@ -187,6 +202,7 @@ pub fn render_map(zone: &Zone, view: &MapView, opts: &MapOptions) -> String {
         visited: &visited,
         current,
         options: &options,
+        unknown: &view.unknown,
         width: opts.cell_width.clamp(12, 40),
     };
 
@@ -280,11 +296,24 @@ struct State<'a> {
     visited: &'a BTreeSet<NodeIndex>,
     current: Option<NodeIndex>,
     options: &'a [Option<usize>],
+    /// Rooms the player knows only as "something": drawn as `?`, unnamed.
+    unknown: &'a BTreeSet<NodeIndex>,
     width: usize,
 }
 
+/// The glyph and the label of a room the player knows only as "something".
+const UNKNOWN_GLYPH: char = '?';
+const UNKNOWN_LABEL: &str = "?";
+
 impl State<'_> {
+    fn is_unknown(&self, ix: NodeIndex) -> bool {
+        self.unknown.contains(&ix)
+    }
+
     fn label(&self, ix: NodeIndex, max: usize) -> String {
+        if self.is_unknown(ix) {
+            return UNKNOWN_LABEL.to_string();
+        }
         clean(room_label(&self.zone.graph[ix]), max)
     }
 
@@ -302,7 +331,12 @@ impl State<'_> {
         let node = &self.zone.graph[ix];
         let mut t = String::new();
         t.push(self.state_glyph(ix));
-        t.push(kind_glyph(node.kind));
+        let unknown = self.is_unknown(ix);
+        t.push(if unknown {
+            UNKNOWN_GLYPH
+        } else {
+            kind_glyph(node.kind)
+        });
         t.push(' ');
         if let Some(n) = self.options.get(ix.index()).copied().flatten() {
             let _ = write!(t, "[{n}] ");
@@ -310,7 +344,11 @@ impl State<'_> {
         let used = t.chars().count();
         // Leave a space, the gutter and a space before the next column.
         let room = self.width.saturating_sub(3 + used);
-        t.push_str(&clean(room_label(node), room));
+        t.push_str(&if unknown {
+            UNKNOWN_LABEL.to_string()
+        } else {
+            clean(room_label(node), room)
+        });
         t
     }
 }
@@ -590,7 +628,9 @@ fn draw(st: &State<'_>, win: &Window) -> Drawing {
             more_right[wr] += 1;
         } else {
             tokens[wr].push((c, ix));
-            kinds.push(zone.graph[ix].kind);
+            if !st.is_unknown(ix) {
+                kinds.push(zone.graph[ix].kind);
+            }
             rooms_shown += 1;
         }
     }

@@ -116,6 +116,8 @@ const RUN_COLUMNS: &[(&str, &str)] = &[
     ("harvested_nodes", "TEXT NOT NULL DEFAULT '{}'"),
     ("keys_granted", "TEXT NOT NULL DEFAULT '[]'"),
     ("revealed_secrets", "TEXT NOT NULL DEFAULT '[]'"),
+    // Perception passages the run failed ([from, to] pairs): what the player sees as "something".
+    ("missed_passages", "TEXT NOT NULL DEFAULT '[]'"),
     ("started_at_ms", "INTEGER NOT NULL DEFAULT 0"),
     ("last_action_at_ms", "INTEGER NOT NULL DEFAULT 0"),
     ("completed_at_ms", "INTEGER"),
@@ -135,7 +137,12 @@ pub const LEGACY_COLUMNS: [&str; 2] = ["current_room", "room_seq_json"];
 
 /// The versioned migrations, applied in order and recorded in `PRAGMA user_version`.
 pub fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(SCHEMA_V1), M::up_with_hook("", add_run_columns)])
+    Migrations::new(vec![
+        M::up(SCHEMA_V1),
+        M::up_with_hook("", add_run_columns),
+        // Version 3: `missed_passages` (the step adds whatever run column is missing).
+        M::up_with_hook("", add_run_columns),
+    ])
 }
 
 fn add_run_columns(tx: &Transaction) -> HookResult {
@@ -458,7 +465,7 @@ pub struct StoredRun {
 pub const RUN_SELECT: &str = "SELECT id, user_id, version, link_token, run_id, zone_id,
     current_node, visited_nodes, node_choices, cleared_regions, harvested_nodes, keys_granted,
     revealed_secrets, started_at_ms, last_action_at_ms, completed_at_ms, boss_defeated,
-    abandoned, outcome FROM dnd_zone_run";
+    abandoned, outcome, missed_passages FROM dnd_zone_run";
 
 fn json_col<T: serde::de::DeserializeOwned>(r: &Row, i: usize) -> rusqlite::Result<T> {
     let s: String = r.get(i)?;
@@ -503,6 +510,7 @@ pub fn run_from_row(r: &Row) -> rusqlite::Result<StoredRun> {
             harvested: json_col(r, 10)?,
             keys_granted: json_col(r, 11)?,
             revealed_secrets: json_col(r, 12)?,
+            missed_passages: json_col(r, 19)?,
             started_at: r.get(13)?,
             last_action_at: r.get(14)?,
             completed_at: r.get(15)?,
@@ -522,6 +530,7 @@ struct RunValues {
     harvested: String,
     keys: String,
     revealed: String,
+    missed: String,
     outcome: String,
     fork_created: Option<i64>,
     /// For legacy readers while the old columns exist (seed G4 dual write).
@@ -540,6 +549,7 @@ fn values(run: &Run) -> Result<RunValues> {
         harvested: serde_json::to_string(&run.harvested)?,
         keys: serde_json::to_string(&run.keys_granted)?,
         revealed: serde_json::to_string(&run.revealed_secrets)?,
+        missed: serde_json::to_string(&run.missed_passages)?,
         outcome: match run.outcome {
             Some(o) => serde_json::to_value(o)?
                 .as_str()
@@ -566,9 +576,10 @@ pub fn insert_run(tx: &Connection, user: &str, run: &Run, legacy_cols: bool) -> 
         "INSERT INTO dnd_zone_run (user_id, zone_id, run_id, link_token, current_node,
            visited_nodes, node_choices, cleared_regions, harvested_nodes, keys_granted,
            revealed_secrets, started_at_ms, last_action_at_ms, completed_at_ms, completed,
-           boss_defeated, abandoned, outcome, fork_created_at_ms, version{legacy})
+           boss_defeated, abandoned, outcome, fork_created_at_ms, missed_passages,
+           version{legacy})
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-           ?18, ?20, 0{legacy_vals})"
+           ?18, ?20, ?21, 0{legacy_vals})"
     );
     let mut st = tx.prepare_cached(&sql)?;
     st.execute(params![
@@ -592,6 +603,7 @@ pub fn insert_run(tx: &Connection, user: &str, run: &Run, legacy_cols: bool) -> 
         v.outcome,
         v.current_room,
         v.fork_created,
+        v.missed,
     ])
     .with_context(|| format!("cannot store run {}", run.run_id))?;
     Ok(StoredRun {
@@ -614,7 +626,7 @@ pub fn update_run_cas(
 ) -> Result<bool> {
     let v = values(run)?;
     let legacy = if legacy_cols {
-        ", current_room = ?17"
+        ", current_room = ?18"
     } else {
         ""
     };
@@ -622,7 +634,8 @@ pub fn update_run_cas(
         "UPDATE dnd_zone_run SET current_node = ?3, visited_nodes = ?4, node_choices = ?5,
            cleared_regions = ?6, harvested_nodes = ?7, keys_granted = ?8, revealed_secrets = ?9,
            last_action_at_ms = ?10, completed_at_ms = ?11, completed = ?12, boss_defeated = ?13,
-           abandoned = ?14, outcome = ?15, fork_created_at_ms = ?16, version = version + 1{legacy}
+           abandoned = ?14, outcome = ?15, fork_created_at_ms = ?16, missed_passages = ?17,
+           version = version + 1{legacy}
          WHERE id = ?1 AND version = ?2"
     );
     let mut st = tx.prepare_cached(&sql)?;
@@ -643,10 +656,11 @@ pub fn update_run_cas(
         run.abandoned,
         v.outcome,
         v.fork_created,
+        v.missed,
         v.current_room,
     ];
-    // ?17 (current_room) is bound only while the legacy column exists.
-    let n = st.execute(&all[..if legacy_cols { 17 } else { 16 }])?;
+    // ?18 (current_room) is bound only while the legacy column exists.
+    let n = st.execute(&all[..if legacy_cols { 18 } else { 17 }])?;
     Ok(n == 1)
 }
 
@@ -751,7 +765,8 @@ pub fn warm_up_legacy(conn: &mut Connection, zones: &[Zone]) -> Result<WarmUp> {
         let mut run = match engine::warm_up_legacy(zone, &run_id, room, started_ms) {
             Ok(run) => run,
             Err(refusal) => {
-                out.stuck.push((id, zone_id, refusal.to_string()));
+                out.stuck
+                    .push((id, zone_id, zonegraph_core::chat::refusal(&refusal).text));
                 continue;
             }
         };

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context as _, Result};
 use zonegraph_core::bot::{self, Player};
-use zonegraph_core::command::{self, Command};
+use zonegraph_core::command::Syntax;
 use zonegraph_core::engine::{self, Character};
 use zonegraph_core::{Ability, chat};
 
@@ -106,10 +106,10 @@ pub fn session(
         "zonegraph play — run id {:?}. Commands as in chat (`help` lists them; `quit` leaves).",
         args.run_id
     )?;
-    let enter = Command::Enter { zone: zone_id };
+    let enter = format!("!zone enter {zone_id}");
     say(
         out,
-        &bot::handle(&loaded.zones, &mut player, &enter, &context(&args.run_id)),
+        &bot::handle(&loaded.zones, &mut player, &enter, &context(&args.run_id)).replies,
     )?;
 
     let mut lines = input.lines();
@@ -131,11 +131,8 @@ pub fn session(
         if matches!(text.to_lowercase().as_str(), "quit" | "exit" | "q") {
             break;
         }
-        let replies = match command::parse_loose(text) {
-            Ok(cmd) => bot::handle(&loaded.zones, &mut player, &cmd, &context(&args.run_id)),
-            Err(e) => vec![chat::command_error(&e)],
-        };
-        say(out, &replies)?;
+        let response = bot::handle(&loaded.zones, &mut player, text, &context(&args.run_id));
+        say(out, &response.replies)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -146,6 +143,7 @@ fn context(run_id: &str) -> bot::Context {
         new_run_id: run_id.to_string(),
         run_link: None,
         fork_timeout_ms: engine::DEFAULT_FORK_TIMEOUT_MS,
+        syntax: Syntax::Loose,
     }
 }
 

@@ -11,9 +11,8 @@ use rusqlite::{Connection, TransactionBehavior};
 use serde::Serialize;
 use zonegraph_core::bot::{self, Context, Player};
 use zonegraph_core::chat::{self, Reply};
-use zonegraph_core::command::{self, Command};
-use zonegraph_core::engine::{self, Character, Run};
-use zonegraph_core::format::ZoneFile;
+use zonegraph_core::command::Syntax;
+use zonegraph_core::engine::{self, PlayerView, Run};
 use zonegraph_core::validate;
 use zonegraph_core::zone::{self, Zone};
 
@@ -80,14 +79,14 @@ impl std::fmt::Debug for CommandSettings {
     }
 }
 
-/// `GET /api/runs/{token}`: what the player's run-map page shows.
+/// `GET /api/runs/{token}`: what the player's run-map page shows, all of it from the player
+/// view.
 #[derive(Debug, Serialize)]
 pub struct RunView {
-    /// The zone file, redacted for this player.
-    pub zone: ZoneFile,
     /// [`engine::player_view`] of the run.
-    pub run: Run,
-    pub character: Character,
+    pub view: PlayerView,
+    /// The chat's `!zone status` words for it.
+    pub status: Reply,
 }
 
 /// Zones with the file each came from, in file order.
@@ -212,34 +211,23 @@ impl Store {
     /// One chat command of `user`: parsed and answered by the core, every change committed
     /// before the replies are returned. Notices queued for the user come first.
     pub fn command(&self, user: &str, text: &str, s: &CommandSettings) -> Result<Vec<Reply>> {
-        let parsed = command::parse(text);
         for _ in 0..CAS_ATTEMPTS {
             let now = now_ms();
             let (mut player, stored, notices) = self.load_player(user)?;
             let before = player.clone();
             let cx = Context {
                 now,
-                // Only `!zone enter` starts a run; other commands need no id.
-                new_run_id: if matches!(parsed, Ok(Command::Enter { .. })) {
-                    (s.run_ids)(user)
-                } else {
-                    String::new()
-                },
+                new_run_id: (s.run_ids)(user),
                 run_link: stored
                     .as_ref()
                     .map(|r| run_link(&s.public_url, &r.link_token)),
                 fork_timeout_ms: s.fork_timeout_ms,
+                syntax: Syntax::Chat,
             };
-            let mut replies = Vec::new();
-            // The timed-out fork first, so a run it ends is stored before a new one starts.
-            if let Some(notice) = bot::sweep(&self.zones, &mut player, &cx) {
-                replies.push(notice);
-            }
-            let swept_run = player.run.clone();
-            match &parsed {
-                Ok(cmd) => replies.extend(bot::handle(&self.zones, &mut player, cmd, &cx)),
-                Err(e) => replies.push(chat::command_error(e)),
-            }
+            let response = bot::handle(&self.zones, &mut player, text, &cx);
+            let mut replies = response.replies;
+            // A run this command replaced is stored as it ended, before the new one.
+            let replaced = response.replaced_run;
             if player == before && !notices {
                 return Ok(replies);
             }
@@ -255,7 +243,7 @@ impl Store {
                     tx,
                     &u,
                     &before,
-                    &swept_run,
+                    &replaced,
                     &after,
                     stored.as_ref(),
                     now,
@@ -304,6 +292,7 @@ impl Store {
                 new_run_id: String::new(),
                 run_link: None,
                 fork_timeout_ms: s.fork_timeout_ms,
+                syntax: Syntax::Chat,
             };
             let Some(notice) = bot::sweep(&self.zones, &mut player, &cx) else {
                 return Ok(false);
@@ -320,7 +309,7 @@ impl Store {
                     tx,
                     &u,
                     &before,
-                    &player.run,
+                    &None,
                     &player,
                     stored.as_ref(),
                     now,
@@ -389,11 +378,9 @@ impl Store {
         let Some(zone) = self.zones.iter().find(|z| z.id == stored.run.zone_id) else {
             return Ok(None);
         };
-        Ok(Some(RunView {
-            zone: zonegraph_core::redact::zone_file_redacted(zone, &stored.run),
-            run: engine::player_view(zone, &stored.run),
-            character,
-        }))
+        let view = engine::player_view(zone, &stored.run, &character);
+        let status = chat::status(&view.status);
+        Ok(Some(RunView { view, status }))
     }
 
     /// Every stored run (tests and checks).
@@ -414,7 +401,7 @@ fn write_player(
     tx: &Connection,
     user: &str,
     before: &Player,
-    swept_run: &Option<Run>,
+    replaced: &Option<Run>,
     after: &Player,
     stored: Option<&StoredRun>,
     now: i64,
@@ -436,9 +423,10 @@ fn write_player(
             return Ok(false);
         }
     } else {
-        // A new run: the old one (possibly ended by the sweep) first, then the new row.
-        if swept_run != &before.run
-            && let (Some(row), Some(run)) = (stored, swept_run)
+        // A new run: the one it replaced (perhaps ended by the fork timeout this command
+        // applied) first, then the new row.
+        if replaced != &before.run
+            && let (Some(row), Some(run)) = (stored, replaced)
             && !db::update_run_cas(tx, row.id, row.version, run, legacy_cols)?
         {
             return Ok(false);
