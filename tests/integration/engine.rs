@@ -1412,3 +1412,37 @@ proptest! {
         }
     }
 }
+
+/// The pipeline applies a timed-out fork before any text, even one that is no command: the
+/// "picked for you" notice comes first, in every host (they all call `bot::handle`).
+#[test]
+fn a_mistyped_command_still_delivers_the_fork_timeout() {
+    let zone = crypt();
+    let mut host = Host::new(&zone, "crypt-7", wis(14));
+    for line in ["enter crypt_valdris", "advance", "advance"] {
+        host.exec(line);
+    }
+    assert!(host.run().pending_fork.is_some());
+    host.now += 7 * HOUR;
+    let cx = bot::Context {
+        syntax: Syntax::Chat,
+        ..host.context()
+    };
+    let response = bot::handle(&host.zones, &mut host.player, "!zone dacne", &cx);
+    assert_eq!(response.replies.len(), 2, "{response:?}");
+    assert!(
+        response.replies[0]
+            .text
+            .starts_with("You lingered too long at the fork, so option 1 was picked for you"),
+        "{response:?}"
+    );
+    assert!(
+        response.replies[1].text.contains("Unknown command"),
+        "{response:?}"
+    );
+    assert!(matches!(
+        response.events.first(),
+        Some(Event::PickedForYou { option: 1, .. })
+    ));
+    assert_eq!(host.run().current_node.as_str(), "crypt_valdris.main_hall");
+}

@@ -5,5 +5,6 @@ mod engine;
 mod format;
 mod map;
 mod matrix;
+mod player_view;
 mod server;
 mod validate;
