@@ -1446,3 +1446,29 @@ fn a_mistyped_command_still_delivers_the_fork_timeout() {
     ));
     assert_eq!(host.run().current_node.as_str(), "crypt_valdris.main_hall");
 }
+
+/// A player's state stays small: at most 64 keys of at most 64 bytes, refused in words.
+#[test]
+fn keys_are_capped_in_number_and_length() {
+    let zone = crypt();
+    let mut host = Host::new(&zone, "k", Character::default());
+    let long = "k".repeat(engine::MAX_KEY_BYTES + 1);
+    let t = host.exec(&format!("char key add {long}"));
+    assert_eq!(t, "That key id is too long: at most 64 bytes.");
+    assert!(host.player.character.keys.is_empty());
+    let t = host.exec(&format!(
+        "char key add {}",
+        "k".repeat(engine::MAX_KEY_BYTES)
+    ));
+    assert!(t.contains("Keys:"), "{t}");
+    for i in 1..engine::MAX_KEYS {
+        host.exec(&format!("char key add key_{i}"));
+    }
+    assert_eq!(host.player.character.keys.len(), engine::MAX_KEYS);
+    let t = host.exec("char key add one_too_many");
+    assert!(t.starts_with("You already hold 64 keys"), "{t}");
+    assert_eq!(host.player.character.keys.len(), engine::MAX_KEYS);
+    // A key already held is no new key: adding it again is fine.
+    let t = host.exec("char key add key_1");
+    assert!(t.contains("Keys:"), "{t}");
+}

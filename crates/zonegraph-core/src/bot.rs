@@ -13,7 +13,7 @@ use crate::chat::{self, Reply};
 use crate::command::{self, Command, Syntax};
 use crate::engine::{self, Character, Event, Refusal, Run};
 use crate::map;
-use crate::zone::Zone;
+use crate::zone::{self, Zone};
 
 /// What the bot keeps per player.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -176,8 +176,19 @@ fn answer(
             Ok(chat::character(&player.character))
         }
         Command::CharKeyAdd { key } => {
-            player.character.add_key(key);
-            Ok(chat::character(&player.character))
+            let c = &mut player.character;
+            if zone::normalize_key(key).len() > engine::MAX_KEY_BYTES {
+                return Err(Refusal::KeyTooLong {
+                    max_bytes: engine::MAX_KEY_BYTES,
+                });
+            }
+            if !c.has_key(key) && c.keys.len() >= engine::MAX_KEYS {
+                return Err(Refusal::TooManyKeys {
+                    max: engine::MAX_KEYS,
+                });
+            }
+            c.add_key(key);
+            Ok(chat::character(c))
         }
         Command::CharKeyRemove { key } => {
             player.character.remove_key(key);

@@ -462,6 +462,18 @@ pub fn refusal(r: &Refusal) -> Reply {
             }
             out.put(&format!("is locked: {}.", lock_reason(reason)));
         }
+        Refusal::KeyTooLong { max_bytes } => {
+            out.put(&format!(
+                "That key id is too long: at most {max_bytes} bytes."
+            ));
+        }
+        Refusal::TooManyKeys { max } => {
+            out.put(&format!(
+                "You already hold {max} keys, the most a character may. Drop one with "
+            ))
+            .code("!char key remove <key>")
+            .put(" first.");
+        }
     }
     out.done()
 }

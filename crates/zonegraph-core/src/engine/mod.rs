@@ -19,7 +19,9 @@ use crate::narration;
 use crate::roll;
 use crate::zone::{Ability, Lock, NodeId, Zone, legacy_node_id, normalize_key};
 
-pub use run::{Character, Check, ForkOption, LockReason, Outcome, PendingFork, Run};
+pub use run::{
+    Character, Check, ForkOption, LockReason, MAX_KEY_BYTES, MAX_KEYS, Outcome, PendingFork, Run,
+};
 pub use view::{
     ExitState, ExitView, Knowledge, Phase, PlayerView, Status, exit_views, player_view, status,
     visible_to_player,
@@ -162,6 +164,14 @@ pub enum Refusal {
         option: usize,
         label: Option<String>,
         reason: LockReason,
+    },
+    /// `!char key add` with a key id longer than [`MAX_KEY_BYTES`].
+    KeyTooLong {
+        max_bytes: usize,
+    },
+    /// `!char key add` when the character already holds [`MAX_KEYS`].
+    TooManyKeys {
+        max: usize,
     },
 }
 

@@ -12,6 +12,11 @@ use crate::format::LockKind;
 use crate::roll;
 use crate::zone::{Ability, NodeId, Zone, normalize_key};
 
+/// Most keys a character holds: a player's state stays small whatever they do.
+pub const MAX_KEYS: usize = 64;
+/// Longest key id, in bytes (after normalising).
+pub const MAX_KEY_BYTES: usize = 64;
+
 /// What the engine needs to know about the player.
 ///
 /// JSON: `{"level":3,"scores":{"str":10,"dex":10,"con":10,"int":10,"wis":14,"cha":10},
@@ -57,10 +62,14 @@ impl Character {
         self.keys.contains(&normalize_key(key))
     }
 
-    /// Adds a key; false when it is empty after normalising or already held.
+    /// Adds a key; false when it is empty after normalising, already held, longer than
+    /// [`MAX_KEY_BYTES`], or the character already holds [`MAX_KEYS`].
     pub fn add_key(&mut self, key: &str) -> bool {
         let key = normalize_key(key);
-        !key.is_empty() && self.keys.insert(key)
+        !key.is_empty()
+            && key.len() <= MAX_KEY_BYTES
+            && self.keys.len() < MAX_KEYS
+            && self.keys.insert(key)
     }
 
     /// Removes a key; false when it was not held.
@@ -68,9 +77,14 @@ impl Character {
         self.keys.remove(&normalize_key(key))
     }
 
-    /// Keeps the keys a run granted, so they open locks in later runs and other zones.
+    /// Keeps the keys a run granted, so they open locks in later runs and other zones (up to
+    /// the limits of [`Character::add_key`]; the run itself still holds every key it found).
     pub fn keep_keys_from(&mut self, run: &Run) {
-        self.keys.extend(run.keys_granted.iter().cloned());
+        for key in &run.keys_granted {
+            if !self.keys.contains(key) {
+                self.add_key(key);
+            }
+        }
     }
 }
 
