@@ -391,7 +391,8 @@ pub fn abandon(zone: &Zone, run: &mut Run, now: i64) -> Result<Vec<Event>, Refus
     }])
 }
 
-/// Warms up a run known only by a legacy `current_room` index (seed G4): the current room is
+/// Warms up a run known only by a legacy `current_room` index (a run started before zones were
+/// graphs): the current room is
 /// `<zone>.r<current_room+1>` and rooms r1 up to it count as visited.
 pub fn warm_up_legacy(
     zone: &Zone,

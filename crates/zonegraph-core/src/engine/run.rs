@@ -156,7 +156,7 @@ pub struct Run {
     pub current_node: NodeId,
     /// Rooms in the order first reached; each room once.
     pub visited_nodes: Vec<NodeId>,
-    /// The seed's `node_choices`: the fork waiting for the player, if any.
+    /// The fork waiting for the player, if any (stored in the `node_choices` column).
     #[serde(default)]
     pub pending_fork: Option<PendingFork>,
     /// Regions the run has crossed out of.
