@@ -1,7 +1,7 @@
 //! The zone file format, version 1: serde types that mirror `zones/*.json` one to one.
 //!
-//! This module is a stability boundary. Field names follow the seed's `zone_node` /
-//! `zone_edge` columns so a file maps 1:1 onto those tables. The domain model lives in
+//! This module is a stability boundary. Field names follow the columns of the server's
+//! `zone_node` / `zone_edge` tables so a file maps 1:1 onto them. The domain model lives in
 //! [`crate::zone`]; a change here is a change of the file format and must be versioned.
 
 use std::collections::BTreeMap;
