@@ -4,7 +4,7 @@
 //! `.ci/run` runs `lint`, then `test` (the README's test command). `wasm-pack` builds the
 //! importable zonegraph-wasm package; `test` builds it too, runs its example and enforces the
 //! size budget. Nothing here downloads from GitHub: tools come from the crate registry, npm
-//! and Debian packages (see ../shared/TOOLCHAIN.md for why each is pinned).
+//! and Debian packages; each pinned version below says why it is pinned.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -14,15 +14,17 @@ use anyhow::{Context, Result, bail};
 
 /// Trunk builds the viewer; 0.22 needs a newer rustc than ours.
 const TRUNK_VERSION: &str = "0.21.14";
-/// wasm-opt comes from npm `binaryen` at this major version (package-lock.json pins it).
+/// wasm-opt comes from npm `binaryen` at this major version (package-lock.json pins it):
+/// Debian's older wasm-opt builds a module that validates and then fails to load.
 const WASM_OPT_VERSION: &str = "version 132";
 /// Debian packages the browser tests drive (no browser downloads).
 const APT_PACKAGES: [&str; 2] = ["chromium", "chromium-driver"];
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
-/// Size budget of the release module after wasm-opt, gzipped (issue 4). Not met: with every
-/// export the module is ~200 KB, nearly all of it zonegraph-core (serde parsing of zones and
-/// runs, the zone model, validation, analysis, the engine, chat text, the map, the layout)
-/// and miniz_oxide; see crates/zonegraph-wasm/README.md. Above it, `test` warns.
+/// Size budget of the release module after wasm-opt, gzipped: the size the project aims for.
+/// Not met: with every export the module is ~200 KB, nearly all of it zonegraph-core (serde
+/// parsing of zones and runs, the zone model, validation, analysis, the engine, chat text, the
+/// map, the layout) and miniz_oxide; see crates/zonegraph-wasm/README.md. Above it, `test`
+/// warns.
 const WASM_GZIP_BUDGET: u64 = 80 * 1024;
 /// The hard limit `test` enforces until the budget is met or changed: today's size plus ~5 %,
 /// so a size regression fails the day it happens. Lower it as the module shrinks; raise it

@@ -27,7 +27,8 @@ pub enum Code {
     BadLockData,
     UnknownRegion,
     KindFlagMismatch,
-    // Warnings (the seed's G8 authoring guidelines and design lints).
+    // Warnings: authoring guidelines (enough forks, secrets worth their roll, a hint on every
+    // lock) and design lints.
     TooFewForks,
     SecretLootBias,
     MissingHint,

@@ -1,7 +1,7 @@
 //! The zone file format, version 1: serde types that mirror `zones/*.json` one to one.
 //!
-//! This module is a stability boundary. Field names follow the seed's `zone_node` /
-//! `zone_edge` columns so a file maps 1:1 onto those tables. The domain model lives in
+//! This module is a stability boundary. Field names follow the columns of the server's
+//! `zone_node` / `zone_edge` tables so a file maps 1:1 onto them. The domain model lives in
 //! [`crate::zone`]; a change here is a change of the file format and must be versioned.
 
 use std::collections::BTreeMap;
@@ -308,13 +308,19 @@ pub fn parse(text: &str) -> Result<ZoneFile, ParseError> {
         } else {
             (None, None)
         };
-        let eof = e.classify() == serde_json::error::Category::Eof;
-        let path = json_path_at(text, e.line(), e.column(), eof);
+        let message = strip_location(&e.to_string());
+        let stop = if e.classify() == serde_json::error::Category::Eof {
+            Stop::Eof
+        } else if message.starts_with("unknown variant") {
+            Stop::Variant
+        } else {
+            Stop::Value
+        };
         ParseError {
             line,
             column,
-            path,
-            message: strip_location(&e.to_string()),
+            path: json_path_at(text, e.line(), e.column(), stop),
+            message,
         }
     })?;
     if file.format != FORMAT_VERSION {
@@ -339,11 +345,25 @@ pub fn parse(text: &str) -> Result<ZoneFile, ParseError> {
     }
 }
 
+/// What serde_json was reading when it stopped.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// A value, or the key of a member.
+    Value,
+    /// The end of the input.
+    Eof,
+    /// An enum's variant name: a string, or the key of an object written for the enum
+    /// (`{"variant": …}`), which names no member.
+    Variant,
+}
+
 /// The JSON path (`nodes[3].lable`) of the value being read at 1-based `line` and byte
 /// `column`, where serde_json stopped: a small scan of the text instead of tracking the path
-/// through every `Deserialize` impl (which, in wasm, would duplicate all of them). At the end
-/// of the input (`eof`) the path names only a member whose value was left unfinished.
-fn json_path_at(text: &str, line: usize, column: usize, eof: bool) -> Option<String> {
+/// through every `Deserialize` impl (which, in wasm, would duplicate all of them), giving
+/// the path `serde_path_to_error` would. At the end of the input the path names only a member
+/// whose value was left unfinished.
+fn json_path_at(text: &str, line: usize, column: usize, stop: Stop) -> Option<String> {
+    let eof = stop == Stop::Eof;
     let line_start = match line {
         0 | 1 => 0,
         _ => text.match_indices('\n').nth(line - 2)?.0 + 1,
@@ -419,6 +439,10 @@ fn json_path_at(text: &str, line: usize, column: usize, eof: bool) -> Option<Str
         }
         i += 1;
     }
+    // A variant named by an object's key ends the path at the enum, before that key.
+    if stop == Stop::Variant && matches!(stack.last(), Some(Frame::Object(Some(_), false))) {
+        stack.pop();
+    }
     let mut path = String::new();
     for frame in &stack {
         match frame {
@@ -469,6 +493,9 @@ pub fn json_schema() -> String {
     s.push('\n');
     s
 }
+
+#[cfg(test)]
+mod path_tests;
 
 #[cfg(test)]
 mod tests {

@@ -583,12 +583,6 @@ fn glyph(c: &Cell) -> char {
 /// A gap group: `(true, x)` for pieces merging into the room at `x`, `(false, x)` for
 /// pieces fanning out from the top point `x`.
 type Key = (bool, usize);
-/// A gap's track count, each group's `(track, net)`, and the pieces arriving per point.
-type GapTracks = (
-    usize,
-    BTreeMap<Key, (Option<usize>, u32)>,
-    BTreeMap<usize, usize>,
-);
 
 /// One passage's piece inside a gap between two drawn rows.
 #[derive(Clone, Copy, Debug)]
@@ -600,15 +594,81 @@ struct Conn {
     solid: bool,
 }
 
-fn draw(st: &State<'_>, win: &Window) -> Drawing {
-    let zone = st.zone;
-    let w = st.width;
-    let wrows = win.r1 - win.r0;
-    let wcols = win.c1 - win.c0;
-    let anchor = |c: usize| (c - win.c0) * w;
-    let gutter = |c: usize| (c - win.c0) * w + w - 2;
+/// A vertical run through a gap or across a token line: `(x, solid, net)`.
+type Pass = (usize, bool, u32);
 
-    // Rooms per drawn row.
+/// Draws the window: one pass after another, each building on the ones before.
+fn draw(st: &State<'_>, win: &Window) -> Drawing {
+    let cols = Columns {
+        c0: win.c0,
+        count: win.c1 - win.c0,
+        width: st.width,
+    };
+    let rows = place_rooms(st, win);
+    let mut routes = route_passages(st, win, cols, &rows);
+    // Gap groups are numbered after every long passage's net.
+    let mut gap_tracks = Vec::with_capacity(routes.gaps.len());
+    for conns in &routes.gaps {
+        gap_tracks.push(pack_tracks(conns, &mut routes.next_net));
+    }
+    let lines = number_lines(rows.tokens.len(), &gap_tracks);
+    let canvas = paint(st, cols, &rows, &routes, &gap_tracks, &lines);
+    let (notes, regions_marked) = row_notes(st, &rows, &lines);
+    Drawing {
+        window: *win,
+        canvas: to_text(&canvas, &notes),
+        footer: routes.footer,
+        rooms_shown: rows.rooms_shown,
+        kinds: rows.kinds,
+        locked_drawn: routes.locked_drawn,
+        regions_marked,
+    }
+}
+
+/// Where a grid column sits in a line of text, for the window's `count` columns from `c0`.
+#[derive(Clone, Copy)]
+struct Columns {
+    c0: usize,
+    count: usize,
+    width: usize,
+}
+
+impl Columns {
+    /// Characters per canvas line.
+    fn line_width(self) -> usize {
+        self.count * self.width
+    }
+
+    /// The first character of the column's room token.
+    fn anchor(self, c: usize) -> usize {
+        (c - self.c0) * self.width
+    }
+
+    /// The gutter: the last-but-one character of the column, which a token leaves blank.
+    fn gutter(self, c: usize) -> usize {
+        (c - self.c0) * self.width + self.width - 2
+    }
+}
+
+/// The rooms of the window, row by row.
+struct Rows {
+    /// `(grid column, room)` per drawn row, in node order.
+    tokens: Vec<Vec<(usize, NodeIndex)>>,
+    /// Rooms of each drawn row left or right of the window.
+    more_left: Vec<usize>,
+    more_right: Vec<usize>,
+    /// Kinds of the rooms shown, sorted, each once.
+    kinds: Vec<NodeKind>,
+    rooms_shown: usize,
+    /// Drawn rows with a room, per grid column.
+    column_rows: Vec<Vec<usize>>,
+}
+
+/// First pass, rooms: which rooms the window shows, and how many each row leaves out to
+/// the sides, so the text can say so instead of dropping them silently.
+fn place_rooms(st: &State<'_>, win: &Window) -> Rows {
+    let zone = st.zone;
+    let wrows = win.r1 - win.r0;
     let mut tokens: Vec<Vec<(usize, NodeIndex)>> = vec![Vec::new(); wrows];
     let mut more_left = vec![0usize; wrows];
     let mut more_right = vec![0usize; wrows];
@@ -634,27 +694,57 @@ fn draw(st: &State<'_>, win: &Window) -> Drawing {
             rooms_shown += 1;
         }
     }
-
-    // Rows with a room, per drawn column: a long passage may run straight down a column
-    // only where no room stands in between.
     crate::text::sort_dedup(&mut kinds);
+
+    // A long passage may run straight down a column only where no room stands in between.
     let mut column_rows: Vec<Vec<usize>> = vec![Vec::new(); win.c1];
     for (wr, row) in tokens.iter().enumerate() {
         for &(c, _) in row {
             column_rows[c].push(wr);
         }
     }
+    Rows {
+        tokens,
+        more_left,
+        more_right,
+        kinds,
+        rooms_shown,
+        column_rows,
+    }
+}
 
-    // Passages: into the next row, long ones, and the rest for the footer. Each long
-    // passage is its own net; gap pieces get their group's net below.
-    let mut next_net: u32 = 0;
-    let mut gaps: Vec<Vec<Conn>> = vec![Vec::new(); wrows.saturating_sub(1)];
-    let mut pass_gap: Vec<Vec<(usize, bool, u32)>> = vec![Vec::new(); wrows.saturating_sub(1)];
-    let mut pass_row: Vec<Vec<(usize, bool, u32)>> = vec![Vec::new(); wrows];
+/// Every passage of the window, placed: pieces per gap, gutter runs, and the rest.
+struct Routes {
+    /// The pieces in each gap between drawn rows `g` and `g + 1`.
+    gaps: Vec<Vec<Conn>>,
+    /// Gutter runs crossing a whole gap, per gap.
+    pass_gap: Vec<Vec<Pass>>,
+    /// Gutter runs crossing a token line, per drawn row.
+    pass_row: Vec<Vec<Pass>>,
+    /// Passages listed under the drawing, in edge order.
+    footer: Vec<Skipped>,
+    locked_drawn: bool,
+    /// The next unused net: each long passage is its own net, numbered in edge order.
+    next_net: u32,
+}
+
+/// Second pass, passages: in edge order, a passage into the next row becomes a piece of the
+/// gap between the two rows, one that skips rows goes down a gutter, and every other one
+/// (outside the window, back up, sideways, onto itself, or with no free gutter) is kept for
+/// the footer with the reason, so nothing is silently dropped.
+fn route_passages(st: &State<'_>, win: &Window, cols: Columns, rows: &Rows) -> Routes {
+    let zone = st.zone;
+    let wrows = win.r1 - win.r0;
+    let mut routes = Routes {
+        gaps: vec![Vec::new(); wrows.saturating_sub(1)],
+        pass_gap: vec![Vec::new(); wrows.saturating_sub(1)],
+        pass_row: vec![Vec::new(); wrows],
+        footer: Vec::new(),
+        locked_drawn: false,
+        next_net: 0,
+    };
     // Row spans already taken in each column's gutter.
     let mut gutter_use: Vec<Vec<(usize, usize)>> = vec![Vec::new(); win.c1];
-    let mut footer = Vec::new();
-    let mut locked_drawn = false;
     for e in zone.graph.edge_indices() {
         let Some((s, t)) = zone.graph.edge_endpoints(e) else {
             continue;
@@ -663,232 +753,289 @@ fn draw(st: &State<'_>, win: &Window) -> Drawing {
             continue;
         };
         let locked = zone.graph[e].lock.is_locked();
+        let skipped = |sym, why| Skipped {
+            sym,
+            why,
+            from: s,
+            to: t,
+            locked,
+        };
         let (s_in, t_in) = (win.contains(a), win.contains(b));
         if !s_in && !t_in {
             continue;
         }
         if !(s_in && t_in) {
-            footer.push(Skipped {
-                sym: "⇣",
-                why: " (outside this window)",
-                from: s,
-                to: t,
-                locked,
-            });
+            routes.footer.push(skipped("⇣", " (outside this window)"));
             continue;
         }
         let ((sc, sr), (tc, tr)) = (a, b);
         if s == t {
-            footer.push(Skipped {
-                sym: "↻",
-                why: " (loops back to itself)",
-                from: s,
-                to: t,
-                locked,
-            });
+            routes.footer.push(skipped("↻", " (loops back to itself)"));
         } else if tr == sr + 1 {
-            gaps[sr - win.r0].push(Conn {
-                top: anchor(sc),
-                bottom: anchor(tc),
+            routes.gaps[sr - win.r0].push(Conn {
+                top: cols.anchor(sc),
+                bottom: cols.anchor(tc),
                 arrive: true,
                 solid: !locked,
             });
-            locked_drawn |= locked;
+            routes.locked_drawn |= locked;
         } else if tr > sr + 1 {
-            let (g0, g1) = (sr - win.r0, tr - 1 - win.r0);
-            let straight = sc == tc
-                && column_rows
-                    .get(sc)
-                    .is_none_or(|rows| !rows.iter().any(|&r| r > sr - win.r0 && r < tr - win.r0));
-            // Otherwise the gutter between the two columns, then the nearest free one.
-            let mut candidates: Vec<usize> = (win.c0..win.c1).collect();
-            let first = if tc < sc { tc } else { sc };
-            crate::text::sort_by_key(&mut candidates, |&c| {
-                (c != first, c.abs_diff(sc).min(c.abs_diff(tc)), c)
-            });
-            let x = if straight {
-                Some(anchor(sc))
-            } else {
-                candidates
-                    .into_iter()
-                    .find(|c| gutter_use[*c].iter().all(|&(lo, hi)| hi < g0 || lo > g1))
-                    .map(|c| {
-                        gutter_use[c].push((g0, g1));
-                        gutter(c)
-                    })
-            };
-            match x {
+            // The gaps it crosses, first to last.
+            let span = (sr - win.r0, tr - 1 - win.r0);
+            match long_passage_x(
+                win,
+                cols,
+                &rows.column_rows,
+                &mut gutter_use,
+                (sc, tc),
+                span,
+            ) {
                 Some(x) => {
-                    let net = next_net;
-                    next_net += 1;
-                    gaps[g0].push(Conn {
-                        top: anchor(sc),
-                        bottom: x,
-                        arrive: false,
-                        solid: !locked,
-                    });
-                    for pass in pass_gap.iter_mut().take(g1).skip(g0 + 1) {
-                        pass.push((x, !locked, net));
-                    }
-                    for pass in pass_row.iter_mut().take(g1 + 1).skip(g0 + 1) {
-                        pass.push((x, !locked, net));
-                    }
-                    gaps[g1].push(Conn {
-                        top: x,
-                        bottom: anchor(tc),
-                        arrive: true,
-                        solid: !locked,
-                    });
-                    locked_drawn |= locked;
+                    routes.add_long(x, span, (cols.anchor(sc), cols.anchor(tc)), locked);
                 }
-                None => footer.push(Skipped {
-                    sym: "⇣",
-                    why: " (skips rows)",
-                    from: s,
-                    to: t,
-                    locked,
-                }),
+                None => routes.footer.push(skipped("⇣", " (skips rows)")),
             }
         } else if tr == sr {
-            footer.push(Skipped {
-                sym: "⇢",
-                why: " (same row)",
-                from: s,
-                to: t,
-                locked,
-            });
+            routes.footer.push(skipped("⇢", " (same row)"));
         } else {
-            footer.push(Skipped {
-                sym: "↺",
-                why: " (leads back up)",
-                from: s,
-                to: t,
-                locked,
-            });
+            routes.footer.push(skipped("↺", " (leads back up)"));
         }
     }
+    routes
+}
 
-    // Groups: pieces into a room that several pieces reach share a line (they merge);
-    // the others group by their top point (they fan out). Groups that need a horizontal
-    // get a track, packed so that overlapping groups never share one.
-    let key_of = |c: &Conn, into: &BTreeMap<usize, usize>| -> Key {
-        if c.arrive && into.get(&c.bottom).copied().unwrap_or(0) >= 2 {
-            (true, c.bottom)
-        } else {
-            (false, c.top)
+/// Third pass, gutters (per passage that skips rows, from column `sc` to `tc` through the
+/// gaps `g0..=g1`): the text column it runs down. Straight down its own column when both rooms
+/// share one and no room stands in between; else the gutter between its two columns, then the
+/// nearest gutter not yet taken over those gaps, so long passages never run together. `None`
+/// when no gutter is free.
+fn long_passage_x(
+    win: &Window,
+    cols: Columns,
+    column_rows: &[Vec<usize>],
+    gutter_use: &mut [Vec<(usize, usize)>],
+    (sc, tc): (usize, usize),
+    (g0, g1): (usize, usize),
+) -> Option<usize> {
+    // The rows strictly between the two rooms are g0 + 1..=g1.
+    let straight = sc == tc
+        && column_rows
+            .get(sc)
+            .is_none_or(|rows| !rows.iter().any(|&r| r > g0 && r <= g1));
+    if straight {
+        return Some(cols.anchor(sc));
+    }
+    let mut candidates: Vec<usize> = (win.c0..win.c1).collect();
+    let first = if tc < sc { tc } else { sc };
+    crate::text::sort_by_key(&mut candidates, |&c| {
+        (c != first, c.abs_diff(sc).min(c.abs_diff(tc)), c)
+    });
+    candidates
+        .into_iter()
+        .find(|c| gutter_use[*c].iter().all(|&(lo, hi)| hi < g0 || lo > g1))
+        .map(|c| {
+            gutter_use[c].push((g0, g1));
+            cols.gutter(c)
+        })
+}
+
+impl Routes {
+    /// A long passage down the text column `x`, through the gaps `g0..=g1`: a piece from
+    /// its room's column `from` to `x` in the first gap, runs through the gaps and token
+    /// lines in between, and a piece from `x` into the target room's column `to` in the last
+    /// gap. One net of its own.
+    fn add_long(
+        &mut self,
+        x: usize,
+        (g0, g1): (usize, usize),
+        (from, to): (usize, usize),
+        locked: bool,
+    ) {
+        let net = self.next_net;
+        self.next_net += 1;
+        self.gaps[g0].push(Conn {
+            top: from,
+            bottom: x,
+            arrive: false,
+            solid: !locked,
+        });
+        for pass in self.pass_gap.iter_mut().take(g1).skip(g0 + 1) {
+            pass.push((x, !locked, net));
         }
-    };
-    let mut gap_tracks: Vec<GapTracks> = Vec::new();
-    for conns in &gaps {
-        let mut into: BTreeMap<usize, usize> = BTreeMap::new();
-        for c in conns.iter().filter(|c| c.arrive) {
-            *into.entry(c.bottom).or_default() += 1;
+        for pass in self.pass_row.iter_mut().take(g1 + 1).skip(g0 + 1) {
+            pass.push((x, !locked, net));
         }
-        let mut groups: BTreeMap<Key, (usize, usize)> = BTreeMap::new();
-        for c in conns {
-            let span = groups.entry(key_of(c, &into)).or_insert((c.top, c.top));
-            span.0 = span.0.min(c.top).min(c.bottom);
-            span.1 = span.1.max(c.top).max(c.bottom);
-        }
-        let mut spans: Vec<(usize, usize, Key)> = groups
+        self.gaps[g1].push(Conn {
+            top: x,
+            bottom: to,
+            arrive: true,
+            solid: !locked,
+        });
+        self.locked_drawn |= locked;
+    }
+}
+
+/// How one gap is drawn: its number of horizontal tracks, each group's `(track, net)`, and
+/// the pieces arriving at each point.
+struct GapTracks {
+    tracks: usize,
+    assigned: BTreeMap<Key, (Option<usize>, u32)>,
+    into: BTreeMap<usize, usize>,
+}
+
+/// The group a piece belongs to: pieces into a room that several pieces reach share a line
+/// (they merge); the others group by their top point (they fan out).
+fn group_key(c: &Conn, into: &BTreeMap<usize, usize>) -> Key {
+    if c.arrive && into.get(&c.bottom).copied().unwrap_or(0) >= 2 {
+        (true, c.bottom)
+    } else {
+        (false, c.top)
+    }
+}
+
+/// Fourth pass, tracks (per gap): groups that need a horizontal get a track of their own,
+/// packed so that overlapping groups never share one, and ordered so that lines meeting at a
+/// point do not run together there. Each group gets the next net.
+fn pack_tracks(conns: &[Conn], next_net: &mut u32) -> GapTracks {
+    let mut into: BTreeMap<usize, usize> = BTreeMap::new();
+    for c in conns.iter().filter(|c| c.arrive) {
+        *into.entry(c.bottom).or_default() += 1;
+    }
+    let mut groups: BTreeMap<Key, (usize, usize)> = BTreeMap::new();
+    for c in conns {
+        let span = groups.entry(group_key(c, &into)).or_insert((c.top, c.top));
+        span.0 = span.0.min(c.top).min(c.bottom);
+        span.1 = span.1.max(c.top).max(c.bottom);
+    }
+    let mut spans: Vec<(usize, usize, Key)> = groups
+        .iter()
+        .filter(|(_, (lo, hi))| lo < hi)
+        .map(|(&k, &(lo, hi))| (lo, hi, k))
+        .collect();
+    crate::text::sort(&mut spans);
+    // Where each group's lines leave its track downward, and join it from above.
+    let turns = |k: &Key, below: bool| -> Vec<usize> {
+        let mut points: Vec<usize> = conns
             .iter()
-            .filter(|(_, (lo, hi))| lo < hi)
-            .map(|(&k, &(lo, hi))| (lo, hi, k))
+            .filter(|c| c.top != c.bottom && group_key(c, &into) == *k)
+            .map(|c| if below { c.bottom } else { c.top })
             .collect();
-        crate::text::sort(&mut spans);
-        // Where each group's lines leave its track downward, and join it from above.
-        let turns = |k: &Key, below: bool| -> Vec<usize> {
-            let mut points: Vec<usize> = conns
-                .iter()
-                .filter(|c| c.top != c.bottom && key_of(c, &into) == *k)
-                .map(|c| if below { c.bottom } else { c.top })
-                .collect();
-            crate::text::sort_dedup(&mut points);
-            points
+        crate::text::sort_dedup(&mut points);
+        points
+    };
+    let below: Vec<Vec<usize>> = spans.iter().map(|s| turns(&s.2, true)).collect();
+    let above: Vec<Vec<usize>> = spans.iter().map(|s| turns(&s.2, false)).collect();
+    // A group that drops onto a point must sit below every group that rises from it,
+    // or the two lines would run together there.
+    let preds: Vec<Vec<usize>> = (0..spans.len())
+        .map(|a| {
+            (0..spans.len())
+                .filter(|&b| b != a && below[a].iter().any(|p| above[b].binary_search(p).is_ok()))
+                .collect()
+        })
+        .collect();
+    let mut track: Vec<Option<usize>> = vec![None; spans.len()];
+    let mut lanes: Vec<Vec<(usize, usize)>> = Vec::new();
+    let mut assigned: BTreeMap<Key, (Option<usize>, u32)> = BTreeMap::new();
+    for _ in 0..spans.len() {
+        let Some(a) = (0..spans.len())
+            .filter(|&a| track[a].is_none())
+            .find(|&a| preds[a].iter().all(|&p| track[p].is_some()))
+            .or_else(|| (0..spans.len()).find(|&a| track[a].is_none()))
+        else {
+            break;
         };
-        let below: Vec<Vec<usize>> = spans.iter().map(|s| turns(&s.2, true)).collect();
-        let above: Vec<Vec<usize>> = spans.iter().map(|s| turns(&s.2, false)).collect();
-        // A group that drops onto a point must sit below every group that rises from it,
-        // or the two lines would run together there.
-        let preds: Vec<Vec<usize>> = (0..spans.len())
-            .map(|a| {
-                (0..spans.len())
-                    .filter(|&b| {
-                        b != a && below[a].iter().any(|p| above[b].binary_search(p).is_ok())
-                    })
-                    .collect()
-            })
-            .collect();
-        let mut track: Vec<Option<usize>> = vec![None; spans.len()];
-        let mut lanes: Vec<Vec<(usize, usize)>> = Vec::new();
-        let mut assigned: BTreeMap<Key, (Option<usize>, u32)> = BTreeMap::new();
-        for _ in 0..spans.len() {
-            let Some(a) = (0..spans.len())
-                .filter(|&a| track[a].is_none())
-                .find(|&a| preds[a].iter().all(|&p| track[p].is_some()))
-                .or_else(|| (0..spans.len()).find(|&a| track[a].is_none()))
-            else {
-                break;
-            };
-            let (lo, hi, k) = spans[a];
-            let min_t = preds[a]
-                .iter()
-                .filter_map(|&p| track[p])
-                .map(|t| t + 1)
-                .max()
-                .unwrap_or(0);
-            let free = |lane: &Vec<(usize, usize)>| lane.iter().all(|&(l, h)| h < lo || l > hi);
-            let t = match (min_t..lanes.len()).find(|&t| free(&lanes[t])) {
-                Some(t) => t,
-                None => {
-                    lanes.resize(lanes.len().max(min_t), Vec::new());
-                    lanes.push(Vec::new());
-                    lanes.len() - 1
-                }
-            };
-            lanes[t].push((lo, hi));
-            track[a] = Some(t);
-            assigned.insert(k, (Some(t), 0));
-        }
-        let ends = lanes;
-        for k in groups.keys() {
-            let entry = assigned.entry(*k).or_insert((None, 0));
-            entry.1 = next_net;
-            next_net += 1;
-        }
-        // A gap with nothing in it is one blank line.
-        let tracks = if conns.is_empty() {
-            0
-        } else {
-            ends.len().max(1)
+        let (lo, hi, k) = spans[a];
+        let min_t = preds[a]
+            .iter()
+            .filter_map(|&p| track[p])
+            .map(|t| t + 1)
+            .max()
+            .unwrap_or(0);
+        let free = |lane: &Vec<(usize, usize)>| lane.iter().all(|&(l, h)| h < lo || l > hi);
+        let t = match (min_t..lanes.len()).find(|&t| free(&lanes[t])) {
+            Some(t) => t,
+            None => {
+                lanes.resize(lanes.len().max(min_t), Vec::new());
+                lanes.push(Vec::new());
+                lanes.len() - 1
+            }
         };
-        gap_tracks.push((tracks, assigned, into));
+        lanes[t].push((lo, hi));
+        track[a] = Some(t);
+        assigned.insert(k, (Some(t), 0));
     }
+    for k in groups.keys() {
+        let entry = assigned.entry(*k).or_insert((None, 0));
+        entry.1 = *next_net;
+        *next_net += 1;
+    }
+    // A gap with nothing in it is one blank line.
+    let tracks = if conns.is_empty() {
+        0
+    } else {
+        lanes.len().max(1)
+    };
+    GapTracks {
+        tracks,
+        assigned,
+        into,
+    }
+}
 
-    // Line numbers: a token line per row, then the gap's tracks and its arrow line.
+/// The canvas's line numbers: a token line per drawn row, then its gap's tracks and arrow
+/// line.
+struct Lines {
+    token_line: Vec<usize>,
+    gap_base: Vec<usize>,
+    count: usize,
+}
+
+/// Fifth pass, lines: numbers the canvas's lines now that each gap's height is known.
+fn number_lines(wrows: usize, gap_tracks: &[GapTracks]) -> Lines {
     let mut token_line = Vec::with_capacity(wrows);
     let mut gap_base = Vec::with_capacity(wrows);
-    let mut line_count = 0;
+    let mut count = 0;
     for wr in 0..wrows {
-        token_line.push(line_count);
-        line_count += 1;
-        if let Some((tracks, _, _)) = gap_tracks.get(wr) {
-            gap_base.push(line_count);
-            line_count += tracks + 1;
+        token_line.push(count);
+        count += 1;
+        if let Some(g) = gap_tracks.get(wr) {
+            gap_base.push(count);
+            count += g.tracks + 1;
         }
     }
-    let width = wcols * w;
-    let mut canvas = Canvas {
-        lines: vec![vec![Cell::default(); width]; line_count],
-    };
+    Lines {
+        token_line,
+        gap_base,
+        count,
+    }
+}
 
-    for (g, conns) in gaps.iter().enumerate() {
-        let (tracks, assigned, into) = &gap_tracks[g];
-        let base = gap_base[g];
+/// Sixth pass, painting: every piece, gutter run and room token onto the canvas, where
+/// each character cell collects directions, so crossings and junctions come out right
+/// whatever the order. Tokens go last: they cover the runs that cross their line.
+fn paint(
+    st: &State<'_>,
+    cols: Columns,
+    rows: &Rows,
+    routes: &Routes,
+    gap_tracks: &[GapTracks],
+    lines: &Lines,
+) -> Canvas {
+    let mut canvas = Canvas {
+        lines: vec![vec![Cell::default(); cols.line_width()]; lines.count],
+    };
+    for (g, conns) in routes.gaps.iter().enumerate() {
+        let GapTracks {
+            tracks,
+            assigned,
+            into,
+        } = &gap_tracks[g];
+        let base = lines.gap_base[g];
         let arrow_line = base + tracks;
         for c in conns {
             let (track, net) = assigned
-                .get(&key_of(c, into))
+                .get(&group_key(c, into))
                 .copied()
                 .unwrap_or((None, u32::MAX));
             match track {
@@ -912,35 +1059,41 @@ fn draw(st: &State<'_>, win: &Window) -> Drawing {
                 canvas.vertical(c.bottom, arrow_line, arrow_line, c.solid, net);
             }
         }
-        for &(x, solid, net) in &pass_gap[g] {
+        for &(x, solid, net) in &routes.pass_gap[g] {
             canvas.vertical(x, base, arrow_line, solid, net);
         }
     }
-    for (wr, passes) in pass_row.iter().enumerate() {
+    for (wr, passes) in routes.pass_row.iter().enumerate() {
         for &(x, solid, net) in passes {
-            canvas.vertical(x, token_line[wr], token_line[wr], solid, net);
+            canvas.vertical(x, lines.token_line[wr], lines.token_line[wr], solid, net);
         }
     }
-    for (wr, row) in tokens.iter().enumerate() {
+    for (wr, row) in rows.tokens.iter().enumerate() {
         for &(c, ix) in row {
-            canvas.text(token_line[wr], anchor(c), &st.token(ix));
+            canvas.text(lines.token_line[wr], cols.anchor(c), &st.token(ix));
         }
     }
+    canvas
+}
 
-    // Text, with what each row leaves out and the regions it enters.
-    let mut suffix: Vec<String> = vec![String::new(); line_count];
+/// Seventh pass, row notes: after each token line, what the row leaves out to the sides and
+/// the regions it enters (up to two names). Also whether any region was marked, for the
+/// legend.
+fn row_notes(st: &State<'_>, rows: &Rows, lines: &Lines) -> (Vec<String>, bool) {
+    let zone = st.zone;
+    let mut notes: Vec<String> = vec![String::new(); lines.count];
     let mut prev_regions: Vec<&str> = Vec::new();
     let mut regions_marked = false;
-    for wr in 0..wrows {
+    for (wr, row) in rows.tokens.iter().enumerate() {
         let mut parts = Vec::new();
-        if more_left[wr] > 0 {
-            parts.push(format!("+{} more to the left", more_left[wr]));
+        if rows.more_left[wr] > 0 {
+            parts.push(format!("+{} more to the left", rows.more_left[wr]));
         }
-        if more_right[wr] > 0 {
-            parts.push(format!("+{} more to the right", more_right[wr]));
+        if rows.more_right[wr] > 0 {
+            parts.push(format!("+{} more to the right", rows.more_right[wr]));
         }
         if !zone.regions.is_empty() {
-            let mut regions: Vec<&str> = tokens[wr]
+            let mut regions: Vec<&str> = row
                 .iter()
                 .map(|&(_, ix)| zone.graph[ix].region_id.as_str())
                 .filter(|r| !r.is_empty())
@@ -969,32 +1122,29 @@ fn draw(st: &State<'_>, win: &Window) -> Drawing {
                 prev_regions = regions;
             }
         }
-        suffix[token_line[wr]] = parts.join(", ");
+        notes[lines.token_line[wr]] = parts.join(", ");
     }
+    (notes, regions_marked)
+}
+
+/// Last pass, text: each canvas line as characters, trailing spaces trimmed (chat clients
+/// show them as noise), with its note three spaces after.
+fn to_text(canvas: &Canvas, notes: &[String]) -> String {
     let mut text = String::new();
     for (i, line) in canvas.lines.iter().enumerate() {
         let mut s: String = line.iter().map(glyph).collect();
         let end = s.trim_end().len();
         s.truncate(end);
-        if !suffix[i].is_empty() {
+        if !notes[i].is_empty() {
             if !s.is_empty() {
                 s.push_str("   ");
             }
-            s.push_str(&suffix[i]);
+            s.push_str(&notes[i]);
         }
         text.push_str(&s);
         text.push('\n');
     }
-
-    Drawing {
-        window: *win,
-        canvas: text,
-        footer,
-        rooms_shown,
-        kinds,
-        locked_drawn,
-        regions_marked,
-    }
+    text
 }
 
 fn legend(out: &mut String, st: &State<'_>, d: &Drawing) {

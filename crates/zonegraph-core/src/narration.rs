@@ -1,7 +1,7 @@
 //! Flavour tables: one deterministic line per room kind, and the generic lock teasers.
 //!
-//! Lines are chosen with [`roll::pick`] from `"{run_id}|{len(visited) - 1}"` (seed G6), so a
-//! replayed run reads the same.
+//! Lines are chosen with [`roll::pick`] from `"{run_id}|{len(visited) - 1}"` (the run and the
+//! number of rooms entered before this one), so a replayed run reads the same.
 
 use crate::format::{LockKind, NodeKind};
 use crate::roll;

@@ -123,7 +123,110 @@ fn permute<T>(v: &mut [T], order: &[usize]) {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    /// `slice::sort_by`, which [`sort_by`] replaces: the reference of the differential tests.
+    #[allow(clippy::disallowed_methods)] // the std sort is the reference here
+    fn std_sort_by<T>(v: &mut [T], cmp: impl FnMut(&T, &T) -> Ordering) {
+        v.sort_by(cmp);
+    }
+
+    /// What `{:.6}` prints for `x`, trimmed to [`decimal`]'s form: trailing zeros dropped
+    /// but one decimal kept, and no sign on zero.
+    fn std_decimal(x: f64) -> String {
+        let mut s = format!("{x:.6}");
+        while s.ends_with('0') && !s.ends_with(".0") {
+            s.pop();
+        }
+        if s == "-0.0" { "0.0".into() } else { s }
+    }
+
+    /// Numbers of every size a decimal is printed for: large, tiny (that round to zero, with
+    /// or without a sign), and exact halves of the last place (ties).
+    fn number() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            -1e9f64..1e9,
+            -1e-5f64..1e-5,
+            (-2_000_000i64..2_000_000).prop_map(|n| n as f64 / 2e6),
+        ]
+    }
+
+    /// `(key, position)` pairs: equal keys keep their positions apart, so a sort that is
+    /// not stable gives a different sequence.
+    fn tagged(keys: Vec<u8>) -> Vec<(u8, usize)> {
+        keys.into_iter().zip(0..).collect()
+    }
+
+    proptest! {
+        // Lengths well past SMALL, so both the insertion sort and the merge sort run; few
+        // distinct keys, so there are many ties.
+        #[test]
+        fn sort_by_is_std_stable_sort(keys in prop::collection::vec(0u8..6, 0..100)) {
+            let v = tagged(keys);
+            let mut ours = v.clone();
+            sort_by(&mut ours, |a, b| a.0.cmp(&b.0));
+            let mut std = v.clone();
+            std_sort_by(&mut std, |a, b| a.0.cmp(&b.0));
+            prop_assert_eq!(&ours, &std);
+            // The other way round too: stability does not depend on the direction.
+            let mut ours = v.clone();
+            sort_by(&mut ours, |a, b| b.0.cmp(&a.0));
+            let mut std = v;
+            std_sort_by(&mut std, |a, b| b.0.cmp(&a.0));
+            prop_assert_eq!(ours, std);
+        }
+
+        #[test]
+        fn sort_by_key_is_std_stable_sort(keys in prop::collection::vec(any::<u8>(), 0..100)) {
+            let v = tagged(keys);
+            let mut ours = v.clone();
+            sort_by_key(&mut ours, |p| p.0 / 16);
+            let mut std = v;
+            std_sort_by(&mut std, |a, b| (a.0 / 16).cmp(&(b.0 / 16)));
+            prop_assert_eq!(ours, std);
+        }
+
+        #[test]
+        fn sort_and_sort_dedup_are_std(v in prop::collection::vec(any::<i16>(), 0..100)) {
+            let mut ours = v.clone();
+            sort(&mut ours);
+            let mut std = v.clone();
+            std_sort_by(&mut std, i16::cmp);
+            prop_assert_eq!(&ours, &std);
+            let mut ours = v;
+            sort_dedup(&mut ours);
+            std.dedup();
+            prop_assert_eq!(ours, std);
+        }
+
+        // The contract: `x · 10⁶` rounded half away from zero (`f64::round`), printed in full.
+        // `{:.6}` rounds ties to even on the exact value instead, so the reference is given
+        // the number already rounded the same way.
+        #[test]
+        fn decimal_is_format_of_the_same_rounding(x in number()) {
+            let rounded = (x * 1e6).round() / 1e6;
+            prop_assert_eq!(decimal(x), std_decimal(rounded));
+        }
+
+        // Away from a tie the two roundings agree, so `{:.6}` of `x` itself is the reference.
+        #[test]
+        fn decimal_is_format_away_from_ties(x in -1e6f64..1e6) {
+            let frac = (x * 1e6).abs().fract();
+            prop_assume!((frac - 0.5).abs() > 0.01);
+            prop_assert_eq!(decimal(x), std_decimal(x));
+        }
+
+        // What its doc promises: `{:?}` of the numbers zone files hold (up to six decimals,
+        // not so small that `{:?}` switches to an exponent).
+        #[test]
+        fn decimal_is_debug_for_zone_numbers(n in -1_000_000_000i64..1_000_000_000, places in 0u32..=6) {
+            let x = n as f64 / 10f64.powi(places as i32);
+            prop_assume!(x == 0.0 || x.abs() >= 1e-4);
+            prop_assert_eq!(decimal(x), format!("{x:?}"));
+        }
+    }
 
     #[test]
     fn decimal_prints_like_debug_for_zone_numbers() {
@@ -133,29 +236,15 @@ mod tests {
             (0.25, "0.25"),
             (-2.0, "-2.0"),
             (0.0, "0.0"),
+            (-0.0, "0.0"),
             (1e-7, "0.0"),
+            (-1e-7, "0.0"),
             (123.456, "123.456"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "inf"),
+            (f64::NEG_INFINITY, "-inf"),
         ] {
             assert_eq!(decimal(x), s, "{x}");
-        }
-    }
-
-    #[test]
-    fn sort_by_matches_std_stable_sort() {
-        // A small deterministic pseudo-random sequence with many ties.
-        let mut state = 7u32;
-        for n in 0..200 {
-            let v: Vec<(u32, usize)> = (0..n)
-                .map(|i| {
-                    state = state.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-                    ((state >> 16) % 7, i)
-                })
-                .collect();
-            let mut ours = v.clone();
-            sort_by_key(&mut ours, |p| p.0);
-            let mut std = v;
-            std.sort_by_key(|p| p.0);
-            assert_eq!(ours, std, "n = {n}");
         }
     }
 

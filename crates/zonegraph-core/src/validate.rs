@@ -32,7 +32,7 @@ use crate::zone::{self, Lock, Zone};
 pub const BEST_MODIFIER: i32 = 5;
 /// Worst ability modifier the DC lints assume (score 10). See [`BEST_MODIFIER`].
 pub const WORST_MODIFIER: i32 = 0;
-/// A secret room should pay for the Perception roll that finds it (seed G8).
+/// A secret room should pay for the Perception roll that finds it: at least this loot bias.
 pub const MIN_SECRET_LOOT_BIAS: f64 = 1.5;
 /// Rooms named in a `cycle` message before it is abbreviated.
 const MAX_CYCLE_ROOMS_SHOWN: usize = 8;
@@ -463,8 +463,8 @@ fn count_flags(
     }
 }
 
-/// Seed G8: one fork for tier 1, two for tier 2 and up. Legacy linear zones are linear on
-/// purpose and exempt.
+/// An authoring guideline: at least one fork for tier 1, two for tier 2 and up, so a zone
+/// offers real choices. Legacy linear zones are linear on purpose and exempt.
 fn too_few_forks(zone: &Zone, out_deg: &[usize], out: &mut Vec<Diagnostic>) {
     if zone.legacy {
         return;

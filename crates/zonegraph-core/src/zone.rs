@@ -560,8 +560,9 @@ pub fn build(file: &ZoneFile) -> (Zone, Vec<Diagnostic>) {
     (zone, diags)
 }
 
-/// Legacy linear zones (the seed's BuildLinearGraph): ids `<zone>.r1`…`.rN`, first room forced
-/// to entry, last to boss, `pos_x` = index, unconditional edges.
+/// Legacy linear zones, compiled into the chain they always were: ids `<zone>.r1`…`.rN` (the
+/// ids a legacy run's room index maps to), first room forced to entry, last to boss, `pos_x` =
+/// index, unconditional edges.
 fn compile_linear(zone_id: &str, kinds: &[NodeKind]) -> (Vec<NodeFile>, Vec<EdgeFile>) {
     let n = kinds.len();
     let nodes: Vec<NodeFile> = kinds

@@ -1,5 +1,6 @@
-//! `zonegraph migrate`: brings a database (new, or a legacy gogobee one) to the current
-//! schema, warms legacy runs up, and with `--purge-legacy` drops the old columns (seed G9c).
+//! `zonegraph migrate`: brings a database (new, or a legacy one from before zones were graphs)
+//! to the current schema, warms legacy runs up, and with `--purge-legacy` drops the old
+//! `current_room` and `room_seq_json` columns once no reader needs them.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

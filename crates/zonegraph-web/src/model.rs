@@ -791,6 +791,56 @@ mod tests {
         assert_eq!(percent(0.449), "45%");
     }
 
+    /// What `format!` prints for `x` with `places` decimals (at most 6), trimmed to
+    /// [`push_dec`]'s form: no trailing zeros, no lone point, no sign on zero.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn std_dec(x: f64, places: u32) -> String {
+        let places = places.min(6) as usize;
+        let mut s = format!("{x:.places$}");
+        if s.contains('.') {
+            let end = s.trim_end_matches('0').trim_end_matches('.').len();
+            s.truncate(end);
+        }
+        if s == "-0" { "0".into() } else { s }
+    }
+
+    // Differential tests of the hand-written formatter against `format!`, which it replaces
+    // to keep float printing out of the WebAssembly. Native only: proptest is not built for
+    // the browser tests.
+    #[cfg(not(target_arch = "wasm32"))]
+    use proptest::prelude::*;
+
+    #[cfg(not(target_arch = "wasm32"))]
+    proptest! {
+        // The contract: `x · 10^places` rounded half away from zero (`f64::round`). `format!`
+        // rounds ties to even on the exact value instead, so the reference is given the number
+        // already rounded the same way.
+        #[test]
+        fn push_dec_is_format_of_the_same_rounding(
+            x in prop_oneof![
+                -1e9f64..1e9,
+                -1e-5f64..1e-5,
+                (-2_000_000i64..2_000_000).prop_map(|n| n as f64 / 2e6),
+            ],
+            places in 0u32..9,
+        ) {
+            let scale = 10f64.powi(places.min(6) as i32);
+            let mut s = String::from("x=");
+            push_dec(&mut s, x, places);
+            prop_assert_eq!(s, format!("x={}", std_dec((x * scale).round() / scale, places)));
+        }
+
+        // Away from a tie the two roundings agree, so `format!` of `x` itself is the reference.
+        #[test]
+        fn push_dec_is_format_away_from_ties(x in -1e6f64..1e6, places in 0u32..9) {
+            let frac = (x * 10f64.powi(places.min(6) as i32)).abs().fract();
+            prop_assume!((frac - 0.5).abs() > 0.01);
+            let mut s = String::new();
+            push_dec(&mut s, x, places);
+            prop_assert_eq!(s, std_dec(x, places));
+        }
+    }
+
     #[test]
     fn lock_marks_keep_off_room_boxes_in_every_shipped_zone() {
         for (file, text) in crate::zones::SHIPPED {
