@@ -61,7 +61,7 @@ fn zone_json(widths: &[usize], picks: &[u8]) -> String {
                       "label": room_label(boss)}),
     );
     layers.push(vec![boss]);
-    let mut lock = move |r: usize| match r % 9 {
+    let lock = move |r: usize| match r % 9 {
         0 | 1 => json!({"lock_kind": "perception_check", "lock_data": {"dc": 5 + r % 17}}),
         2 => json!({"lock_kind": "stat_check", "lock_data": {"stat": "dex", "dc": 6 + r % 15}}),
         3 => json!({"lock_kind": "key_required", "lock_data": {"key_id": key_id(r % 4)}}),
