@@ -21,12 +21,18 @@ fn fixture_path(code: Code) -> PathBuf {
         .join(format!("{}.json", code.as_str()))
 }
 
-/// `code@node`, `code@from>to` or `code` for zone-wide findings.
+/// `code@node`, `code@from>to` or `code` for zone-wide findings, then ` <- a, b` for the
+/// related rooms.
 fn render(d: &Diagnostic) -> String {
-    match (&d.node, &d.edge) {
+    let at = match (&d.node, &d.edge) {
         (Some(n), _) => format!("{}@{n}", d.code),
         (None, Some(e)) => format!("{}@{}>{}", d.code, e.from, e.to),
         (None, None) => d.code.to_string(),
+    };
+    if d.related.is_empty() {
+        at
+    } else {
+        format!("{at} <- {}", d.related.join(", "))
     }
 }
 
@@ -182,11 +188,11 @@ fn small_zones() {
         &z("tier=2 entry>fork fork>a fork>b a>boss b>boss"),
         &["too_few_forks"],
     );
-    // The classic soft lock: a fork whose exits are all locked strands the run (and the
-    // rooms before it can only reach the boss through locks).
+    // The classic soft lock: a fork whose exits are all locked strands the run; the rooms
+    // before it are context, not findings of their own.
     check(
         &z("entry>fork fork>a?12 fork>b?14 a>boss b>boss"),
-        &["soft_lock@z.entry", "soft_lock@z.fork"],
+        &["soft_lock@z.fork <- z.entry"],
     );
     // A dead-end secret just ends the run quietly.
     check(&z("entry>fork fork>boss fork>secret?15"), &[]);
@@ -230,6 +236,110 @@ fn small_zones() {
             "dead_end@z.b",
         ],
     );
+}
+
+#[test]
+fn one_finding_per_cause() {
+    // One all-locked fork is one soft_lock however long the approach.
+    check(
+        &z("entry>x x>y y>fork fork>a?12 fork>b?14 a>boss b>boss"),
+        &["soft_lock@z.fork <- z.entry, z.x, z.y"],
+    );
+    // Two independent all-locked forks are two, each with the rooms that lead to it.
+    check(
+        &z(
+            "entry>fork fork>a fork>b a>f2 f2>c?12 f2>d?13 c>boss d>boss b>f3 f3>e?14 f3>f?15 \
+            e>boss f>boss",
+        ),
+        &[
+            "soft_lock@z.f2 <- z.entry, z.fork, z.a",
+            "soft_lock@z.f3 <- z.entry, z.fork, z.b",
+        ],
+    );
+    // A stranding fork behind another one's lock is a second defect: fixing one leaves the
+    // other.
+    check(
+        &z("entry>fork fork>a?12 fork>b?14 a>f2 f2>boss?12 f2>c?13 c>boss b>boss"),
+        &["soft_lock@z.f2 <- z.a", "soft_lock@z.fork <- z.entry"],
+    );
+    // A locked room whose open way on ends stranded further on is context of that place:
+    // fixing z.a fixes z.fork.
+    check(
+        &z("entry>fork fork>boss?12 fork>a a>boss?14"),
+        &["soft_lock@z.a <- z.entry, z.fork"],
+    );
+    // The fork whose open exits all lead nowhere is stranding too; the dead end is its own
+    // missing piece.
+    check(
+        &z("entry>fork fork>boss?12 fork>a a>d"),
+        &[
+            "soft_lock@z.fork <- z.entry",
+            "dead_end@z.d <- z.entry, z.fork, z.a",
+        ],
+    );
+    // A corridor into a dead end is one dead_end, with the corridor as context.
+    check(
+        &z("entry>fork fork>a fork>b a>boss b>c c>d"),
+        &["dead_end@z.d <- z.b, z.c"],
+    );
+    // Two dead ends are two.
+    check(
+        &z("entry>fork fork>a fork>b fork>boss a>c b>d"),
+        &["dead_end@z.c <- z.a", "dead_end@z.d <- z.b"],
+    );
+    // A corridor into a dead-end secret ends the run quietly, on purpose.
+    check(&z("entry>fork fork>boss fork>a?12 a>secret"), &[]);
+    // Loops: one finding per loop with no way on, or whose ways on are all locked.
+    check(
+        &z("loops entry>fork fork>boss fork>a a>b b>a"),
+        &["soft_lock@z.a"],
+    );
+    check(
+        &z("loops entry>fork fork>boss?12 fork>a a>b b>a b>boss?14"),
+        &["soft_lock@z.a <- z.entry, z.fork"],
+    );
+    // One key_never_granted per key, not per passage.
+    check(
+        &z("entry>fork fork>a#skull fork>b#skull fork>c a>boss b>boss c>boss"),
+        &["key_never_granted@z.fork>z.a"],
+    );
+    check(
+        &z("entry>fork fork>a#skull fork>b#moon fork>c a>boss b>boss c>boss"),
+        &[
+            "key_never_granted@z.fork>z.a",
+            "key_never_granted@z.fork>z.b",
+        ],
+    );
+}
+
+#[test]
+fn messages_name_the_cause() {
+    let mut report = String::new();
+    for spec in [
+        "entry>fork fork>a?12 fork>b#skull a>boss b>boss",
+        "entry>fork fork>boss fork>a?12 a>secret?15",
+        "entry>fork fork>boss?12 fork>a a>d",
+        "entry>fork fork>boss?12 fork>boss?14 fork>a a>d",
+        "loops entry>fork fork>boss fork>a a>b b>a",
+        "loops entry>fork fork>boss fork>a a>b b>a b>boss?14",
+        "loops entry>fork fork>boss fork>a a>b b>a b>boss?14 b>d",
+        "entry>fork fork>a#skull fork>b#skull fork>c#skull a>boss b>boss c>boss",
+    ] {
+        report.push_str(&format!("# {spec}\n"));
+        for d in diagnostics(&z(spec)) {
+            report.push_str(&format!("{}: {}\n", render(&d), d.message));
+        }
+    }
+    insta::assert_snapshot!("cause_messages", report);
+}
+
+#[test]
+fn check_prints_related_rooms_as_context() {
+    let text = z("entry>x x>fork fork>a?12 fork>b?14 a>boss b>boss");
+    let checked = check_sources(&[("test.json".to_string(), text)]);
+    let mut out = String::new();
+    zonegraph_server::check::write_findings(&mut out, &checked[0]);
+    insta::assert_snapshot!("check_prints_related_rooms", out);
 }
 
 #[test]
