@@ -7,18 +7,22 @@
 //! between zones, `key_never_granted`).
 //!
 //! One finding per cause: designers act on the first finding they read, so a defect is
-//! reported once, where it is, and the rooms that suffer from it are context (`related`), not
-//! findings of their own. A run that fails every lock follows only unlocked passages; the
-//! rooms it can stop in are the causes:
+//! reported once, where it is, and the rooms that only suffer from it are context (`related`),
+//! not findings of their own. A room is *stuck* when the entry reaches it but no unlocked
+//! route leads from it to the boss. A run that fails every lock follows only unlocked
+//! passages, so from a stuck room it ends either stranded before locks or in a room without
+//! exits; those are the causes:
 //!
-//! - `soft_lock`: once per place where such a run is stranded short of the boss: a room whose
-//!   ways on are all locked, or whose unlocked exits lead only to rooms without exits (the
-//!   fork whose open exits all lead nowhere); or a loop of rooms whose ways out are all locked
-//!   or that has none. The message names the locked passages. A room that leads (unlocked)
-//!   into a stranding place and has no unlocked route to the boss is one of its `related`
-//!   rooms, also when it has locks of its own: fixing the place fixes it.
-//! - `dead_end`: once per room without exits (neither boss nor secret). Rooms whose unlocked
-//!   continuations all end there (a corridor into the dead end) are its `related` rooms.
+//! - `soft_lock`: once per place where such a run is stranded: a stuck room (or a loop of
+//!   stuck rooms) with locked ways on whose unlocked exits, if any, lead only to dead ends
+//!   (the fork whose every exit is locked, the fork whose open exits all lead nowhere), or a
+//!   loop with no way out at all. The message names the locked passages out of it. A stuck
+//!   room whose unlocked exits reach such a place is not one, even with locks of its own:
+//!   fixing the place gives it an unlocked route too. The stuck rooms with an unlocked route
+//!   into the place are its `related` rooms.
+//! - `dead_end`: once per room without exits (neither boss nor secret); the stuck rooms with an
+//!   unlocked route into it (a corridor that leads only there) are its `related` rooms, not
+//!   findings. A corridor into a dead-end secret ends the run quietly and is no finding.
 //! - `key_never_granted`: once per key id and zone, at the first passage it locks in file
 //!   order, naming every passage it locks.
 //!

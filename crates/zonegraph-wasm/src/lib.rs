@@ -492,7 +492,8 @@ export interface Diagnostic {
   edge?: { from: string; to: string };
   /**
    * Context, not findings of their own: for `soft_lock` and `dead_end`, the rooms from which a
-   * run that fails every lock can only end up here. File order, at most 16; absent when none.
+   * run that fails every lock can only end up here. File order, at most 16 (the core's
+   * `validate::MAX_RELATED_ROOMS`); absent when none.
    */
   related?: string[];
 }
