@@ -21,12 +21,18 @@ fn fixture_path(code: Code) -> PathBuf {
         .join(format!("{}.json", code.as_str()))
 }
 
-/// `code@node`, `code@from>to` or `code` for zone-wide findings.
+/// `code@node`, `code@from>to` or `code` for zone-wide findings, then ` <- a, b` for the
+/// related rooms.
 fn render(d: &Diagnostic) -> String {
-    match (&d.node, &d.edge) {
+    let at = match (&d.node, &d.edge) {
         (Some(n), _) => format!("{}@{n}", d.code),
         (None, Some(e)) => format!("{}@{}>{}", d.code, e.from, e.to),
         (None, None) => d.code.to_string(),
+    };
+    if d.related.is_empty() {
+        at
+    } else {
+        format!("{at} <- {}", d.related.join(", "))
     }
 }
 
@@ -182,11 +188,11 @@ fn small_zones() {
         &z("tier=2 entry>fork fork>a fork>b a>boss b>boss"),
         &["too_few_forks"],
     );
-    // The classic soft lock: a fork whose exits are all locked strands the run (and the
-    // rooms before it can only reach the boss through locks).
+    // The classic soft lock: a fork whose exits are all locked strands the run; the rooms
+    // before it are context, not findings of their own.
     check(
         &z("entry>fork fork>a?12 fork>b?14 a>boss b>boss"),
-        &["soft_lock@z.entry", "soft_lock@z.fork"],
+        &["soft_lock@z.fork <- z.entry"],
     );
     // A dead-end secret just ends the run quietly.
     check(&z("entry>fork fork>boss fork>secret?15"), &[]);
@@ -230,6 +236,129 @@ fn small_zones() {
             "dead_end@z.b",
         ],
     );
+}
+
+#[test]
+fn one_finding_per_cause() {
+    // One all-locked fork is one soft_lock however long the approach.
+    check(
+        &z("entry>x x>y y>fork fork>a?12 fork>b?14 a>boss b>boss"),
+        &["soft_lock@z.fork <- z.entry, z.x, z.y"],
+    );
+    // Two independent all-locked forks are two, each with the rooms that lead to it.
+    check(
+        &z(
+            "entry>fork fork>a fork>b a>f2 f2>c?12 f2>d?13 c>boss d>boss b>f3 f3>e?14 f3>f?15 \
+            e>boss f>boss",
+        ),
+        &[
+            "soft_lock@z.f2 <- z.entry, z.fork, z.a",
+            "soft_lock@z.f3 <- z.entry, z.fork, z.b",
+        ],
+    );
+    // A stranding fork behind another one's lock is a second defect: fixing one leaves the
+    // other.
+    check(
+        &z("entry>fork fork>a?12 fork>b?14 a>f2 f2>boss?12 f2>c?13 c>boss b>boss"),
+        &["soft_lock@z.f2 <- z.a", "soft_lock@z.fork <- z.entry"],
+    );
+    // A locked room whose open way on ends stranded further on is context of that place:
+    // fixing z.a fixes z.fork.
+    check(
+        &z("entry>fork fork>boss?12 fork>a a>boss?14"),
+        &["soft_lock@z.a <- z.entry, z.fork"],
+    );
+    // The fork whose open exits all lead nowhere is stranding too; the dead end is its own
+    // missing piece.
+    check(
+        &z("entry>fork fork>boss?12 fork>a a>d"),
+        &[
+            "soft_lock@z.fork <- z.entry",
+            "dead_end@z.d <- z.entry, z.fork, z.a",
+        ],
+    );
+    // A corridor into a dead end is one dead_end, with the corridor as context.
+    check(
+        &z("entry>fork fork>a fork>b a>boss b>c c>d"),
+        &["dead_end@z.d <- z.b, z.c"],
+    );
+    // Two dead ends are two.
+    check(
+        &z("entry>fork fork>a fork>b fork>boss a>c b>d"),
+        &["dead_end@z.c <- z.a", "dead_end@z.d <- z.b"],
+    );
+    // A corridor into a dead-end secret ends the run quietly, on purpose.
+    check(&z("entry>fork fork>boss fork>a?12 a>secret"), &[]);
+    // Loops: one finding per loop with no way on, or whose ways on are all locked.
+    check(
+        &z("loops entry>fork fork>boss fork>a a>b b>a"),
+        &["soft_lock@z.a"],
+    );
+    check(
+        &z("loops entry>fork fork>boss?12 fork>a a>b b>a b>boss?14"),
+        &["soft_lock@z.a <- z.entry, z.fork"],
+    );
+    // One key_never_granted per key, not per passage.
+    check(
+        &z("entry>fork fork>a#skull fork>b#skull fork>c a>boss b>boss c>boss"),
+        &["key_never_granted@z.fork>z.a"],
+    );
+    check(
+        &z("entry>fork fork>a#skull fork>b#moon fork>c a>boss b>boss c>boss"),
+        &[
+            "key_never_granted@z.fork>z.a",
+            "key_never_granted@z.fork>z.b",
+        ],
+    );
+}
+
+#[test]
+fn related_lists_the_first_rooms_in_file_order() {
+    let corridor: Vec<String> = (1..20).map(|i| format!("r{}>r{i}", i - 1)).collect();
+    let spec = format!(
+        "entry>r0 {} r19>fork fork>a?12 fork>b?14 a>boss b>boss",
+        corridor.join(" ")
+    );
+    let found = diagnostics(&z(&spec));
+    let related: Vec<&str> = found
+        .iter()
+        .flat_map(|d| &d.related)
+        .map(String::as_str)
+        .collect();
+    let mut want = vec!["z.entry".to_string()];
+    want.extend((0..15).map(|i| format!("z.r{i}")));
+    assert_eq!(related, want);
+    assert_eq!(related.len(), zonegraph_core::validate::MAX_RELATED_ROOMS);
+}
+
+#[test]
+fn messages_name_the_cause() {
+    let mut report = String::new();
+    for spec in [
+        "entry>fork fork>a?12 fork>b#skull a>boss b>boss",
+        "entry>fork fork>boss fork>a?12 a>secret?15",
+        "entry>fork fork>boss?12 fork>a a>d",
+        "entry>fork fork>boss?12 fork>boss?14 fork>a a>d",
+        "loops entry>fork fork>boss fork>a a>b b>a",
+        "loops entry>fork fork>boss fork>a a>b b>a b>boss?14",
+        "loops entry>fork fork>boss fork>a a>b b>a b>boss?14 b>d",
+        "entry>fork fork>a#skull fork>b#skull fork>c#skull a>boss b>boss c>boss",
+    ] {
+        report.push_str(&format!("# {spec}\n"));
+        for d in diagnostics(&z(spec)) {
+            report.push_str(&format!("{}: {}\n", render(&d), d.message));
+        }
+    }
+    insta::assert_snapshot!("cause_messages", report);
+}
+
+#[test]
+fn check_prints_related_rooms_as_context() {
+    let text = z("entry>x x>fork fork>a?12 fork>b?14 a>boss b>boss");
+    let checked = check_sources(&[("test.json".to_string(), text)]);
+    let mut out = String::new();
+    zonegraph_server::check::write_findings(&mut out, &checked[0]);
+    insta::assert_snapshot!("check_prints_related_rooms", out);
 }
 
 #[test]
@@ -807,6 +936,128 @@ proptest::proptest! {
         if s.routes.is_some() {
             proptest::prop_assert_eq!(s.routes, Some(paths.len() as u64));
         }
+    }
+}
+
+/// Rooms reachable from `from` through unlocked passages of `edges` (`(from, to, locked)`),
+/// `from` included: the oracle's brute force, one search per room.
+fn open_reach(n: usize, edges: &[(usize, usize, bool)], from: usize) -> Vec<bool> {
+    let mut seen = vec![false; n];
+    seen[from] = true;
+    let mut stack = vec![from];
+    while let Some(r) = stack.pop() {
+        for &(a, b, locked) in edges {
+            if a == r && !locked && !seen[b] {
+                seen[b] = true;
+                stack.push(b);
+            }
+        }
+    }
+    seen
+}
+
+/// The `soft_lock` and `dead_end` findings the module docs promise, enumerated room by room
+/// (the test oracle, not the method): room 0 is the entry, `n - 1` the boss.
+fn expected_causes(n: usize, edges: &[(usize, usize, bool)], secret: &[bool]) -> Vec<String> {
+    let boss = n - 1;
+    let id = |i: usize| format!("c.{i}");
+    // Rooms the entry reaches, not searching on past the boss.
+    let mut reached = vec![false; n];
+    reached[0] = true;
+    let mut stack = vec![0];
+    while let Some(r) = stack.pop() {
+        for &(a, b, _) in edges {
+            if a == r && r != boss && !reached[b] {
+                reached[b] = true;
+                stack.push(b);
+            }
+        }
+    }
+    let open: Vec<Vec<bool>> = (0..n).map(|r| open_reach(n, edges, r)).collect();
+    let stuck: Vec<bool> = (0..n)
+        .map(|r| reached[boss] && reached[r] && !open[r][boss])
+        .collect();
+    let same = |r: usize, s: usize| open[r][s] && open[s][r];
+    let exits = |r: usize| edges.iter().any(|&(a, _, _)| a == r);
+    // A locked passage out of the room's loop, or a loop with passages none of which leaves.
+    let strandish = |r: usize| {
+        let out: Vec<_> = edges.iter().filter(|&&(a, _, _)| same(r, a)).collect();
+        out.iter().any(|&&(_, b, locked)| locked && !same(r, b))
+            || (!out.is_empty() && out.iter().all(|&&(_, b, _)| same(r, b)))
+    };
+    let related = |r: usize| -> String {
+        let rooms: Vec<String> = (0..n)
+            .filter(|&s| stuck[s] && !same(r, s) && open[s][r])
+            .take(zonegraph_core::validate::MAX_RELATED_ROOMS)
+            .map(id)
+            .collect();
+        if rooms.is_empty() {
+            String::new()
+        } else {
+            format!(" <- {}", rooms.join(", "))
+        }
+    };
+    let mut out = Vec::new();
+    for r in 0..n {
+        let first_of_loop = (0..r).all(|s| !same(r, s));
+        if stuck[r]
+            && first_of_loop
+            && strandish(r)
+            && !(0..n).any(|s| open[r][s] && !same(r, s) && strandish(s))
+        {
+            out.push(format!("soft_lock@{}{}", id(r), related(r)));
+        }
+        if r != boss && !secret[r] && !exits(r) {
+            let context = if stuck[r] { related(r) } else { String::new() };
+            out.push(format!("dead_end@{}{context}", id(r)));
+        }
+    }
+    out.sort();
+    out
+}
+
+proptest::proptest! {
+    #[test]
+    fn soft_locks_and_dead_ends_match_enumeration(
+        n in 2usize..9,
+        raw in proptest::collection::vec((0usize..9, 0usize..9, 0u8..3), 0..20),
+        secret in proptest::collection::vec(proptest::bool::weighted(0.2), 9),
+    ) {
+        // A third of the passages are unlocked; loops and self-loops included.
+        let edges: Vec<(usize, usize, bool)> =
+            raw.into_iter().map(|(a, b, l)| (a % n, b % n, l > 0)).collect();
+        let secret: Vec<bool> = (0..n).map(|i| i != 0 && i != n - 1 && secret[i]).collect();
+        let name = |i: usize| match i {
+            0 => "entry".to_string(),
+            i if i == n - 1 => "boss".to_string(),
+            i if secret[i] => format!("secret{i}"),
+            i => format!("m{i}"),
+        };
+        let mut file = chain(2);
+        file.allow_loops = true;
+        file.nodes = Some((0..n).map(|i| node(&format!("c.{i}"), &name(i))).collect());
+        file.edges = Some(
+            edges
+                .iter()
+                .map(|&(a, b, locked)| {
+                    let mut e = edge(&format!("c.{a}"), &format!("c.{b}"));
+                    if locked {
+                        e.lock_kind = LockKind::PerceptionCheck;
+                        e.lock_data.insert("dc".into(), 12.into());
+                        e.hint = "A draft.".into();
+                    }
+                    e
+                })
+                .collect(),
+        );
+        let (z, _) = zone::build(&file);
+        let mut got: Vec<String> = zonegraph_core::validate(&z)
+            .iter()
+            .filter(|d| matches!(d.code, Code::SoftLock | Code::DeadEnd))
+            .map(render)
+            .collect();
+        got.sort();
+        proptest::prop_assert_eq!(got, expected_causes(n, &edges, &secret));
     }
 }
 

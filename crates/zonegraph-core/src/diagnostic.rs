@@ -127,7 +127,7 @@ pub struct EdgeRef {
 }
 
 /// One finding. Serialises to the `--json` shape:
-/// `{"severity","code","message","node"?,"edge"?:{"from","to"}}`.
+/// `{"severity","code","message","node"?,"edge"?:{"from","to"},"related"?:[…]}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Diagnostic {
     pub severity: Severity,
@@ -138,6 +138,11 @@ pub struct Diagnostic {
     pub node: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub edge: Option<EdgeRef>,
+    /// Rooms given as context, not findings of their own: for `soft_lock` and `dead_end`, the
+    /// rooms from which a run that fails every lock can only end up here. In file order, at
+    /// most [`crate::validate::MAX_RELATED_ROOMS`]; omitted from JSON when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub related: Vec<String>,
 }
 
 impl Diagnostic {
@@ -148,6 +153,7 @@ impl Diagnostic {
             message: message.into(),
             node: None,
             edge: None,
+            related: Vec::new(),
         }
     }
 
@@ -161,6 +167,11 @@ impl Diagnostic {
             from: from.into(),
             to: to.into(),
         });
+        self
+    }
+
+    pub fn with_related(mut self, related: Vec<String>) -> Self {
+        self.related = related;
         self
     }
 

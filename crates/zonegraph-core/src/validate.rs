@@ -6,14 +6,36 @@
 //! and analyses many zone files together and adds the checks across zones (`duplicate_node`
 //! between zones, `key_never_granted`).
 //!
+//! One finding per cause: designers act on the first finding they read, so a defect is
+//! reported once, where it is, and the rooms that only suffer from it are context (`related`),
+//! not findings of their own. A room is *stuck* when the entry reaches it but no unlocked
+//! route leads from it to the boss. A run that fails every lock follows only unlocked
+//! passages, so from a stuck room it ends either stranded before locks or in a room without
+//! exits; those are the causes:
+//!
+//! - `soft_lock`: once per place where such a run is stranded: a stuck room (or a loop of
+//!   stuck rooms) with locked ways on whose unlocked exits, if any, lead only to dead ends
+//!   (the fork whose every exit is locked, the fork whose open exits all lead nowhere), or a
+//!   loop with no way out at all. The message names the locked passages out of it. A stuck
+//!   room whose unlocked exits reach such a place is not one, even with locks of its own:
+//!   fixing the place gives it an unlocked route too. The stuck rooms with an unlocked route
+//!   into the place are its `related` rooms.
+//! - `dead_end`: once per room without exits (neither boss nor secret); the stuck rooms with an
+//!   unlocked route into it (a corridor that leads only there) are its `related` rooms, not
+//!   findings. A corridor into a dead-end secret ends the run quietly and is no finding.
+//! - `key_never_granted`: once per key id and zone, at the first passage it locks in file
+//!   order, naming every passage it locks.
+//!
+//! `related` lists the first [`MAX_RELATED_ROOMS`] such rooms in file order.
+//!
 //! Nothing here panics on any input, recurses over the graph, or does worse than linear work
 //! in rooms + passages.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use petgraph::Direction::{Incoming, Outgoing};
-use petgraph::graph::NodeIndex;
-use petgraph::visit::EdgeRef;
+use petgraph::graph::{EdgeIndex, NodeIndex};
+use petgraph::visit::{EdgeFiltered, EdgeRef};
 use serde::Serialize;
 
 use crate::analysis::{self, Stats};
@@ -36,6 +58,9 @@ pub const WORST_MODIFIER: i32 = 0;
 pub const MIN_SECRET_LOOT_BIAS: f64 = 1.5;
 /// Rooms named in a `cycle` message before it is abbreviated.
 const MAX_CYCLE_ROOMS_SHOWN: usize = 8;
+/// Rooms a finding lists as context (`related`) at most: the first in file order. Bounds the
+/// output and keeps the search linear in rooms + passages.
+pub const MAX_RELATED_ROOMS: usize = 16;
 
 /// One zone file after checking: the `--json` shape
 /// `{"file","zone_id","diagnostics":[…],"stats":{…}}`, plus `parse_error` when the file could
@@ -210,27 +235,52 @@ fn cross_zone(zones: &[(usize, &Zone)], files: &[&str]) -> Vec<(usize, Diagnosti
     }
     for &(i, zone) in zones {
         let g = &zone.graph;
+        // One finding per missing key, naming its passages in file order.
+        let mut locked_by: BTreeMap<&str, Vec<EdgeIndex>> = BTreeMap::new();
         for e in g.edge_references() {
             if let Lock::KeyRequired { key_id } = &e.weight().lock
                 && !granted.contains(key_id.as_str())
             {
-                let (from, to) = (&g[e.source()].id, &g[e.target()].id);
-                out.push((
-                    i,
-                    Diagnostic::new(
-                        Code::KeyNeverGranted,
-                        format!(
-                            "passage {from} → {to} needs key {key_id}, which no room of the zones \
-                             checked together grants; add \"grants_key\": \"{key_id}\" to a room's \
-                             content or fix the key id"
-                        ),
-                    )
-                    .at_edge(from.0.clone(), to.0.clone()),
-                ));
+                locked_by.entry(key_id.as_str()).or_default().push(e.id());
             }
+        }
+        for (key_id, edges) in locked_by {
+            let Some(&first) = edges.first() else {
+                continue;
+            };
+            let (from, to) = (&g[zone.source(first)].id, &g[zone.target(first)].id);
+            let what = if edges.len() == 1 {
+                format!("passage {from} → {to} needs")
+            } else {
+                let named: Vec<String> = edges
+                    .iter()
+                    .map(|&e| format!("{} → {}", g[zone.source(e)].id, g[zone.target(e)].id))
+                    .collect();
+                format!("passages {} need", join_and(&named))
+            };
+            out.push((
+                i,
+                Diagnostic::new(
+                    Code::KeyNeverGranted,
+                    format!(
+                        "{what} key {key_id}, which no room of the zones checked together grants; \
+                         add \"grants_key\": \"{key_id}\" to a room's content or fix the key id"
+                    ),
+                )
+                .at_edge(from.0.clone(), to.0.clone()),
+            ));
         }
     }
     out
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn join_and(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 /// Semantic errors and design warnings of one zone, sorted. See the module docs for what is
@@ -273,6 +323,7 @@ pub fn validate(zone: &Zone) -> Vec<Diagnostic> {
     }
 
     // One pass over the rooms.
+    let mut dead_ends = Vec::new();
     let known_regions: HashSet<&str> = zone.regions.iter().map(|r| r.id.as_str()).collect();
     for ix in g.node_indices() {
         let node = &g[ix];
@@ -348,16 +399,7 @@ pub fn validate(zone: &Zone) -> Vec<Diagnostic> {
             );
         }
         if !bossy && node.kind != NodeKind::Secret && out_deg[ix.index()] == 0 {
-            out.push(
-                Diagnostic::new(
-                    Code::DeadEnd,
-                    format!(
-                        "room {id} has no exits, so a run that enters it ends without the boss; \
-                         add an exit or make it a secret room"
-                    ),
-                )
-                .at_node(id),
-            );
+            dead_ends.push(ix);
         }
     }
 
@@ -375,6 +417,7 @@ pub fn validate(zone: &Zone) -> Vec<Diagnostic> {
         too_few_forks(zone, &out_deg, &mut out);
     }
 
+    let mut strands = None;
     if let [entry] = entries[..] {
         // A run ends at the boss, so the search does not go on past it (only `boss_has_exits`
         // is said about rooms behind a boss).
@@ -401,8 +444,29 @@ pub fn validate(zone: &Zone) -> Vec<Diagnostic> {
         if let [boss] = bosses[..]
             && reachable[boss.index()]
         {
-            soft_locks(zone, &reachable, boss, &out_deg, &mut out);
+            strands = stranding(zone, &reachable, boss);
         }
+    }
+    if let Some(st) = &strands {
+        soft_locks(zone, st, &mut out);
+    }
+    for ix in dead_ends {
+        let id = g[ix].id.as_str();
+        let related = strands
+            .as_ref()
+            .and_then(|st| st.comp_of[ix.index()].map(|c| st.related_ids(zone, c)))
+            .unwrap_or_default();
+        out.push(
+            Diagnostic::new(
+                Code::DeadEnd,
+                format!(
+                    "room {id} has no exits, so a run that enters it ends without the boss; add \
+                     an exit or make it a secret room"
+                ),
+            )
+            .at_node(id)
+            .with_related(related),
+        );
     }
 
     if !zone.allow_loops && analysis::topo_order(zone).is_none() {
@@ -569,42 +633,238 @@ fn lint_lock(zone: &Zone, from: &str, to: &str, edge: &zone::Edge, out: &mut Vec
     }
 }
 
-/// Rooms the entry reaches (under some lock outcomes) from which the boss cannot be reached
-/// through unlocked passages. Linear: one reverse search from the boss over unlocked passages.
+/// Where runs that fail every lock end up, for `soft_lock` and the context of `dead_end`.
 ///
-/// Rooms without exits are left to `dead_end` (or are dead-end secrets, which end the run
-/// quietly), so one flaw gives one finding.
-fn soft_locks(
-    zone: &Zone,
-    reachable: &[bool],
-    boss: NodeIndex,
-    out_deg: &[usize],
-    out: &mut Vec<Diagnostic>,
-) {
+/// A room is *stuck* when the entry reaches it (not past the boss) but no unlocked route leads
+/// from it to the boss; unlocked passages from a stuck room lead only to stuck rooms. The
+/// stuck rooms are grouped into components: rooms that lead into each other through unlocked
+/// passages (one room each unless the zone has loops), in topological order.
+#[derive(Debug)]
+struct Strands {
+    /// Each room's component, `None` for rooms that are not stuck.
+    comp_of: Vec<Option<usize>>,
+    /// Rooms of each component, in file order.
+    comps: Vec<Vec<NodeIndex>>,
+    /// Components where a run that fails every lock is stranded: some passage leaves them, and
+    /// every unlocked one leads on only to rooms without exits (no other stranding place).
+    stranded: Vec<bool>,
+    /// Stuck rooms outside each component with an unlocked route into it: the first
+    /// [`MAX_RELATED_ROOMS`] in file order.
+    related: Vec<Vec<NodeIndex>>,
+}
+
+impl Strands {
+    fn related_ids(&self, zone: &Zone, c: usize) -> Vec<String> {
+        self.related[c]
+            .iter()
+            .map(|&r| zone.graph[r].id.0.clone())
+            .collect()
+    }
+}
+
+/// [`Strands`] of a zone whose one entry reaches its one boss, or `None` when no room is stuck
+/// (the usual case, which costs one reverse search). Linear: one reverse search, one
+/// component search, and two passes over the components, merging lists of at most
+/// [`MAX_RELATED_ROOMS`] rooms per passage.
+fn stranding(zone: &Zone, reachable: &[bool], boss: NodeIndex) -> Option<Strands> {
     let g = &zone.graph;
     let safe = analysis::reach(zone, boss, Incoming, |_, e| !e.lock.is_locked());
-    for ix in g.node_indices() {
-        let i = ix.index();
-        if !reachable[i] || safe[i] || out_deg[i] == 0 {
+    let stuck: Vec<bool> = (0..g.node_count())
+        .map(|i| reachable[i] && !safe[i])
+        .collect();
+    if !stuck.contains(&true) {
+        return None;
+    }
+    let open = EdgeFiltered::from_fn(g, |e: petgraph::graph::EdgeReference<'_, zone::Edge>| {
+        !e.weight().lock.is_locked() && stuck[e.source().index()]
+    });
+    // Reverse topological order, iterative (see `analysis`); rooms that are not stuck are
+    // components of their own, dropped here.
+    let mut comps = petgraph::algo::kosaraju_scc(&open);
+    comps.retain(|c| c.first().is_some_and(|r| stuck[r.index()]));
+    comps.reverse();
+    let mut comp_of = vec![None; g.node_count()];
+    for (c, comp) in comps.iter_mut().enumerate() {
+        text::sort(comp);
+        for r in comp.iter() {
+            comp_of[r.index()] = Some(c);
+        }
+    }
+
+    // Later components first: whether a run from each can be stranded further on.
+    let k = comps.len();
+    let mut stranded = vec![false; k];
+    let mut leads_to_strand = vec![false; k];
+    for c in (0..k).rev() {
+        let (mut exits, mut locked_out, mut open_out, mut further) = (false, false, false, false);
+        for &r in &comps[c] {
+            for e in g.edges_directed(r, Outgoing) {
+                exits = true;
+                let to = comp_of[e.target().index()];
+                if to == Some(c) {
+                    continue;
+                }
+                if e.weight().lock.is_locked() {
+                    locked_out = true;
+                } else if let Some(d) = to {
+                    open_out = true;
+                    further |= stranded[d] || leads_to_strand[d];
+                }
+            }
+        }
+        leads_to_strand[c] = further;
+        stranded[c] = exits && !further && (locked_out || !open_out);
+    }
+
+    // Earlier components first: the stuck rooms that lead into each.
+    let mut related: Vec<Vec<NodeIndex>> = vec![Vec::new(); k];
+    for c in 0..k {
+        let upstream = merge_first(&comps[c], &related[c]);
+        for &r in &comps[c] {
+            for e in g.edges_directed(r, Outgoing) {
+                if e.weight().lock.is_locked() {
+                    continue;
+                }
+                if let Some(d) = comp_of[e.target().index()]
+                    && d != c
+                {
+                    related[d] = merge_first(&related[d], &upstream);
+                }
+            }
+        }
+    }
+    Some(Strands {
+        comp_of,
+        comps,
+        stranded,
+        related,
+    })
+}
+
+/// The first [`MAX_RELATED_ROOMS`] rooms of two lists in file order, without repeats.
+fn merge_first(a: &[NodeIndex], b: &[NodeIndex]) -> Vec<NodeIndex> {
+    let mut out = Vec::with_capacity(MAX_RELATED_ROOMS);
+    let (mut i, mut j) = (0, 0);
+    while out.len() < MAX_RELATED_ROOMS {
+        let next = match (a.get(i), b.get(j)) {
+            (Some(&x), Some(&y)) if x == y => {
+                i += 1;
+                j += 1;
+                x
+            }
+            (Some(&x), Some(&y)) if x < y => {
+                i += 1;
+                x
+            }
+            (_, Some(&y)) => {
+                j += 1;
+                y
+            }
+            (Some(&x), None) => {
+                i += 1;
+                x
+            }
+            (None, None) => break,
+        };
+        out.push(next);
+    }
+    out
+}
+
+/// One `soft_lock` per stranding place, at its first room in file order, naming the locked
+/// passages out of it, with the stuck rooms that lead into it as `related`.
+fn soft_locks(zone: &Zone, st: &Strands, out: &mut Vec<Diagnostic>) {
+    let g = &zone.graph;
+    for (c, comp) in st.comps.iter().enumerate() {
+        let Some(&first) = comp.first() else {
+            continue;
+        };
+        if !st.stranded[c] {
             continue;
         }
-        let id = &g[ix].id;
-        let all_locked = g
-            .edges_directed(ix, Outgoing)
-            .all(|e| e.weight().lock.is_locked());
-        let msg = if all_locked {
-            format!(
-                "every exit of room {id} is locked, so a run that fails the locks is stranded \
-                 there; add an unlocked passage toward the boss"
-            )
+        let mut locked: Vec<EdgeIndex> = Vec::new();
+        let (mut open_out, mut all_locked) = (false, true);
+        for &r in comp {
+            for e in g.edges_directed(r, Outgoing) {
+                let inside = st.comp_of[e.target().index()] == Some(c);
+                if !e.weight().lock.is_locked() {
+                    all_locked = false;
+                    open_out |= !inside;
+                } else if !inside {
+                    locked.push(e.id());
+                }
+            }
+        }
+        // Edge indices are file order.
+        text::sort(&mut locked);
+        let passages: Vec<String> = locked
+            .iter()
+            .map(|&e| {
+                format!(
+                    "{} → {}: {}",
+                    g[zone.source(e)].id,
+                    g[zone.target(e)].id,
+                    analysis::requirement(zone, &g[e].lock)
+                )
+            })
+            .collect();
+        let fails = if locked.len() == 1 {
+            "the lock"
         } else {
-            format!(
-                "from room {id} the boss can be reached only through locked passages, so a \
-                 failed check or a missing key strands the run; add an unlocked route toward \
-                 the boss"
-            )
+            "the locks"
         };
-        out.push(Diagnostic::new(Code::SoftLock, msg).at_node(id.0.clone()));
+        let id = &g[first].id;
+        let rooms = || {
+            let mut names: Vec<String> = comp
+                .iter()
+                .take(MAX_CYCLE_ROOMS_SHOWN)
+                .map(|&r| g[r].id.0.clone())
+                .collect();
+            if comp.len() > MAX_CYCLE_ROOMS_SHOWN {
+                names.push(format!("… ({} rooms)", comp.len()));
+            }
+            join_and(&names)
+        };
+        let msg = match (comp.len(), passages.is_empty(), open_out) {
+            // Closed: no way on at all, locked or not.
+            (1, true, _) => format!(
+                "every exit of room {id} leads back into it, so a run that enters it never \
+                 reaches the boss; add a passage toward the boss"
+            ),
+            (_, true, _) => format!(
+                "rooms {} lead only into each other, so a run that enters them never reaches \
+                 the boss; add a passage toward the boss",
+                rooms()
+            ),
+            (1, false, false) => format!(
+                "every {} room {id} is locked ({}), so a run that fails {fails} is stranded \
+                 there; add an unlocked passage toward the boss",
+                if all_locked { "exit of" } else { "way on from" },
+                passages.join(", ")
+            ),
+            (1, false, true) => format!(
+                "the only way{} on from room {id} {} locked ({}) and its unlocked exits lead \
+                 only to dead ends, so a run that fails {fails} ends short of the boss; add an \
+                 unlocked route toward the boss",
+                if locked.len() == 1 { "" } else { "s" },
+                if locked.len() == 1 { "is" } else { "are" },
+                passages.join(", ")
+            ),
+            (_, false, _) => format!(
+                "rooms {} lead only into each other{}, and their only way{} on {} locked ({}), so \
+                 a run that fails {fails} is stranded there; add an unlocked route toward the boss",
+                rooms(),
+                if open_out { " and to dead ends" } else { "" },
+                if locked.len() == 1 { "" } else { "s" },
+                if locked.len() == 1 { "is" } else { "are" },
+                passages.join(", ")
+            ),
+        };
+        out.push(
+            Diagnostic::new(Code::SoftLock, msg)
+                .at_node(id.0.clone())
+                .with_related(st.related_ids(zone, c)),
+        );
     }
 }
 

@@ -99,7 +99,8 @@ fn plural(n: usize) -> &'static str {
 }
 
 /// Writes one zone's findings, compiler style:
-/// `error[boss_unreachable]: message` / `  --> file (zone z), room z.boss`.
+/// `error[boss_unreachable]: message` / `  --> file (zone z), room z.boss`, then
+/// `  = reachable from: z.a, z.b` when the finding lists related rooms.
 pub fn write_findings(out: &mut String, c: &CheckedZone) {
     if let Some(e) = &c.parse_error {
         let _ = writeln!(out, "error[parse]: {}", e.message);
@@ -129,6 +130,9 @@ pub fn write_findings(out: &mut String, c: &CheckedZone) {
             let _ = write!(at, ", passage {} -> {}", e.from, e.to);
         }
         let _ = writeln!(out, "{at}");
+        if !d.related.is_empty() {
+            let _ = writeln!(out, "  = reachable from: {}", d.related.join(", "));
+        }
     }
 }
 

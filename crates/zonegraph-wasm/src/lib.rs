@@ -490,6 +490,12 @@ export interface Diagnostic {
   message: string;
   node?: string;
   edge?: { from: string; to: string };
+  /**
+   * Context, not findings of their own: for `soft_lock` and `dead_end`, the rooms from which a
+   * run that fails every lock can only end up here. File order, at most 16 (the core's
+   * `validate::MAX_RELATED_ROOMS`); absent when none.
+   */
+  related?: string[];
 }
 
 /** Why a zone file could not be read at all. */
