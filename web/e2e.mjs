@@ -23,31 +23,12 @@ const types = {
   ".css": "text/css", ".svg": "image/svg+xml", ".png": "image/png",
 };
 
-// A static host with the single-page fallback the server gives /run/{token}.
-// The server's run endpoint, for one fixed run: the Crypt, redacted for the player (the
-// undiscovered secret left out), waiting at the fork after a failed Perception roll.
-async function runFixture() {
-  const zone = JSON.parse(await readFile(join(root, "zones", "crypt_valdris.json"), "utf8"));
-  const secret = "crypt_valdris.secret_chamber";
-  zone.nodes = zone.nodes.filter((n) => n.node_id !== secret);
-  zone.edges = zone.edges.filter((e) => e.from_node !== secret && e.to_node !== secret);
-  const visited = ["crypt_valdris.entry", "crypt_valdris.corridor", "crypt_valdris.fork"];
-  return JSON.stringify({
-    zone,
-    run: {
-      run_id: "demo", zone_id: "crypt_valdris", current_node: "crypt_valdris.fork",
-      visited_nodes: visited, started_at: 0, last_action_at: 3,
-      pending_fork: {
-        at: "crypt_valdris.fork", created_at: 3,
-        options: [
-          { to_node: "crypt_valdris.main_hall", open: true, check: { lock: "none" } },
-          { to_node: "", open: false, check: { lock: "hidden", lock_kind: "perception_check" } },
-        ],
-      },
-    },
-    character: { level: 1, scores: { wis: 10 }, keys: [] },
-  });
-}
+// A static host with the single-page fallback the server gives /run/{token}, and the
+// server's run endpoint for one fixed run: web/fixtures/run-demo.json, the body of
+// `GET /api/runs/{token}` ({view, status}) for the Crypt waiting at its fork after a failed
+// Perception roll, written from the real core by zonegraph-web's test
+// `the_e2e_run_fixture_is_current` (ZONEGRAPH_BLESS=1 cargo test -p zonegraph-web).
+const runFixture = () => readFile(join(root, "web", "fixtures", "run-demo.json"), "utf8");
 
 const server = createServer(async (req, res) => {
   const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
@@ -156,12 +137,28 @@ await check("the player's run map follows GET /api/runs/{token}", async () => {
   await page.goto(base + "run/demo");
   await page.waitForSelector("g.room.current", { state: "attached" });
   assert(await page.getAttribute("g.room.current", "data-node") === "crypt_valdris.fork", "current room");
-  assert((await page.$$("g.room")).length === 7, "the secret is absent");
+  assert((await page.$$("g.room")).length === 7, "the undiscovered secret is absent");
   assert((await page.$$("g.room.visited")).length === 3, "three rooms visited");
   assert(await page.getAttribute("g.room.option.open", "data-node") === "crypt_valdris.main_hall", "option 1");
+  // The Side Chapel, behind the failed Perception check, is drawn as an unknown room.
+  assert((await page.$$("g.room.k-unknown")).length === 1, "one unknown room");
+  assert(await page.getAttribute("g.room.k-unknown", "aria-label") === "Unknown room", "its name");
+  assert((await page.textContent("g.room.k-unknown .label")) === "?", "drawn as ?");
   const prompt = await page.textContent(".prompt");
-  assert(prompt.includes("Branching Passage") && prompt.includes("!zone go"), prompt);
+  assert(prompt.includes("Branching Passage") && prompt.includes("!zone go") &&
+    prompt.includes("2. something (locked"), prompt);
+  // Nothing the player view does not hold: no DC, no hidden room's id or label.
+  const shown = await page.evaluate(() => [document.body.textContent,
+    ...[...document.querySelectorAll("[aria-label], [title]")].flatMap((e) =>
+      [e.getAttribute("aria-label"), e.getAttribute("title")])].join("\n"));
+  for (const bad of ["DC 12", "DC 15", "Side Chapel", "side_chapel", "Hidden Reliquary", "secret_chamber"]) {
+    assert(!shown.includes(bad), `the run page shows ${bad}`);
+  }
   await page.screenshot({ path: join(outDir, "run-map.png") });
+  // The unknown room's details, from the view only.
+  await page.click("g.room.k-unknown");
+  await page.waitForFunction(() => document.querySelector(".details")?.textContent.includes("unknown room"));
+  await page.screenshot({ path: join(outDir, "run-map-unknown.png") });
   const before = errors.length;
   await page.goto(base + "run/nope");
   await page.waitForSelector(".problem", { state: "attached" });

@@ -29,7 +29,8 @@ const WASM_GZIP_BUDGET: u64 = 80 * 1024;
 /// The hard limit `test` enforces until the budget is met or changed: today's size plus ~5 %,
 /// so a size regression fails the day it happens. Lower it as the module shrinks; raise it
 /// only on purpose (a new export), in the same commit, with the figures in the README.
-const WASM_GZIP_LIMIT: u64 = 210 * 1024;
+/// Raised from 210 KB for `command` (the bot's pipeline) and the new player view: 216.0 KB.
+const WASM_GZIP_LIMIT: u64 = 227 * 1024;
 
 mod matrix;
 mod web;

@@ -68,6 +68,21 @@ if (selftest) {
     }
     assert.equal(step.run?.outcome, "victory", `${file}: ${JSON.stringify(step.refusal)}`);
     assert.match(zg.renderMap(text, step.run), /Map of /);
+    // The player's view of the finished run: the path walked, no lock data anywhere.
+    const view = zg.playerView(text, step.run, character);
+    assert.equal(view.rooms.filter((r) => r.visit !== null).length, step.run.visited_nodes.length);
+    assert.ok(!JSON.stringify(view).includes('"dc"'), `${file}: a DC in the player view`);
+    // The same play through the bot's pipeline, as a chat bot embeds it: text in, replies out.
+    let player = { character, run: null };
+    let said = zg.command(sources.map((s) => s.zone), player, `!zone enter ${JSON.parse(text).zone_id}`,
+      now, `selftest-cmd:${file}`);
+    for (let i = 0; said.player.run && !said.player.run.outcome && i < 200; i++) {
+      const fork = said.player.run.pending_fork;
+      const typed = fork ? `go ${fork.options.findIndex((o) => o.open) + 1}` : "advance";
+      said = zg.command(text, said.player, typed, now + i, "unused", { syntax: "loose" });
+      assert.ok(said.replies.length > 0 && said.replies[0].text.length > 0, JSON.stringify(said));
+    }
+    assert.equal(said.player.run?.outcome, "victory", `${file}: command`);
   }
 }
 
@@ -90,6 +105,10 @@ if (selftest) {
     "share_payload_too_large");
   throwsCode(() => zg.decodeShareLink("z1:not*base64"), "share_base64");
   throwsCode(() => zg.decodeShareLink("z1:AAAA"), "share_corrupt");
+  throwsCode(() => zg.command("{", null, "!zone list", 0, "r"), "parse_error");
+  throwsCode(() => zg.command(sources[0].zone, null, 7, 0, "r"), "invalid_argument");
+  // Chat syntax by default: chatter is no command, and the reply says so.
+  assert.match(zg.command(sources[0].zone, null, "hello", 0, "r").replies[0].text, /not a command/);
   // After all those errors the module still works: nothing trapped.
   assert.equal(zg.checkZone(sources[0].zone).zone_id, JSON.parse(sources[0].zone).zone_id);
   console.log("selftest: ok");

@@ -6,7 +6,8 @@ import init, {
   type DiagnosticCode, type Severity, type ZonegraphError, type ZonegraphErrorCode,
   type VersionInfo, type ParseErrorInfo, layoutZone, renderMap, startRun, advance, choose,
   expire, status, forkPrompt, type Layout, type Step, type Run, type Event, type Reply,
-  type Character, type StatusReply, playerView,
+  type Character, type StatusReply, playerView, command, type PlayerView, type CommandResult,
+  type Player,
 } from "./zonegraph_wasm.js";
 
 const zone: ZoneFile = {
@@ -52,8 +53,9 @@ if (started.run) {
   const timedOut: Step = expire(zone, run, null, Date.now(), 300_000);
   const st: StatusReply = status(zone, run, character);
   const prompt: Reply | null = forkPrompt(zone, run);
-  const seen: Run = playerView(zone, run);
-  const seenNodes: string[] = seen.visited_nodes;
+  const seen: PlayerView = playerView(zone, run, character);
+  const seenLabels: (string | null)[] = seen.rooms.map((r) => r.label);
+  const roomTotal: number = playerView(zone, run).status.room_total;
   for (const e of next.events as Event[]) {
     if (e.event === "arrived") {
       const n: number = e.room_number;
@@ -64,6 +66,14 @@ if (started.run) {
     const why: string = next.refusal.reason.reason;
   }
 }
+
+// The bot's pipeline: one zone or several, a new player or the one the last call returned.
+const said: CommandResult = command(zone, null, "!zone enter t", Date.now(), "run-2");
+const player: Player = said.player;
+const next: CommandResult = command([zone, JSON.stringify(zone)], player, "go 1", Date.now(), "run-2",
+  { syntax: "loose", fork_timeout_ms: 60_000, run_link: "https://example.invalid/run/x" });
+const replyTexts: string[] = next.replies.map((r) => r.text);
+const runAfter: Run | null = next.player.run;
 
 function describe(e: unknown): string {
   const err = e as ZonegraphError;
@@ -89,6 +99,10 @@ const badEvent: Event = { event: "teleported", node: "x" };
 renderMap(zone, null, { colour: true });
 // @ts-expect-error rollD20 takes three strings
 rollD20("run-1", "t.a");
+// @ts-expect-error the syntax is "chat" or "loose"
+command(zone, null, "go 1", 0, "r", { syntax: "shout" });
+// @ts-expect-error a player view has no run id
+playerView(zone, started.run!).run_id;
 
-export const used = [firstPoint, designerMap, badEvent, init, initSync, fromText, all, parseError, zoneId, routes, chokes, chance, code, severity, edgeFrom, longest, d20, text,
+export const used = [replyTexts, runAfter, firstPoint, designerMap, badEvent, init, initSync, fromText, all, parseError, zoneId, routes, chokes, chance, code, severity, edgeFrom, longest, d20, text,
   prefix, describe, badKind, badFormat, badCode];

@@ -4,7 +4,9 @@
 //! fixture the browser tests compare against. `lib.rs` only converts in and out.
 
 use serde::Serialize;
-use zonegraph_core::engine::{self, Character, Event, Refusal, Run, Status};
+use zonegraph_core::bot::{self, Player};
+use zonegraph_core::command::Syntax;
+use zonegraph_core::engine::{self, Character, Event, PlayerView, Refusal, Run, Status};
 use zonegraph_core::{Reply, chat, format, narration, roll, share, zone};
 
 /// An error as JS sees it: an `Error` whose `message` is the core's message, with a stable
@@ -300,12 +302,96 @@ pub fn status(
     Ok(StatusReply { status, reply })
 }
 
-/// The run as its player may see it (what the viewer receives): rooms and checks the chat has
-/// not named are removed.
-pub fn player_view(zone_text: &str, run_json: &str) -> Result<Run, ApiError> {
-    let (zone, run, _) = engine_args(zone_text, Some(run_json), None)?;
+/// Everything the run's player may know of the zone ([`engine::player_view`], the one owner):
+/// what the run-map page draws and `!zone status` words. No lock data, no run id.
+pub fn player_view(
+    zone_text: &str,
+    run_json: &str,
+    character_json: Option<&str>,
+) -> Result<PlayerView, ApiError> {
+    let (zone, run, character) = engine_args(zone_text, Some(run_json), character_json)?;
     let run = run.ok_or_else(|| ApiError::new("internal", "run missing"))?;
-    Ok(engine::player_view(&zone, &run))
+    Ok(engine::player_view(&zone, &run, &character))
+}
+
+/// Options of [`command`]; `Default` is what a chat room wants.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandOptions {
+    /// `Chat` wants `!zone`/`!char`; `Loose` (a terminal, a playtest box) does not.
+    pub syntax: Syntax,
+    /// How long a fork waits before its first open option is taken.
+    pub fork_timeout_ms: i64,
+    /// The player's run-map link, named by `!zone map`.
+    pub run_link: Option<String>,
+}
+
+impl Default for CommandOptions {
+    fn default() -> Self {
+        CommandOptions {
+            syntax: Syntax::Chat,
+            fork_timeout_ms: engine::DEFAULT_FORK_TIMEOUT_MS,
+            run_link: None,
+        }
+    }
+}
+
+/// What one line of chat text did: the replies to send, in order, the events, and the
+/// player's state after it (to keep and pass to the next call).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CommandResult {
+    pub replies: Vec<Reply>,
+    pub events: Vec<Event>,
+    pub player: Player,
+}
+
+/// One line of a player's chat text through the bot's one pipeline ([`bot::handle`]): parse,
+/// apply a fork that timed out, answer. `zone_texts` are every zone the bot offers; the
+/// player is its character and run (JSON; a new player has neither); `run_id` is the id a
+/// run started by this text gets.
+pub fn command(
+    zone_texts: &[String],
+    character_json: Option<&str>,
+    run_json: Option<&str>,
+    text: &str,
+    now: i64,
+    run_id: &str,
+    options: &CommandOptions,
+) -> Result<CommandResult, ApiError> {
+    let zones = zone_texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            zone::load(t).map(|(z, _)| z).map_err(|e| {
+                let mut e = ApiError::from(e);
+                if zone_texts.len() > 1 {
+                    e.message = format!("zones[{i}]: {}", e.message);
+                }
+                e
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    // The player's two parts are read with the readers the step functions use already: a
+    // derived reader for `{character, run}` would add its own to the module.
+    let mut player = Player {
+        character: match character_json {
+            Some(c) => from_json(c, "player.character")?,
+            None => Character::default(),
+        },
+        run: run_json.map(|r| from_json(r, "player.run")).transpose()?,
+    };
+    let cx = bot::Context {
+        now,
+        new_run_id: run_id.to_string(),
+        run_link: options.run_link.clone(),
+        fork_timeout_ms: options.fork_timeout_ms,
+        syntax: options.syntax,
+    };
+    let out = bot::handle(&zones, &mut player, text, &cx);
+    Ok(CommandResult {
+        replies: out.replies,
+        events: out.events,
+        player,
+    })
 }
 
 /// The pending fork's prompt again, worded as when it was offered; `None` without a fork

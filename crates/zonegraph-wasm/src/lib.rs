@@ -187,15 +187,146 @@ pub fn status(
     to_js(&api::status(&text, &run, character.as_deref()).map_err(error)?)
 }
 
-/// The run as its player may see it, as the viewer receives it: undiscovered secrets and the
-/// numbers of failed checks removed.
-#[wasm_bindgen(js_name = playerView, unchecked_return_type = "Run")]
+/// Everything the run's player may know of the zone (the core's one player view): rooms
+/// (undiscovered secrets absent, rooms behind a failed Perception check without id, label or
+/// kind), passages with their lock kind and hint only, and `status`, the data behind
+/// `!zone status`. What the run-map page draws; no lock data, no run id.
+// Declared by hand in the TypeScript section: wasm-bindgen cannot mark `character` optional.
+#[wasm_bindgen(js_name = playerView, skip_typescript)]
 pub fn player_view(
     #[wasm_bindgen(unchecked_param_type = "string | ZoneFile")] zone: JsValue,
     #[wasm_bindgen(unchecked_param_type = "Run")] run: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Character | null")] character: Option<JsValue>,
 ) -> Result<JsValue, JsValue> {
-    let (text, run, _) = engine_in(&zone, &run, &JsValue::NULL, "playerView")?;
-    to_js(&api::player_view(&text, &run).map_err(error)?)
+    let character = character.unwrap_or(JsValue::UNDEFINED);
+    let (text, run, character) = engine_in(&zone, &run, &character, "playerView")?;
+    to_js(&api::player_view(&text, &run, character.as_deref()).map_err(error)?)
+}
+
+/// One line of a player's chat text through the bot's one command pipeline, as the chat bot
+/// runs it: parsed (`options.syntax`: `"chat"` wants `!zone`/`!char`, `"loose"` does not), a
+/// fork that timed out is taken first, then the command is answered. `zones` is the zone, or
+/// every zone the bot offers; `player` is `{character, run}` as the previous call returned it
+/// (null for a new player); `runId` is the id a run started by this text gets. Returns
+/// `{replies, events, player}`: keep `player` for the next call.
+// Declared by hand in the TypeScript section: wasm-bindgen cannot mark `options` optional.
+#[wasm_bindgen(skip_typescript)]
+pub fn command(
+    #[wasm_bindgen(unchecked_param_type = "string | ZoneFile | ReadonlyArray<string | ZoneFile>")]
+    zones: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Player | null")] player: JsValue,
+    text: JsValue,
+    now: f64,
+    #[wasm_bindgen(js_name = runId)] run_id: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "CommandOptions | null")] options: Option<JsValue>,
+) -> Result<JsValue, JsValue> {
+    let zone_texts = if js_sys::Array::is_array(&zones) {
+        js_sys::Array::from(&zones)
+            .iter()
+            .enumerate()
+            .map(|(i, z)| zone_text(&z, &format!("command: zones[{i}]")))
+            .collect::<Result<Vec<_>, _>>()?
+    } else {
+        vec![zone_text(&zones, "command: zones")?]
+    };
+    let (character, run) = player_parts(&player)?;
+    let string = |v: &JsValue, name: &str| {
+        v.as_string().ok_or_else(|| {
+            error(ApiError::new(
+                "invalid_argument",
+                format!("command: {name} must be a string"),
+            ))
+        })
+    };
+    let text = string(&text, "text")?;
+    let run_id = string(&run_id, "runId")?;
+    let now = time_arg(now, "command: now")?;
+    let options = command_options(options.as_ref().unwrap_or(&JsValue::UNDEFINED))?;
+    to_js(
+        &api::command(
+            &zone_texts,
+            character.as_deref(),
+            run.as_deref(),
+            &text,
+            now,
+            &run_id,
+            &options,
+        )
+        .map_err(error)?,
+    )
+}
+
+/// The fields of an options-like object: `None` for null/undefined, an error for anything
+/// but a plain object or for a key not in `known`. Read with `Reflect`, not serde: a derived
+/// reader per options type is kilobytes of wasm.
+fn fields(value: &JsValue, what: &str, known: &[&str]) -> Result<Option<js_sys::Object>, JsValue> {
+    if value.is_null() || value.is_undefined() {
+        return Ok(None);
+    }
+    let invalid = |msg: String| error(ApiError::new("invalid_argument", msg));
+    if !value.is_object() || value.is_function() || js_sys::Array::is_array(value) {
+        return Err(invalid(format!("{what} must be an object")));
+    }
+    let object = js_sys::Object::from(value.clone());
+    for key in js_sys::Object::keys(&object).iter() {
+        let key = key.as_string().unwrap_or_default();
+        if !known.contains(&key.as_str()) {
+            return Err(invalid(format!(
+                "{what}: unknown field `{key}`, expected one of {}",
+                known.join(", ")
+            )));
+        }
+    }
+    Ok(Some(object))
+}
+
+fn get(object: &js_sys::Object, key: &str) -> JsValue {
+    js_sys::Reflect::get(object, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// `{character, run}`: each as JSON, `None` when absent (a new player).
+type PlayerJson = (Option<String>, Option<String>);
+
+fn player_parts(player: &JsValue) -> Result<PlayerJson, JsValue> {
+    let Some(p) = fields(player, "command: player", &["character", "run"])? else {
+        return Ok((None, None));
+    };
+    Ok((
+        optional_json(&get(&p, "character"), "command: player.character")?,
+        optional_json(&get(&p, "run"), "command: player.run")?,
+    ))
+}
+
+fn command_options(options: &JsValue) -> Result<api::CommandOptions, JsValue> {
+    let what = "command: options";
+    let mut out = api::CommandOptions::default();
+    let Some(o) = fields(options, what, &["syntax", "fork_timeout_ms", "run_link"])? else {
+        return Ok(out);
+    };
+    let invalid = |msg: &str| error(ApiError::new("invalid_argument", format!("{what}.{msg}")));
+    let syntax = get(&o, "syntax");
+    if !syntax.is_undefined() && !syntax.is_null() {
+        out.syntax = match syntax.as_string().as_deref() {
+            Some("chat") => zonegraph_core::command::Syntax::Chat,
+            Some("loose") => zonegraph_core::command::Syntax::Loose,
+            _ => return Err(invalid("syntax must be \"chat\" or \"loose\"")),
+        };
+    }
+    let timeout = get(&o, "fork_timeout_ms");
+    if !timeout.is_undefined() && !timeout.is_null() {
+        let ms = timeout
+            .as_f64()
+            .ok_or_else(|| invalid("fork_timeout_ms must be a number"))?;
+        out.fork_timeout_ms = time_arg(ms, &format!("{what}.fork_timeout_ms"))?;
+    }
+    let link = get(&o, "run_link");
+    if !link.is_undefined() && !link.is_null() {
+        out.run_link = Some(
+            link.as_string()
+                .ok_or_else(|| invalid("run_link must be a string"))?,
+        );
+    }
+    Ok(out)
 }
 
 /// The pending fork's prompt, worded as the bot offered it; null when no fork waits.
@@ -635,14 +766,14 @@ export type Check =
   | { lock: "key_required"; key_id: string; held: boolean }
   | { lock: "level_min"; min_level: number; level: number }
   | { lock: "region_clear"; region_id: string; cleared: boolean }
-  | { lock: "invalid"; lock_kind: LockKind }
-  | { lock: "hidden"; lock_kind: LockKind };
+  | { lock: "invalid"; lock_kind: LockKind };
 
 /** A fork waiting for the player; option `n` is `options[n - 1]`. */
 export interface PendingFork {
   at: string;
   created_at: number;
-  options: { to_node: string; open: boolean; check: Check }[];
+  /** `revealed`: a refused `!zone go` told the player this option's roll or requirement. */
+  options: { to_node: string; open: boolean; check: Check; revealed?: boolean }[];
 }
 
 /** One run through one zone, as the core serialises it (and the server stores it). */
@@ -658,6 +789,8 @@ export interface Run {
   harvested?: Record<string, string>;
   keys_granted?: string[];
   revealed_secrets?: string[];
+  /** Perception passages `[from, to]` whose check the run failed. */
+  missed_passages?: [string, string][];
   started_at: number;
   last_action_at: number;
   completed_at?: number | null;
@@ -690,6 +823,8 @@ export interface ExitView {
   lock: LockKind;
   /** The hint (or a generic teaser) of a lock that failed or was not tested yet. */
   teaser: string | null;
+  /** The frozen roll or requirement, once a refused `!zone go` has told the player. */
+  revealed?: LockReason;
 }
 
 /** Everything that happens, in order. */
@@ -752,20 +887,116 @@ export interface Step {
 
 /** What `!zone status` shows. */
 export interface Status {
-  run_id: string;
   zone_id: string;
   zone_name: string;
   node: string;
   label: string;
   kind: NodeKind | null;
+  /** The current region's name, in a multi-region zone. */
   region: string | null;
+  /** X of "Room X of Y": rooms the run has reached. */
   room_number: number;
+  /** Y: rooms on the longest entry-to-boss route through rooms the player may know. */
   room_total: number;
   phase: { phase: "in_room" } | { phase: "fork" } | { phase: "waiting" } | { phase: "over"; outcome: Outcome };
   exits: ExitView[];
   fork_created_at: number | null;
+  /** Keys held: the character's and those granted in this run. */
   keys: string[];
 }
+
+/** A region as the player may know it. */
+export interface RegionView {
+  region_id: string;
+  name: string;
+}
+
+/** A room on the player's map. An unknown room (behind a failed Perception check) has no id,
+ * label or kind. */
+export interface RoomView {
+  id: string | null;
+  label: string | null;
+  kind: NodeKind | null;
+  /** `""` in a single-region zone, and for an unknown room. */
+  region_id: string;
+  is_entry: boolean;
+  is_boss: boolean;
+  /** The designer's layout hint: `[column, row]`. */
+  pos: [number, number] | null;
+  /** Position in the visited path (1-based), when the run reached the room. */
+  visit: number | null;
+  current: boolean;
+  /** Its menu number when the pending fork names it as an option. */
+  option: number | null;
+}
+
+/** A passage on the player's map: its lock kind and hint, never the lock's data. */
+export interface PassageView {
+  /** Indices into `PlayerView.rooms`. */
+  from: number;
+  to: number;
+  lock: LockKind;
+  hint: string;
+  /** The run walked it. */
+  walked: boolean;
+  /** Its menu number at the pending fork, when the menu names where it leads. */
+  option: number | null;
+}
+
+/** Everything a player may know of a zone during a run (`playerView`): what the run-map page
+ * draws. Undiscovered secrets are absent; no lock data, no run id. */
+export interface PlayerView {
+  zone_id: string;
+  zone_name: string;
+  tier: number;
+  regions: RegionView[];
+  /** Rooms on the player's map, in the zone file's order. */
+  rooms: RoomView[];
+  /** Passages between rooms on the map, in the zone file's order. */
+  passages: PassageView[];
+  /** `!zone status` as data. */
+  status: Status;
+}
+
+/** What the bot keeps per player: pass what `command` returned to the next call. */
+export interface Player {
+  character?: Character;
+  /** The active run, or the last one. */
+  run?: Run | null;
+}
+
+/** `command` options; each has a default. */
+export interface CommandOptions {
+  /** `"chat"` (default): only `!zone …`/`!char …` are commands. `"loose"`: the `!` and the
+   * `!zone` prefix are optional (`go 2`, `status`), as in a terminal. */
+  syntax?: "chat" | "loose";
+  /** How long a fork waits before its first open option is taken (default six hours). */
+  fork_timeout_ms?: number;
+  /** The player's run-map link, named by `!zone map`. */
+  run_link?: string;
+}
+
+/** What one line of chat text did. */
+export interface CommandResult {
+  /** The replies to send, in order (a "picked for you" notice first). */
+  replies: Reply[];
+  events: Event[];
+  /** The player's state after the command: keep it and pass it to the next call. */
+  player: { character: Character; run: Run | null };
+}
+
+/** Everything the run's player may know of the zone. */
+export function playerView(zone: string | ZoneFile, run: Run, character?: Character | null): PlayerView;
+
+/** One line of a player's chat text through the bot's command pipeline. */
+export function command(
+  zones: string | ZoneFile | ReadonlyArray<string | ZoneFile>,
+  player: Player | null,
+  text: string,
+  now: number,
+  runId: string,
+  options?: CommandOptions | null,
+): CommandResult;
 
 export interface StatusReply {
   status: Status;

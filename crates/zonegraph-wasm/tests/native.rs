@@ -210,6 +210,7 @@ fn fixture() -> Value {
     }
 
     let runs = scripted_runs(&all_zone_texts);
+    let commands = scripted_commands(&all_zone_texts);
 
     json!({
         "comment": "written by crates/zonegraph-wasm/tests/native.rs; ZONEGRAPH_BLESS=1 cargo test -p zonegraph-wasm --test native",
@@ -219,6 +220,7 @@ fn fixture() -> Value {
         "check_mixed": check_mixed,
         "rolls": rolls,
         "runs": runs,
+        "commands": commands,
         "links": bad_links,
         "max_payload": zonegraph_core::share::MAX_PAYLOAD,
     })
@@ -256,7 +258,7 @@ fn scripted_runs(zones: &[(String, String)]) -> Vec<Value> {
                 "status": outcome(api::status(text, &rj, Some(&ch))),
                 "forkPrompt": outcome(api::fork_prompt(text, &rj)),
                 "renderMap": outcome(api::render_map(text, Some(&rj), None)),
-                "playerView": outcome(api::player_view(text, &rj)),
+                "playerView": outcome(api::player_view(text, &rj, Some(&ch))),
             }}));
             let step = if let Some(fork) = run.pending_fork.clone() {
                 if !waited {
@@ -309,6 +311,107 @@ fn scripted_runs(zones: &[(String, String)]) -> Vec<Value> {
         assert!(run.is_over(), "{name}: the scripted run did not end");
     }
     calls
+}
+
+/// Chat transcripts through `command` (the bot's one pipeline), each call with its inputs and
+/// output, so the browser test can replay them: the Crypt in chat syntax with every zone
+/// offered (chatter that is no command, `!char`, a locked option, `!zone map` with a link, a
+/// fork left past the timeout), and a zone played to its end in loose syntax.
+fn scripted_commands(zones: &[(String, String)]) -> Vec<Value> {
+    let names: Vec<&str> = zones.iter().map(|(n, _)| n.as_str()).collect();
+    let texts: Vec<String> = zones.iter().map(|(_, t)| t.clone()).collect();
+    let mut calls = Vec::new();
+    let mut record =
+        |zone_names: Vec<&str>, player: &Value, text: &str, now: i64, options: &Value| -> Value {
+            let zone_texts: Vec<String> = zone_names
+                .iter()
+                .filter_map(|n| names.iter().position(|m| m == n).map(|i| texts[i].clone()))
+                .collect();
+            let part = |k: &str| {
+                Some(&player[k])
+                    .filter(|v| !v.is_null())
+                    .map(Value::to_string)
+            };
+            let out = api::command(
+                &zone_texts,
+                part("character").as_deref(),
+                part("run").as_deref(),
+                text,
+                now,
+                "cmd-run",
+                &options_of(options),
+            );
+            let next = out
+                .as_ref()
+                .ok()
+                .map(|o| serde_json::to_value(&o.player).expect("player serialises"))
+                .unwrap_or_else(|| player.clone());
+            calls.push(
+                json!({"zones": zone_names, "player": player, "text": text, "now": now,
+            "run_id": "cmd-run", "options": options, "output": outcome(out)}),
+            );
+            next
+        };
+    let t0: i64 = 1_700_000_000_000;
+    // The Crypt, in a chat room that offers every zone.
+    let short_fork = json!({"fork_timeout_ms": 60_000, "run_link": "https://x.invalid/run/t"});
+    let mut player = Value::Null;
+    for (i, text) in [
+        "hello there",
+        "!zone list",
+        "!char wis 8",
+        "!zone enter Crypt of Valdris",
+        "!zone advance",
+        "!zone advance",
+        "!zone go 2",
+        "!zone status",
+        "!zone map",
+        "!zone advance",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        // The last command comes two minutes after the fork: past the one-minute timeout.
+        let now = t0 + 1_000 * i as i64 + if i == 9 { 120_000 } else { 0 };
+        player = record(names.clone(), &player, text, now, &short_fork);
+    }
+    // A zone played to its end in loose syntax, the first open option at every fork.
+    let loose = json!({"syntax": "loose"});
+    let zone = "zones/sunless_deep.json";
+    let mut player = json!({"character": {"level": 20, "scores": {"wis": 20}}, "run": null});
+    let mut text = "enter sunless_deep".to_string();
+    for step in 0..60 {
+        player = record(vec![zone], &player, &text, t0 + step, &loose);
+        let run = &player["run"];
+        if !run["outcome"].is_null() {
+            break;
+        }
+        text = match run["pending_fork"]["options"].as_array() {
+            Some(options) => options
+                .iter()
+                .position(|o| o["open"] == true)
+                .map_or("status".to_string(), |i| (i + 1).to_string()),
+            None => "advance".to_string(),
+        };
+    }
+    assert_eq!(
+        player["run"]["outcome"], "victory",
+        "the loose transcript ends"
+    );
+    calls
+}
+
+/// `command`'s options from their JSON, as the wasm export reads the JS object.
+fn options_of(v: &Value) -> api::CommandOptions {
+    let mut o = api::CommandOptions::default();
+    if v["syntax"] == "loose" {
+        o.syntax = zonegraph_core::command::Syntax::Loose;
+    }
+    if let Some(ms) = v["fork_timeout_ms"].as_i64() {
+        o.fork_timeout_ms = ms;
+    }
+    o.run_link = v["run_link"].as_str().map(str::to_string);
+    o
 }
 
 // The test builds a deflate bomb and a raw stream for the fixture; the core keeps its helpers

@@ -327,10 +327,10 @@ fn run_engine_replays_the_native_runs() {
                 let map = zonegraph_wasm::render_map(zone.clone(), Some(run.clone()), None)
                     .map(JsValue::from);
                 let views = serde_json::json!({
-                    "status": outcome(zonegraph_wasm::status(zone.clone(), run.clone(), character)),
+                    "status": outcome(zonegraph_wasm::status(zone.clone(), run.clone(), character.clone())),
                     "forkPrompt": outcome(zonegraph_wasm::fork_prompt(zone.clone(), run.clone())),
                     "renderMap": outcome(map),
-                    "playerView": outcome(zonegraph_wasm::player_view(zone, run)),
+                    "playerView": outcome(zonegraph_wasm::player_view(zone, run, Some(character.clone()))),
                 });
                 assert_eq!(
                     numbers_as_f64(views),
@@ -350,6 +350,45 @@ fn run_engine_replays_the_native_runs() {
 }
 
 #[wasm_bindgen_test]
+fn command_replays_the_native_transcripts() {
+    let f = fixture();
+    let zone_text = |name: &str| {
+        f["zones"]
+            .as_array()
+            .expect("zones")
+            .iter()
+            .find(|z| z["name"] == name)
+            .map(|z| JsValue::from_str(s(&z["input"])))
+            .expect("zone of the transcript is in the fixture")
+    };
+    let calls = f["commands"].as_array().expect("commands");
+    assert!(calls.len() > 10, "the fixture has transcripts");
+    for (i, c) in calls.iter().enumerate() {
+        let names = c["zones"].as_array().expect("zone names");
+        // One zone is passed as itself, several as an array: both forms are tested.
+        let zones = if names.len() == 1 {
+            zone_text(s(&names[0]))
+        } else {
+            let arr = js_sys::Array::new();
+            for n in names {
+                arr.push(&zone_text(s(n)));
+            }
+            arr.into()
+        };
+        let options = (!c["options"].is_null()).then(|| js_of(&c["options"]));
+        let got = zonegraph_wasm::command(
+            zones,
+            js_of(&c["player"]),
+            JsValue::from_str(s(&c["text"])),
+            c["now"].as_f64().expect("now"),
+            JsValue::from_str(s(&c["run_id"])),
+            options,
+        );
+        assert_eq!(outcome(got), c["output"], "command {i}: {}", s(&c["text"]));
+    }
+}
+
+#[wasm_bindgen_test]
 fn engine_arguments_are_checked() {
     let zone = JsValue::from_str(s(&fixture()["zones"][0]["input"]));
     let e = error_json(
@@ -364,7 +403,34 @@ fn engine_arguments_are_checked() {
     assert_eq!(e["code"], "invalid_argument");
     assert!(s(&e["message"]).starts_with("run: invalid type"), "{e}");
     let e = error_json(
-        &zonegraph_wasm::start_run(zone, "r".into(), JsValue::NULL, f64::NAN).expect_err("NaN"),
+        &zonegraph_wasm::start_run(zone.clone(), "r".into(), JsValue::NULL, f64::NAN)
+            .expect_err("NaN"),
     );
     assert_eq!(e["code"], "invalid_argument");
+    // command: a text that is no string, a player that is no object, unknown options.
+    let bad = |player: JsValue, text: JsValue, options: Option<JsValue>| {
+        let e = zonegraph_wasm::command(zone.clone(), player, text, 0.0, "r".into(), options)
+            .expect_err("bad argument");
+        error_json(&e)
+    };
+    let e = bad(JsValue::NULL, JsValue::from(3), None);
+    assert_eq!(e["code"], "invalid_argument", "{e}");
+    let e = bad(JsValue::from_str("p"), "!zone list".into(), None);
+    assert_eq!(e["code"], "invalid_argument", "{e}");
+    let options = js_sys::JSON::parse(r#"{"syntax": "shout"}"#).expect("json");
+    let e = bad(JsValue::NULL, "!zone list".into(), Some(options));
+    assert_eq!(e["code"], "invalid_argument", "{e}");
+    assert_eq!(
+        s(&e["message"]),
+        "command: options.syntax must be \"chat\" or \"loose\""
+    );
+    let options = js_sys::JSON::parse(r#"{"sintax": "chat"}"#).expect("json");
+    let e = bad(JsValue::NULL, "!zone list".into(), Some(options));
+    assert!(s(&e["message"]).contains("unknown field `sintax`"), "{e}");
+    let player = js_sys::JSON::parse(r#"{"character": {"level": "x"}}"#).expect("json");
+    let e = bad(player, "!char".into(), None);
+    assert!(
+        s(&e["message"]).starts_with("player.character: invalid type"),
+        "{e}"
+    );
 }

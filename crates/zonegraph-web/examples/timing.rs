@@ -16,12 +16,7 @@ fn main() {
         let generated = t.elapsed();
         assert_eq!(g.zone.graph.node_count(), l.zone.graph.node_count());
         let t = Instant::now();
-        let m = zonegraph_web::model::build(
-            &l.zone,
-            &l.layout,
-            None,
-            zonegraph_web::model::Audience::Designer,
-        );
+        let m = zonegraph_web::model::build(&l.zone, &l.layout, None);
         let model = t.elapsed();
         let t = Instant::now();
         let _ = zonegraph_core::analysis::stats(&l.zone);

@@ -9,8 +9,7 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use zonegraph_core::analysis::LockStats;
 use zonegraph_core::bot::{self, Player};
-use zonegraph_core::chat;
-use zonegraph_core::command;
+use zonegraph_core::command::Syntax;
 use zonegraph_core::diagnostic::{Diagnostic, Severity};
 use zonegraph_core::engine::{self, Character, Run};
 use zonegraph_core::zone::Ability;
@@ -18,8 +17,8 @@ use zonegraph_core::zone::Ability;
 use crate::browser;
 use crate::doc::{self, Loaded};
 use crate::map::{MapView, Sel};
-use crate::model::{self, Audience, num};
-use crate::share;
+use crate::model::{self, num};
+use crate::{player, share};
 
 /// Where the app is, from the URL.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -319,7 +318,7 @@ fn Gallery() -> impl IntoView {
 
 /// A tiny static drawing of a zone for its gallery card.
 fn thumbnail(l: &Loaded) -> impl IntoView + use<> {
-    let m = model::build(&l.zone, &l.layout, None, Audience::Designer);
+    let m = model::build(&l.zone, &l.layout, None);
     let paths = m
         .passages
         .iter()
@@ -330,7 +329,7 @@ fn thumbnail(l: &Loaded) -> impl IntoView + use<> {
         .iter()
         .map(|r| {
             view! {
-                <rect class=crate::map::kind_class(r.kind) x=model::num(r.x - model::BOX_W / 2.0)
+                <rect class=crate::map::room_class(r.kind) x=model::num(r.x - model::BOX_W / 2.0)
                     y=model::num(r.y - model::BOX_H / 2.0) width="184" height="56" rx="14"></rect>
             }
         })
@@ -372,26 +371,21 @@ pub struct Playtest {
 }
 
 impl Playtest {
-    /// Runs one command through [`bot::handle`], exactly as the chat bot would.
+    /// Runs one line of text through the bot's command pipeline ([`bot::handle`]), exactly
+    /// as the chat bot would, in the loose syntax of a playtest box (`go 2`, `status`).
     pub fn command(&mut self, zone: &zonegraph_core::Zone, text: &str, run_id: &str) {
-        let replies = match command::parse_loose(text) {
-            Ok(cmd) => {
-                self.history.push(self.player.clone());
-                let cx = bot::Context {
-                    // The core takes the clock from its caller; steps keep playtests repeatable.
-                    now: 1_000 * (self.log.len() as i64 + 1),
-                    new_run_id: run_id.to_string(),
-                    run_link: None,
-                    fork_timeout_ms: i64::MAX,
-                };
-                bot::handle(std::slice::from_ref(zone), &mut self.player, &cmd, &cx)
-            }
-            Err(e) => {
-                self.history.push(self.player.clone());
-                vec![chat::command_error(&e)]
-            }
+        self.history.push(self.player.clone());
+        let cx = bot::Context {
+            // The core takes the clock from its caller; steps keep playtests repeatable.
+            now: 1_000 * (self.log.len() as i64 + 1),
+            new_run_id: run_id.to_string(),
+            run_link: None,
+            // A playtest waits at a fork as long as the designer likes.
+            fork_timeout_ms: i64::MAX,
+            syntax: Syntax::Loose,
         };
-        let text_out: Vec<String> = replies.into_iter().map(|r| r.text).collect();
+        let out = bot::handle(std::slice::from_ref(zone), &mut self.player, text, &cx);
+        let text_out: Vec<String> = out.replies.into_iter().map(|r| r.text).collect();
         self.log.push((text.to_string(), text_out.join("\n\n")));
     }
 
@@ -421,13 +415,25 @@ fn Designer(loaded: Arc<Loaded>, shared: bool) -> impl IntoView {
     let share_link = RwSignal::new(None::<Result<String, String>>);
 
     let run = Signal::derive(move || play.with(|p| p.run().cloned()));
-    let audience = Signal::derive(move || {
-        if as_player.get() {
-            Audience::Player
-        } else {
-            Audience::Designer
-        }
-    });
+    // "View as player": the core's player view of the playtest (the one owner of what a
+    // player may see); the map and the details panel then draw from it alone.
+    let seen = {
+        let zone = zone.clone();
+        Memo::new(move |_| {
+            as_player.get().then(|| {
+                play.with(|p| Arc::new(player::preview(&zone, p.run(), &p.player.character)))
+            })
+        })
+    };
+    let map_model = {
+        let (zone, layout) = (zone.clone(), layout.clone());
+        Memo::new(move |_| {
+            Arc::new(match seen.get() {
+                Some(view) => model::build_player(&view),
+                None => model::build(&zone, &layout, run.get().as_ref()),
+            })
+        })
+    };
     let exec = {
         let zone = zone.clone();
         move |text: String| {
@@ -473,17 +479,12 @@ fn Designer(loaded: Arc<Loaded>, shared: bool) -> impl IntoView {
         move || {
             let sel = selection.get();
             let r = run.get();
-            let rows = match &sel {
-                Some(Sel::Room(id)) => model::room_details(&zone, r.as_ref(), id),
-                Some(Sel::Passage(i)) => {
-                    let shown = if as_player.get() {
-                        r.as_ref().map(|r| engine::player_view(&zone, r))
-                    } else {
-                        r.clone()
-                    };
-                    model::passage_details(&zone, shown.as_ref(), *i)
-                }
-                None => Vec::new(),
+            let rows = match (&sel, seen.get()) {
+                (Some(Sel::Room(id)), Some(view)) => player::room_details(&view, id),
+                (Some(Sel::Passage(i)), Some(view)) => player::passage_details(&view, *i),
+                (Some(Sel::Room(id)), None) => model::room_details(&zone, r.as_ref(), id),
+                (Some(Sel::Passage(i)), None) => model::passage_details(&zone, r.as_ref(), *i),
+                (None, _) => Vec::new(),
             };
             details_view(rows, sel.is_some())
         }
@@ -522,7 +523,11 @@ fn Designer(loaded: Arc<Loaded>, shared: bool) -> impl IntoView {
                     <span class="spacer"></span>
                     <label class="toggle">
                         <input type="checkbox" prop:checked=move || as_player.get()
-                            on:change=move |e| as_player.set(event_target_checked(&e))/>
+                            on:change=move |e| {
+                                // Passages are numbered differently on the two maps.
+                                selection.set(None);
+                                as_player.set(event_target_checked(&e));
+                            }/>
                         "View as player"
                     </label>
                     <button class="primary" on:click=share>"Share"</button>
@@ -539,7 +544,7 @@ fn Designer(loaded: Arc<Loaded>, shared: bool) -> impl IntoView {
                     }.into_any(),
                     Err(e) => view! { <div class="share-box error" role="alert">{e}</div> }.into_any(),
                 })}
-                <MapView zone=zone.clone() layout=layout.clone() run=run audience=audience
+                <MapView model=map_model zone_name=z.name.clone() file_stem=z.id.clone()
                     selection=selection on_option=on_option/>
             </section>
             <aside class="side">
@@ -932,7 +937,8 @@ fn lock_chart(l: &Loaded, lock: &LockStats) -> impl IntoView + use<> {
 /// How often the run page asks the server again.
 pub const POLL: Duration = Duration::from_secs(10);
 
-/// The player's run map: read-only, refreshed while the page is open.
+/// The player's run map: read-only, refreshed while the page is open. Everything on it comes
+/// from the server's player view and status words; the page never sees the zone file.
 #[component]
 fn RunPage(token: String) -> impl IntoView {
     let state = RwSignal::new(None::<Result<Arc<doc::RunPayload>, String>>);
@@ -953,7 +959,7 @@ fn RunPage(token: String) -> impl IntoView {
                 match (&result, state.get_untracked()) {
                     (Err(e), Some(Ok(_))) => updated.set(format!("refresh failed: {e}")),
                     _ => {
-                        let same = matches!((&result, state.get_untracked()), (Ok(a), Some(Ok(b))) if a.run == b.run);
+                        let same = matches!((&result, state.get_untracked()), (Ok(a), Some(Ok(b))) if a == &b);
                         if !same {
                             state.set(Some(result));
                         }
@@ -978,27 +984,13 @@ fn RunPage(token: String) -> impl IntoView {
                 .into_any()
         }
         Some(Ok(p)) => {
-            let zone = Arc::new(p.loaded.zone.clone());
-            let layout = Arc::new(p.loaded.layout.clone());
-            let run = p.run.clone();
-            let prompt = chat::status(&engine::status(&zone, &run, &p.character)).text;
+            let map_model = Arc::new(model::build_player(&p.view));
             let details = {
-                let zone = zone.clone();
-                let run = engine::player_view(&zone, &p.run);
+                let p = p.clone();
                 move || {
                     let rows = match selection.get() {
-                        Some(Sel::Room(id)) => model::room_details(&zone, Some(&run), &id)
-                            .into_iter()
-                            .filter(|(k, _)| {
-                                matches!(*k, "Room" | "Kind" | "Region" | "Run" | "Exit")
-                            })
-                            .collect(),
-                        Some(Sel::Passage(i)) => model::passage_details(&zone, Some(&run), i)
-                            .into_iter()
-                            .filter(|(k, _)| {
-                                matches!(*k, "From" | "To" | "Lock" | "Hint" | "This run" | "Menu")
-                            })
-                            .collect(),
+                        Some(Sel::Room(key)) => player::room_details(&p.view, &key),
+                        Some(Sel::Passage(i)) => player::passage_details(&p.view, i),
                         None => Vec::new(),
                     };
                     details_view(rows, selection.get().is_some())
@@ -1009,17 +1001,18 @@ fn RunPage(token: String) -> impl IntoView {
                     <section class="map-pane">
                         <div class="zone-head">
                             <div>
-                                <h1>{zone.name.clone()}</h1>
+                                <h1>{p.view.zone_name.clone()}</h1>
                                 <p class="meta">{move || format!("Your run · read-only · {}", updated.get())}</p>
                             </div>
                         </div>
-                        <MapView zone=zone.clone() layout=layout run=Signal::derive(move || Some(run.clone()))
-                            audience=Signal::derive(|| Audience::Player) selection=selection/>
+                        <MapView model=Signal::derive(move || map_model.clone())
+                            zone_name=p.view.zone_name.clone() file_stem=p.view.zone_id.clone()
+                            selection=selection/>
                     </section>
                     <aside class="side">
                         <section class="details" aria-live="polite">{details}</section>
                         <h2>"In the chat"</h2>
-                        <pre class="reply prompt">{prompt}</pre>
+                        <pre class="reply prompt">{p.status.clone()}</pre>
                     </aside>
                 </div>
             }

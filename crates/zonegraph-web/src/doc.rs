@@ -2,9 +2,8 @@
 //! payload of `GET /api/runs/{token}`. Pure, so it is tested natively.
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use zonegraph_core::diagnostic::{self, Diagnostic};
-use zonegraph_core::engine::{Character, Run};
+use zonegraph_core::engine::PlayerView;
 use zonegraph_core::format::ZoneFile;
 use zonegraph_core::layout::{self, Layout};
 use zonegraph_core::validate::{self, CheckOptions, check_sources_with};
@@ -87,46 +86,41 @@ pub fn load_shipped_zone(id: &str) -> Option<Result<Loaded, String>> {
         .map(|(_, l)| l)
 }
 
-/// `GET /api/runs/{token}`: the zone as this player may see it, the run, the character.
-#[derive(Clone, Debug)]
+/// `GET /api/runs/{token}`: everything the player may know of the run (the core's player
+/// view, the one owner of that decision) and the chat's `!zone status` words for it. No zone
+/// file: the run page draws from the view alone.
+#[derive(Clone, Debug, PartialEq)]
 pub struct RunPayload {
-    pub loaded: Loaded,
-    pub run: Run,
-    pub character: Character,
+    pub view: PlayerView,
+    /// `!zone status` as the chat words it, plain text.
+    pub status: String,
 }
 
 #[derive(Deserialize)]
-struct Wire<'a> {
-    /// Kept as text: the zone reader parses it (and says where it is wrong).
-    #[serde(borrow)]
-    zone: &'a RawValue,
-    run: Run,
-    #[serde(default)]
-    character: Character,
+struct Wire {
+    view: PlayerView,
+    status: WireReply,
+}
+
+/// A chat reply as the server sends it; the page shows the text.
+#[derive(Deserialize)]
+struct WireReply {
+    text: String,
 }
 
 /// Reads the run endpoint's JSON body.
 pub fn parse_run_payload(body: &str) -> Result<RunPayload, String> {
     let wire: Wire =
         serde_json::from_str(body).map_err(|e| format!("the server's answer is not a run: {e}"))?;
-    let loaded = load("run", wire.zone.get()).map_err(|e| format!("the run's zone: {e}"))?;
-    if wire.run.zone_id != loaded.zone.id {
-        return Err(format!(
-            "the run is in zone {}, but the server sent zone {}",
-            wire.run.zone_id, loaded.zone.id
-        ));
-    }
     Ok(RunPayload {
-        loaded,
-        run: wire.run,
-        character: wire.character,
+        view: wire.view,
+        status: wire.status.text,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use zonegraph_core::engine;
     use zonegraph_core::validate::check_sources;
 
     #[test]
@@ -185,18 +179,36 @@ mod tests {
 
     #[test]
     fn run_payload_round_trips() {
-        let (_, text) = crate::zones::shipped("crypt_valdris").expect("shipped");
-        let l = load("c", text).expect("loads");
-        let c = Character::default();
-        let (run, _) = engine::start(&l.zone, "r1", &c, 0).expect("starts");
-        let body = serde_json::json!({
-            "zone": serde_json::from_str::<serde_json::Value>(text).expect("json"),
-            "run": run,
-            "character": {"level": 2, "scores": {"wis": 14}, "keys": []},
-        });
-        let p = parse_run_payload(&body.to_string()).expect("parses");
-        assert_eq!(p.character.level, 2);
-        assert_eq!(p.run, run);
+        let s = &crate::scenarios::fixed()[0];
+        let p = parse_run_payload(&s.payload()).expect("parses");
+        assert_eq!(p.view, s.view());
+        assert!(p.status.contains("!zone go"), "{}", p.status);
         assert!(parse_run_payload("{}").is_err());
+        // The old shape (a zone file and a run) is refused, not half-read.
+        assert!(parse_run_payload(r#"{"zone": {}, "run": {}}"#).is_err());
+    }
+
+    /// `web/fixtures/run-demo.json`, what the end-to-end test serves as
+    /// `GET /api/runs/demo`: the Crypt at its fork after a failed Perception check, made from
+    /// the real core. `ZONEGRAPH_BLESS=1 cargo test -p zonegraph-web` rewrites it.
+    #[test]
+    fn the_e2e_run_fixture_is_current() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../web/fixtures/run-demo.json");
+        let s = &crate::scenarios::fixed()[0];
+        let value: serde_json::Value = serde_json::from_str(&s.payload()).expect("json");
+        let mut generated = serde_json::to_string_pretty(&value).expect("json");
+        generated.push('\n');
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        if committed != generated {
+            if std::env::var_os("ZONEGRAPH_BLESS").is_some() {
+                std::fs::write(&path, &generated).expect("write the fixture");
+            } else {
+                panic!(
+                    "web/fixtures/run-demo.json is out of date (the core's player view \
+                     changed): run `ZONEGRAPH_BLESS=1 cargo test -p zonegraph-web` and commit it"
+                );
+            }
+        }
     }
 }

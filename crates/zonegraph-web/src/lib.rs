@@ -1,14 +1,18 @@
 //! zonegraph-web: the map viewer, a Leptos single-page app built by Trunk (`web/index.html`).
 //!
-//! It uses zonegraph-core directly — layout, validation, analysis, the engine and the bot's
-//! words — so a playtest here says exactly what the chat bot says. Pure parts (`model`,
-//! `doc`, `share`) are tested natively; the components in headless Chromium.
+//! It uses zonegraph-core directly — layout, validation, analysis, the bot's command
+//! pipeline and its words, the player view — so a playtest here says exactly what the chat
+//! bot says, and a player's map shows exactly what the core lets a player know. Pure parts
+//! (`model`, `player`, `doc`, `share`) are tested natively; the components in headless
+//! Chromium.
 
 pub mod app;
 pub mod browser;
 pub mod doc;
 pub mod map;
 pub mod model;
+pub mod player;
+pub mod scenarios;
 pub mod share;
 pub mod zones;
 

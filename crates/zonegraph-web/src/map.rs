@@ -10,20 +10,17 @@ use leptos::ev;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
-use zonegraph_core::engine::Run;
 use zonegraph_core::format::{LockKind, NodeKind};
-use zonegraph_core::layout::Layout;
-use zonegraph_core::zone::Zone;
 
 use crate::browser;
-use crate::model::{self, Audience, BOX_H, BOX_W, Direction, MapModel, num, push_dec, push_num};
+use crate::model::{self, BOX_H, BOX_W, Direction, MapModel, num, push_dec, push_num};
 
 /// What is selected on the map.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Sel {
-    /// A room, by id.
+    /// A room, by id (`?N` for a room a player does not know).
     Room(String),
-    /// A passage, by its index in the file's `edges`.
+    /// A passage, by its index in the file's `edges` (or in a player view's `passages`).
     Passage(usize),
 }
 
@@ -74,6 +71,11 @@ pub fn kind_class(kind: NodeKind) -> &'static str {
         NodeKind::Fork => "k-fork",
         NodeKind::Merge => "k-merge",
     }
+}
+
+/// CSS class of a drawn room's kind; `k-unknown` for a room a player does not know.
+pub fn room_class(kind: Option<NodeKind>) -> &'static str {
+    kind.map_or("k-unknown", kind_class)
 }
 
 /// `translate(x,y)` for an SVG `transform` attribute.
@@ -130,35 +132,23 @@ pub fn fit_label(label: &str) -> String {
     out
 }
 
-/// The interactive map of one zone.
+/// The interactive map: draws a [`MapModel`] (the designer's, [`model::build`], or a
+/// player's, [`model::build_player`]); it decides nothing about what is shown.
 #[component]
 pub fn MapView(
-    zone: Arc<Zone>,
-    layout: Arc<Layout>,
-    /// The run drawn on the map, if any.
+    /// What is drawn.
     #[prop(into)]
-    run: Signal<Option<Run>>,
-    /// Designer (everything) or player (what the player may see).
-    #[prop(into)]
-    audience: Signal<Audience>,
+    model: Signal<Arc<MapModel>>,
+    /// The zone's name ("Map of …" for screen readers).
+    zone_name: String,
+    /// The exported SVG file's name, without `.svg`.
+    file_stem: String,
     selection: RwSignal<Option<Sel>>,
     /// Called with the menu number when a pending fork's option is clicked (playtest).
     #[prop(optional)]
     on_option: Option<Callback<usize>>,
 ) -> impl IntoView {
-    let title = format!("Map of {}", zone.name);
-    let file_stem = zone.id.clone();
-    let model = {
-        let zone = zone.clone();
-        Memo::new(move |_| {
-            Arc::new(model::build(
-                &zone,
-                &layout,
-                run.get().as_ref(),
-                audience.get(),
-            ))
-        })
-    };
+    let title = format!("Map of {zone_name}");
     let view_state = RwSignal::new(View {
         tx: 0.0,
         ty: 0.0,
@@ -585,7 +575,7 @@ where
     F: Fn(usize) + Copy + Send + Sync + 'static,
     G: Fn(f64, f64) + Copy + Send + Sync + 'static,
 {
-    let mut class = format!("room {}", kind_class(r.kind));
+    let mut class = format!("room {}", room_class(r.kind));
     if r.visit.is_some() {
         class.push_str(" visited");
     }
@@ -648,7 +638,7 @@ where
     let _ = (x, y);
     let glyph = model::kind_glyph(r.kind).to_string();
     let label = fit_label(&r.label);
-    let kind = model::kind_name(r.kind);
+    let kind = r.kind.map_or("unknown", model::kind_name);
     let visit = r.visit.map(|v| {
         view! {
             <g class="visit-badge" transform="translate(88,-24)">
@@ -821,7 +811,7 @@ pub fn Legend() -> impl IntoView {
         .map(|&k| {
             view! {
                 <li class=format!("legend-kind {}", kind_class(k))>
-                    <span class="chip">{model::kind_glyph(k).to_string()}</span>
+                    <span class="chip">{model::kind_glyph(Some(k)).to_string()}</span>
                     {model::kind_name(k)}
                 </li>
             }
@@ -853,6 +843,7 @@ pub fn Legend() -> impl IntoView {
                     <li><span class="chip visit">"3"</span>"visited, in order"</li>
                     <li><span class="chip here">"▶"</span>"you are here"</li>
                     <li><span class="chip opt">"1"</span>"fork option (go 1)"</li>
+                    <li class="legend-kind k-unknown"><span class="chip">"?"</span>"unknown room"</li>
                 </ul>
             </div>
         </aside>

@@ -1,15 +1,19 @@
 //! The drawable map: rooms and passages in pixels, with their run state and accessible names.
 //!
-//! Pure (no browser): [`build`] turns a zone, the core's [`Layout`] and optionally a run into
-//! shapes the SVG component draws one to one, so it is tested natively. Positions come from
-//! [`zonegraph_core::layout::layout`] (cells, and routes in cell units); this module only
-//! scales them and trims the routes to the room boxes.
+//! Pure (no browser), so it is tested natively. Two builders, one per audience:
+//! [`build`] draws a zone for its designer (everything in the file, a playtest's real rolls),
+//! and [`build_player`] draws a player's map from the core's [`PlayerView`] alone (what the
+//! run page and "View as player" show; the view decides what a player may know). Both lay
+//! their graph out with [`zonegraph_core::layout::layout`] (cells, and routes in cell units);
+//! this module only scales them, trims the routes to the room boxes and places the marks.
 
 use zonegraph_core::analysis;
-use zonegraph_core::engine::{self, Check, Run};
+use zonegraph_core::engine::{Check, PlayerView, Run};
 use zonegraph_core::format::{LockKind, NodeKind};
-use zonegraph_core::layout::Layout;
+use zonegraph_core::layout::{self, Layout};
 use zonegraph_core::zone::{Lock, Zone};
+
+use crate::player;
 
 /// Distance between room centres, horizontally and vertically, in pixels.
 pub const CELL_W: f64 = 226.0;
@@ -63,23 +67,17 @@ pub fn percent(p: f64) -> String {
     s
 }
 
-/// What the map shows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Audience {
-    /// Everything in the zone file.
-    Designer,
-    /// What the player may see: undiscovered secrets and the passages into them are absent.
-    Player,
-}
-
 /// A room as drawn.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RoomShape {
-    /// Node index in the zone (file order).
+    /// Node index in the drawn graph: the zone's (file order), or the player view's `rooms`.
     pub ix: usize,
+    /// The room's id; `?N` for a room a player does not know ([`player::room_key`]).
     pub id: String,
+    /// `?` for a room a player does not know.
     pub label: String,
-    pub kind: NodeKind,
+    /// `None` for a room a player does not know.
+    pub kind: Option<NodeKind>,
     /// Centre, in pixels.
     pub x: f64,
     pub y: f64,
@@ -97,16 +95,17 @@ pub struct RoomShape {
 /// A passage as drawn.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PassageShape {
-    /// Index in the file's `edges` array.
+    /// Index in the file's `edges` array, or in the player view's `passages`.
     pub edge: usize,
     pub from: String,
     pub to: String,
     pub lock: LockKind,
     /// SVG path data, trimmed to the room boxes, corners rounded.
     pub d: String,
-    /// Where the lock mark sits, and its short text ("DC 12", "key").
+    /// Where the lock mark sits, and its short text ("DC 12" for a designer, "hidden?" for a
+    /// player).
     pub mark: Option<(f64, f64, String)>,
-    /// Menu number at a fork (rooms with two or more exits), placed near the arrow.
+    /// Menu number at a fork, placed near the arrow.
     pub menu: Option<(f64, f64, usize)>,
     /// The run walked this passage.
     pub walked: bool,
@@ -134,17 +133,18 @@ pub fn kind_name(kind: NodeKind) -> &'static str {
     }
 }
 
-/// The glyph drawn on a room. The chat map's glyphs, except fork and merge, whose OCR
-/// symbols few fonts carry.
-pub fn kind_glyph(kind: NodeKind) -> char {
+/// The glyph drawn on a room: the chat map's glyphs, except fork and merge, whose OCR
+/// symbols few fonts carry, and `?` for a room a player does not know.
+pub fn kind_glyph(kind: Option<NodeKind>) -> char {
     match kind {
-        NodeKind::Fork => '⋔',
-        NodeKind::Merge => '⋎',
-        k => zonegraph_core::map::kind_glyph(k),
+        None => '?',
+        Some(NodeKind::Fork) => '⋔',
+        Some(NodeKind::Merge) => '⋎',
+        Some(k) => zonegraph_core::map::kind_glyph(k),
     }
 }
 
-/// Short text for a lock mark.
+/// Short text for a lock mark on the designer's map.
 pub fn lock_badge(lock: &Lock) -> Option<String> {
     Some(match lock {
         Lock::None => return None,
@@ -159,7 +159,7 @@ pub fn lock_badge(lock: &Lock) -> Option<String> {
     })
 }
 
-/// A lock mark without numbers, for the player's view.
+/// A lock mark without numbers, for the player's map: the lock kind only.
 pub fn player_badge(kind: LockKind) -> String {
     match kind {
         LockKind::None => "open",
@@ -184,33 +184,268 @@ pub fn lock_name(kind: LockKind) -> &'static str {
     }
 }
 
-/// Which rooms a player may not see, by node index.
-pub fn hidden_rooms(zone: &Zone, run: Option<&Run>) -> Vec<bool> {
-    zone.graph
+/// What is drawn on a room, before it is placed.
+struct RoomMarks {
+    label: String,
+    kind: Option<NodeKind>,
+    visit: Option<usize>,
+    current: bool,
+    option: Option<(usize, bool)>,
+    name: String,
+}
+
+/// What is drawn on a passage, before it is routed.
+struct PassageMarks {
+    lock: LockKind,
+    badge: Option<String>,
+    menu: Option<usize>,
+    walked: bool,
+    option: Option<(usize, bool)>,
+    name: String,
+}
+
+/// A room's accessible name: "Main Hall, elite, visited as room 4, option 1 (open)".
+fn room_words(
+    label: &str,
+    kind: Option<NodeKind>,
+    roles: (bool, bool),
+    visit: Option<usize>,
+    current: bool,
+    option: Option<(usize, bool)>,
+) -> String {
+    let mut name = label.to_string();
+    if let Some(kind) = kind {
+        name.push_str(", ");
+        name.push_str(kind_name(kind));
+    }
+    if roles.0 {
+        name.push_str(", entry");
+    }
+    if roles.1 {
+        name.push_str(", boss");
+    }
+    if let Some(v) = visit {
+        name.push_str(", visited as room ");
+        name.push_str(&v.to_string());
+    }
+    if current {
+        name.push_str(", you are here");
+    }
+    if let Some((number, open)) = option {
+        name.push_str(", option ");
+        name.push_str(&number.to_string());
+        name.push_str(if open { " (open)" } else { " (locked)" });
+    }
+    name
+}
+
+/// A passage's accessible name: "Passage from A to B, choice 2 at the fork, locked: …".
+fn passage_words(
+    from: &str,
+    to: &str,
+    menu: Option<usize>,
+    lock: Option<&str>,
+    walked: bool,
+) -> String {
+    let mut name = String::from("Passage from ");
+    name.push_str(from);
+    name.push_str(" to ");
+    name.push_str(to);
+    if let Some(n) = menu {
+        name.push_str(", choice ");
+        name.push_str(&n.to_string());
+        name.push_str(" at the fork");
+    }
+    match lock {
+        None => name.push_str(", open"),
+        Some(how) => {
+            name.push_str(", locked: ");
+            name.push_str(how);
+        }
+    }
+    if walked {
+        name.push_str(", walked");
+    }
+    name
+}
+
+/// The designer's drawing of `zone` laid out as `layout`: every room and passage of the file,
+/// lock data on the marks, and `run` (a playtest) with its real rolls.
+pub fn build(zone: &Zone, layout: &Layout, run: Option<&Run>) -> MapModel {
+    let n_nodes = zone.graph.node_count();
+    let ix_of = |id: &str| zone.node_index(id).map(|ix| ix.index());
+    let mut visits: Vec<Option<usize>> = vec![None; n_nodes];
+    // Walked passages as (from, to) node indices.
+    let mut walked: Vec<(usize, usize)> = Vec::new();
+    let mut current = None;
+    let mut options: Vec<Option<(usize, bool)>> = vec![None; n_nodes];
+    let mut fork_at = None;
+    if let Some(r) = run {
+        let path: Vec<Option<usize>> = r
+            .visited_nodes
+            .iter()
+            .map(|id| ix_of(id.as_str()))
+            .collect();
+        // A room visited twice shows its last visit.
+        for (i, ix) in path.iter().enumerate() {
+            if let Some(ix) = *ix {
+                visits[ix] = Some(i + 1);
+            }
+        }
+        walked = path
+            .windows(2)
+            .filter_map(|w| Some((w[0]?, w[1]?)))
+            .collect();
+        current = ix_of(r.current_node.as_str());
+        if let Some(f) = &r.pending_fork {
+            fork_at = ix_of(f.at.as_str());
+            if f.at == r.current_node && !r.is_over() {
+                for (i, o) in f.options.iter().enumerate() {
+                    if let Some(ix) = ix_of(o.to_node.as_str()) {
+                        options[ix] = Some((i + 1, o.open));
+                    }
+                }
+            }
+        }
+    }
+    let rooms = zone
+        .graph
         .node_indices()
         .map(|ix| {
             let node = &zone.graph[ix];
-            match run {
-                Some(run) => !engine::visible_to_player(zone, run, node.id.as_str()),
-                None => node.kind == NodeKind::Secret,
+            let i = ix.index();
+            let (visit, is_current, option) = (visits[i], current == Some(i), options[i]);
+            let label = node.display_label().to_string();
+            let roles = (node.is_entry, node.is_boss);
+            RoomMarks {
+                name: room_words(&label, Some(node.kind), roles, visit, is_current, option),
+                label,
+                kind: Some(node.kind),
+                visit,
+                current: is_current,
+                option,
             }
         })
-        .collect()
+        .collect();
+    let mut passages: Vec<Option<PassageMarks>> =
+        (0..zone.graph.edge_count()).map(|_| None).collect();
+    for eix in zone.graph.edge_indices() {
+        let edge = &zone.graph[eix];
+        let src = zone.source(eix);
+        let (from, to) = (src.index(), zone.target(eix).index());
+        let exits = zone.exits(src);
+        let menu = (exits.len() >= 2)
+            .then(|| exits.iter().position(|&x| x == eix).map(|i| i + 1))
+            .flatten();
+        let is_walked = walked.contains(&(from, to));
+        let requirement = edge
+            .lock
+            .is_locked()
+            .then(|| analysis::requirement(zone, &edge.lock));
+        let marks = PassageMarks {
+            lock: edge.lock.kind(),
+            badge: lock_badge(&edge.lock),
+            menu,
+            walked: is_walked,
+            option: (fork_at == Some(from)).then(|| options[to]).flatten(),
+            name: passage_words(
+                zone.node(src).display_label(),
+                zone.node(zone.target(eix)).display_label(),
+                menu,
+                requirement.as_deref(),
+                is_walked,
+            ),
+        };
+        if let Some(slot) = passages.get_mut(edge.file_index) {
+            *slot = Some(marks);
+        }
+    }
+    place(zone, layout, rooms, passages)
 }
 
-/// Builds the drawing of `zone` laid out as `layout`, with `run` drawn on it.
+/// A player's map, drawn from the core's player view alone: rooms as the view names them (a
+/// room the player does not know is a `?` called "unknown room"), the lock kind on each
+/// locked passage (never a DC, a level or a key), the visited path, the current room and
+/// the pending fork's option numbers as the view gives them. The view's graph is laid out
+/// as a zone of its own ([`player::graph`]), so rooms left out leave no trace.
+pub fn build_player(view: &PlayerView) -> MapModel {
+    let graph = player::graph(view);
+    let layout = layout::layout(&graph);
+    let option_of = |n: usize| (n, player::option_open(view, n));
+    let rooms = view
+        .rooms
+        .iter()
+        .map(|r| {
+            let option = r.option.map(option_of);
+            let name = match r.kind {
+                Some(_) => room_words(
+                    player::room_name(r),
+                    r.kind,
+                    (r.is_entry, r.is_boss),
+                    r.visit,
+                    r.current,
+                    option,
+                ),
+                // Capitalised: it starts the name, as a label does.
+                None => room_words(
+                    "Unknown room",
+                    None,
+                    (false, false),
+                    r.visit,
+                    r.current,
+                    option,
+                ),
+            };
+            RoomMarks {
+                label: r.label.clone().unwrap_or_else(|| "?".to_string()),
+                kind: r.kind,
+                visit: r.visit,
+                current: r.current,
+                option,
+                name,
+            }
+        })
+        .collect();
+    let room = |i: usize| {
+        view.rooms
+            .get(i)
+            .map_or(player::UNKNOWN_ROOM, player::room_name)
+    };
+    let passages = view
+        .passages
+        .iter()
+        .map(|p| {
+            let locked = p.lock != LockKind::None;
+            Some(PassageMarks {
+                lock: p.lock,
+                badge: locked.then(|| player_badge(p.lock)),
+                menu: p.option,
+                walked: p.walked,
+                option: p.option.map(option_of),
+                name: passage_words(
+                    room(p.from),
+                    room(p.to),
+                    p.option,
+                    locked.then(|| lock_name(p.lock)),
+                    p.walked,
+                ),
+            })
+        })
+        .collect();
+    place(&graph, &layout, rooms, passages)
+}
+
+/// Places `rooms` (by node index of `zone`) and routes `passages` (by file index) as
+/// `layout` says, in pixels.
 ///
 /// Lookups are dense vectors by node index (rooms) or file index (passages), not maps: the
 /// same speed for a map, and far less WebAssembly than a `BTreeMap` per key type.
-pub fn build(zone: &Zone, layout: &Layout, run: Option<&Run>, audience: Audience) -> MapModel {
-    let n_nodes = zone.graph.node_count();
-    let hidden = match audience {
-        Audience::Designer => vec![false; n_nodes],
-        Audience::Player => hidden_rooms(zone, run),
-    };
-    let ix_of = |id: &str| zone.node_index(id).map(|ix| ix.index());
-    let is_hidden = |id: &str| ix_of(id).is_some_and(|i| hidden[i]);
-
+fn place(
+    zone: &Zone,
+    layout: &Layout,
+    rooms_in: Vec<RoomMarks>,
+    mut passages_in: Vec<Option<PassageMarks>>,
+) -> MapModel {
     // Bounds over rooms and route points, so back routes in the outer gutters fit.
     let (mut min_x, mut min_y, mut max_x, mut max_y) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
     for n in &layout.nodes {
@@ -231,94 +466,29 @@ pub fn build(zone: &Zone, layout: &Layout, run: Option<&Run>, audience: Audience
     let width = 2.0 * PAD + BOX_W + (max_x - min_x) * CELL_W;
     let height = 2.0 * PAD + BOX_H + (max_y - min_y) * CELL_H;
 
-    // Run state, as the audience may see it, by node index.
-    let seen_run = run.map(|r| match audience {
-        Audience::Designer => r.clone(),
-        Audience::Player => engine::player_view(zone, r),
-    });
-    let mut visits: Vec<Option<usize>> = vec![None; n_nodes];
-    // Walked passages as (from, to) node indices.
-    let mut walked: Vec<(usize, usize)> = Vec::new();
-    let mut current = None;
-    if let Some(r) = run {
-        let path: Vec<Option<usize>> = r
-            .visited_nodes
-            .iter()
-            .map(|id| ix_of(id.as_str()))
-            .collect();
-        // A room visited twice shows its last visit.
-        for (i, ix) in path.iter().enumerate() {
-            if let Some(ix) = *ix {
-                visits[ix] = Some(i + 1);
-            }
-        }
-        walked = path
-            .windows(2)
-            .filter_map(|w| Some((w[0]?, w[1]?)))
-            .collect();
-        current = ix_of(r.current_node.as_str());
-    }
-    let mut options: Vec<Option<(usize, bool)>> = vec![None; n_nodes];
-    let mut fork_at = None;
-    if let Some(r) = &seen_run
-        && let Some(f) = &r.pending_fork
-    {
-        fork_at = ix_of(f.at.as_str());
-        if f.at == r.current_node && !r.is_over() {
-            for (i, o) in f.options.iter().enumerate() {
-                if let Some(ix) = ix_of(o.to_node.as_str()) {
-                    options[ix] = Some((i + 1, o.open));
-                }
-            }
-        }
-    }
-
+    let mut marks: Vec<Option<RoomMarks>> = rooms_in.into_iter().map(Some).collect();
     let mut rooms = Vec::with_capacity(layout.nodes.len());
     for n in &layout.nodes {
         let Some(ix) = zone.node_index(&n.id) else {
             continue;
         };
         let i = ix.index();
-        if hidden[i] {
+        let Some(m) = marks.get_mut(i).and_then(Option::take) else {
             continue;
-        }
-        let node = &zone.graph[ix];
+        };
         let (x, y) = px(f64::from(n.col), f64::from(n.row));
-        let visit = visits[i];
-        let is_current = current == Some(i);
-        let option = options[i];
-        let label = node.display_label().to_string();
-        let mut name = format!("{label}, {}", kind_name(node.kind));
-        if node.is_entry {
-            name.push_str(", entry");
-        }
-        if node.is_boss {
-            name.push_str(", boss");
-        }
-        if let Some(v) = visit {
-            name.push_str(", visited as room ");
-            name.push_str(&v.to_string());
-        }
-        if is_current {
-            name.push_str(", you are here");
-        }
-        if let Some((number, open)) = option {
-            name.push_str(", option ");
-            name.push_str(&number.to_string());
-            name.push_str(if open { " (open)" } else { " (locked)" });
-        }
         rooms.push(RoomShape {
             ix: i,
             id: n.id.clone(),
-            label,
-            kind: node.kind,
+            label: m.label,
+            kind: m.kind,
             x,
             y,
-            visit,
-            current: is_current,
-            option: option.map(|o| o.0),
-            option_open: option.is_some_and(|o| o.1),
-            name,
+            visit: m.visit,
+            current: m.current,
+            option: m.option.map(|o| o.0),
+            option_open: m.option.is_some_and(|o| o.1),
+            name: m.name,
         });
     }
 
@@ -360,27 +530,11 @@ pub fn build(zone: &Zone, layout: &Layout, run: Option<&Run>, audience: Audience
         })
     };
 
-    let mut edge_by_file = vec![None; zone.graph.edge_count()];
-    for e in zone.graph.edge_indices() {
-        if let Some(slot) = edge_by_file.get_mut(zone.graph[e].file_index) {
-            *slot = Some(e);
-        }
-    }
     let mut passages = Vec::with_capacity(layout.edges.len());
     for e in &layout.edges {
-        if is_hidden(&e.from) || is_hidden(&e.to) {
-            continue;
-        }
-        let Some(eix) = edge_by_file.get(e.edge).copied().flatten() else {
+        let Some(m) = passages_in.get_mut(e.edge).and_then(Option::take) else {
             continue;
         };
-        let edge = &zone.graph[eix];
-        let src = zone.source(eix);
-        let (from, to) = (src.index(), zone.target(eix).index());
-        let exits = zone.exits(src);
-        let menu_number = (exits.len() >= 2)
-            .then(|| exits.iter().position(|&x| x == eix).map(|i| i + 1))
-            .flatten();
         let pts: Vec<(f64, f64)> = e.points.iter().map(|p| px(p[0], p[1])).collect();
         let pts = trim(&pts);
         let d = rounded_path(&pts);
@@ -388,57 +542,25 @@ pub fn build(zone: &Zone, layout: &Layout, run: Option<&Run>, audience: Audience
             (f64::MAX, f64::MAX, f64::MIN, f64::MIN),
             |(a, b, c, d), &(x, y)| (a.min(x), b.min(y), c.max(x), d.max(y)),
         );
-        // A player sees which kind of lock, never its numbers (the chat shows a DC only
-        // with the roll that failed it).
-        let badge = match audience {
-            Audience::Designer => lock_badge(&edge.lock),
-            Audience::Player => edge
-                .lock
-                .is_locked()
-                .then(|| player_badge(edge.lock.kind())),
-        };
-        let mark = badge.and_then(|text| {
+        let mark = m.badge.and_then(|text| {
             // The badge as map.rs draws it: 14 + 7 per character wide, 20 high.
             let hw = (14.0 + 7.0 * text.chars().count() as f64) / 2.0;
             mark_spot(&pts, |x, y| on_a_room(x, y, hw, 10.0)).map(|(x, y)| (x, y, text))
         });
-        let menu = menu_number.and_then(|n| point_before_end(&pts).map(|(x, y)| (x, y, n)));
-        let is_walked = walked.contains(&(from, to));
-        let option = (fork_at == Some(from)).then(|| options[to]).flatten();
-        let mut name = String::from("Passage from ");
-        name.push_str(zone.node(src).display_label());
-        name.push_str(" to ");
-        name.push_str(zone.node(zone.target(eix)).display_label());
-        if let Some(n) = menu_number {
-            name.push_str(", choice ");
-            name.push_str(&n.to_string());
-            name.push_str(" at the fork");
-        }
-        name.push_str(", ");
-        if !edge.lock.is_locked() {
-            name.push_str("open");
-        } else {
-            name.push_str("locked: ");
-            if audience == Audience::Player {
-                name.push_str(lock_name(edge.lock.kind()));
-            } else {
-                name.push_str(&analysis::requirement(zone, &edge.lock));
-            }
-        }
-        if is_walked {
-            name.push_str(", walked");
-        }
+        let menu = m
+            .menu
+            .and_then(|n| point_before_end(&pts).map(|(x, y)| (x, y, n)));
         passages.push(PassageShape {
             edge: e.edge,
             from: e.from.clone(),
             to: e.to.clone(),
-            lock: e.lock,
+            lock: m.lock,
             d,
             mark,
             menu,
-            walked: is_walked,
-            option,
-            name,
+            walked: m.walked,
+            option: m.option,
+            name: m.name,
             bbox,
         });
     }
@@ -595,7 +717,8 @@ impl MapModel {
 /// One line of a details panel: a caption and its text.
 pub type Row = (&'static str, String);
 
-/// What the details panel says about a room.
+/// What the designer's details panel says about a room: everything in the file, and the
+/// playtest's run. (A player's panel is [`player::room_details`], from the player view.)
 pub fn room_details(zone: &Zone, run: Option<&Run>, id: &str) -> Vec<Row> {
     let Some(node) = zone.node_by_id(id) else {
         return Vec::new();
@@ -660,8 +783,8 @@ pub fn room_details(zone: &Zone, run: Option<&Run>, id: &str) -> Vec<Row> {
     rows
 }
 
-/// What the details panel says about a passage (by file index): the lock, its requirement
-/// and hint, and in a run the frozen roll of the pending fork.
+/// What the designer's details panel says about a passage (by file index): the lock, its
+/// requirement and hint, and in a playtest the frozen roll of the pending fork.
 pub fn passage_details(zone: &Zone, run: Option<&Run>, edge: usize) -> Vec<Row> {
     let Some(eix) = zone
         .graph
@@ -759,14 +882,14 @@ pub fn check_text(zone: &Zone, check: &Check) -> String {
             if *cleared { "cleared" } else { "not cleared" }
         ),
         Check::Invalid { .. } => "sealed: the lock data is unusable".into(),
-        Check::Hidden { .. } => "locked (the roll is not shown to players)".into(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use zonegraph_core::engine::Character;
+    use crate::scenarios;
+    use zonegraph_core::engine::{self, Character};
     use zonegraph_core::{layout, zone};
 
     fn crypt() -> Zone {
@@ -841,26 +964,32 @@ mod tests {
         }
     }
 
+    /// Every lock mark of `m` keeps off every room box.
+    fn check_marks(what: &str, m: &MapModel) {
+        for p in &m.passages {
+            let Some((x, y, text)) = &p.mark else {
+                continue;
+            };
+            let hw = (14.0 + 7.0 * text.chars().count() as f64) / 2.0;
+            for r in &m.rooms {
+                assert!(
+                    (x - r.x).abs() >= hw + BOX_W / 2.0 || (y - r.y).abs() >= 10.0 + BOX_H / 2.0,
+                    "{what}: the {text} mark of {} sits on {}",
+                    p.name,
+                    r.id
+                );
+            }
+        }
+    }
+
     #[test]
     fn lock_marks_keep_off_room_boxes_in_every_shipped_zone() {
         for (file, text) in crate::zones::SHIPPED {
             let z = zone::load(text).expect("shipped zones parse").0;
-            let m = build(&z, &layout::layout(&z), None, Audience::Designer);
-            for p in &m.passages {
-                let Some((x, y, text)) = &p.mark else {
-                    continue;
-                };
-                let hw = (14.0 + 7.0 * text.chars().count() as f64) / 2.0;
-                for r in &m.rooms {
-                    assert!(
-                        (x - r.x).abs() >= hw + BOX_W / 2.0
-                            || (y - r.y).abs() >= 10.0 + BOX_H / 2.0,
-                        "{file}: the {text} mark of {} sits on {}",
-                        p.name,
-                        r.id
-                    );
-                }
-            }
+            check_marks(file, &build(&z, &layout::layout(&z), None));
+        }
+        for s in scenarios::fixed() {
+            check_marks(&s.name, &build_player(&s.view()));
         }
     }
 
@@ -878,7 +1007,7 @@ mod tests {
     #[test]
     fn designer_map_has_every_room_and_passage_without_overlap() {
         let z = crypt();
-        let m = build(&z, &layout::layout(&z), None, Audience::Designer);
+        let m = build(&z, &layout::layout(&z), None);
         assert_eq!(m.rooms.len(), 8);
         assert_eq!(m.passages.len(), 9);
         for (i, a) in m.rooms.iter().enumerate() {
@@ -902,23 +1031,88 @@ mod tests {
     }
 
     #[test]
-    fn player_view_hides_the_undiscovered_secret() {
-        let z = crypt();
-        let m = build(&z, &layout::layout(&z), None, Audience::Player);
-        assert!(m.rooms.iter().all(|r| r.kind != NodeKind::Secret));
-        assert!(
-            m.passages
-                .iter()
-                .all(|p| !p.name.contains("DC")
-                    && p.mark.as_ref().is_none_or(|m| !m.2.contains("DC"))),
-            "a player never sees a DC on the map"
+    fn a_players_map_draws_the_view_and_nothing_else() {
+        // The Crypt at its fork after a failed Perception check.
+        let s = &scenarios::fixed()[0];
+        let view = s.view();
+        let m = build_player(&view);
+        assert_eq!(m.rooms.len(), view.rooms.len());
+        assert_eq!(m.passages.len(), view.passages.len());
+        assert!(m.rooms.iter().all(|r| r.kind != Some(NodeKind::Secret)));
+        let unknown: Vec<_> = m.rooms.iter().filter(|r| r.kind.is_none()).collect();
+        assert_eq!(unknown.len(), 1);
+        assert_eq!(
+            (unknown[0].label.as_str(), unknown[0].name.as_str()),
+            ("?", "Unknown room")
+        );
+        assert!(unknown[0].id.starts_with('?'), "{}", unknown[0].id);
+        let current = m.rooms.iter().find(|r| r.current).expect("a current room");
+        assert_eq!(current.id, "crypt_valdris.fork");
+        assert_eq!(m.rooms.iter().filter(|r| r.visit.is_some()).count(), 3);
+        let hall = m
+            .rooms
+            .iter()
+            .find(|r| r.id == "crypt_valdris.main_hall")
+            .expect("the main hall");
+        assert_eq!((hall.option, hall.option_open), (Some(1), true));
+        assert_eq!(m.passages.iter().filter(|p| p.walked).count(), 2);
+        let into_unknown = m
+            .passages
+            .iter()
+            .find(|p| p.to == unknown[0].id)
+            .expect("the passage into the unknown room");
+        assert_eq!(
+            into_unknown.mark.as_ref().map(|m| m.2.as_str()),
+            Some("hidden?")
         );
         assert!(
-            m.passages
-                .iter()
-                .all(|p| p.to != "crypt_valdris.secret_chamber"
-                    && p.from != "crypt_valdris.secret_chamber")
+            into_unknown.name.contains("to unknown room")
+                && into_unknown.name.ends_with("locked: Perception check"),
+            "{}",
+            into_unknown.name
         );
+        // The unknown room laid out where the designer put it: beside the main hall.
+        assert_eq!(unknown[0].y, hall.y);
+        assert!(unknown[0].x > hall.x);
+    }
+
+    #[test]
+    fn a_players_map_and_panel_leak_nothing_over_many_plays() {
+        let all = scenarios::fixed()
+            .into_iter()
+            .chain(scenarios::random(1, 300));
+        let mut unknown_rooms = 0;
+        for s in all {
+            let view = s.view();
+            let m = build_player(&view);
+            let mut text = chat_and_panel(&view);
+            for r in &m.rooms {
+                text.extend([r.id.clone(), r.label.clone(), r.name.clone()]);
+                unknown_rooms += usize::from(r.kind.is_none());
+            }
+            for p in &m.passages {
+                text.extend([p.name.clone(), p.from.clone(), p.to.clone()]);
+                text.extend(p.mark.as_ref().map(|m| m.2.clone()));
+            }
+            let text = text.join("\n");
+            for bad in scenarios::forbidden(&s.zone, &view) {
+                assert!(!text.contains(&bad), "{}: shows {bad:?}", s.name);
+            }
+        }
+        assert!(
+            unknown_rooms > 0,
+            "the plays include a failed Perception check"
+        );
+    }
+
+    /// The status words and every details panel of a view.
+    fn chat_and_panel(view: &PlayerView) -> Vec<String> {
+        let mut text = vec![zonegraph_core::chat::status(&view.status).text];
+        let rows = (0..view.rooms.len())
+            .flat_map(|i| player::room_details(view, &player::room_key(view, i)))
+            .chain((0..view.passages.len()).flat_map(|j| player::passage_details(view, j)));
+        text.extend(rows.map(|(k, v)| format!("{k}: {v}")));
+        text
     }
 
     #[test]
@@ -928,7 +1122,7 @@ mod tests {
         let (mut run, _) = engine::start(&z, "viewer-test", &c, 0).expect("starts");
         engine::advance(&z, &mut run, &c, 1).expect("entry");
         engine::advance(&z, &mut run, &c, 2).expect("corridor");
-        let m = build(&z, &layout::layout(&z), Some(&run), Audience::Designer);
+        let m = build(&z, &layout::layout(&z), Some(&run));
         let visited: Vec<_> = m.rooms.iter().filter_map(|r| r.visit).collect();
         assert_eq!(visited.len(), run.visited_nodes.len());
         assert!(
@@ -950,7 +1144,7 @@ mod tests {
     #[test]
     fn arrow_keys_find_a_neighbour() {
         let z = crypt();
-        let m = build(&z, &layout::layout(&z), None, Audience::Designer);
+        let m = build(&z, &layout::layout(&z), None);
         let entry = m.room_pos(0).expect("entry drawn");
         let below = m.neighbour(entry, Direction::Down).expect("a room below");
         assert_eq!(m.rooms[below].id, "crypt_valdris.corridor");

@@ -8,6 +8,7 @@ use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 use web_sys::{Element, HtmlElement};
 use zonegraph_web::app::App;
+use zonegraph_web::scenarios::{self, Scenario};
 use zonegraph_web::share::encode_share;
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -207,4 +208,224 @@ async fn a_bad_share_link_says_what_is_wrong() {
         "{problem}"
     );
     assert!(problem.contains("base64url"), "{problem}");
+}
+
+/// Answers `GET /api/runs/{token}` in this page from `runs` (token, body), as the server
+/// would; any other token is a 404. The app's own `fetch` call goes through it.
+fn serve_runs(runs: &[(String, String)]) {
+    let window = web_sys::window().unwrap();
+    let map = js_sys::Object::new();
+    for (token, body) in runs {
+        js_sys::Reflect::set(&map, &token.into(), &body.into()).unwrap();
+    }
+    js_sys::Reflect::set(&window, &"__zgRuns".into(), &map).unwrap();
+    js_sys::Function::new_no_args(
+        "if (!window.__zgFetch) {
+           window.__zgFetch = window.fetch;
+           window.fetch = async (url) => {
+             const m = /\\/api\\/runs\\/([^?#]*)$/.exec(String(url));
+             if (!m) return window.__zgFetch(url);
+             const body = window.__zgRuns[decodeURIComponent(m[1])];
+             return new Response(body ?? '{}', {
+               status: body === undefined ? 404 : 200,
+               headers: { 'content-type': 'application/json' },
+             });
+           };
+         }",
+    )
+    .call0(&JsValue::NULL)
+    .unwrap();
+}
+
+/// Waits until `selector` matches in `root` (at most about two seconds).
+async fn wait_for(root: &Element, selector: &str) {
+    for _ in 0..60 {
+        if count(root, selector) > 0 {
+            return;
+        }
+        settle().await;
+    }
+    panic!("nothing matches {selector}");
+}
+
+/// What the page shows a person or a screen reader: the text of the page's body (without
+/// the test runner's own output, the body's children that have an id) and every
+/// `aria-label` and `title`.
+fn page_text() -> String {
+    let body = document().body().unwrap();
+    let mut out = Vec::new();
+    let children = body.children();
+    for i in 0..children.length() {
+        let child = children.item(i).unwrap();
+        if child.id().is_empty() {
+            out.push(text(&child));
+        }
+    }
+    let labelled = document()
+        .query_selector_all("[aria-label], [title]")
+        .unwrap();
+    for i in 0..labelled.length() {
+        let el: Element = labelled.item(i).unwrap().dyn_into().unwrap();
+        for attr in ["aria-label", "title"] {
+            out.extend(el.get_attribute(attr));
+        }
+    }
+    out.join("\n")
+}
+
+/// Opens the run page of `s`, checks that it draws the player view and shows nothing the
+/// view does not hold; with `click_all`, also opens every room's and passage's details.
+async fn check_run_page(token: &str, s: &Scenario, click_all: bool) {
+    let view = s.view();
+    let (root, app) = mount_app(&format!("run/{token}"));
+    wait_for(&root, "g.room").await;
+    let what = &s.name;
+    assert_eq!(count(&root, "g.room"), view.rooms.len() as u32, "{what}");
+    assert_eq!(
+        count(&root, "g.passage"),
+        view.passages.len() as u32,
+        "{what}"
+    );
+    let unknown = view.rooms.iter().filter(|r| r.id.is_none()).count() as u32;
+    assert_eq!(count(&root, "g.room.k-unknown"), unknown, "{what}");
+    let unknowns = root.query_selector_all("g.room.k-unknown").unwrap();
+    for i in 0..unknowns.length() {
+        let room: Element = unknowns.item(i).unwrap().dyn_into().unwrap();
+        let name = room.get_attribute("aria-label").unwrap();
+        assert!(name.starts_with("Unknown room"), "{what}: {name}");
+        assert!(text(&room).contains('?'), "{what}: {}", text(&room));
+    }
+    let status = zonegraph_core::chat::status(&view.status).text;
+    assert_eq!(text(&find(&root, ".prompt")), status, "{what}");
+    let forbidden = scenarios::forbidden(&s.zone, &view);
+    let mut shown = page_text();
+    if click_all {
+        for selector in ["g.room", "g.passage"] {
+            let all = root.query_selector_all(selector).unwrap();
+            for i in 0..all.length() {
+                click(&all.item(i).unwrap().dyn_into().unwrap());
+                settle().await;
+                shown.push_str(&page_text());
+            }
+        }
+    }
+    // The gathered text is the page's: the zone's name and the map's own name are in it.
+    assert!(
+        shown.contains(&view.zone_name) && shown.contains("Map of"),
+        "{what}"
+    );
+    for bad in &forbidden {
+        assert!(
+            !shown.contains(bad.as_str()),
+            "{what}: the page shows {bad:?}"
+        );
+    }
+    drop(app);
+    root.remove();
+}
+
+#[wasm_bindgen_test]
+async fn the_run_page_shows_the_player_view_and_nothing_else() {
+    let fixed = scenarios::fixed();
+    let random = scenarios::random(11, 30);
+    let runs: Vec<(String, String)> = fixed
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (format!("f{i}"), s.payload()))
+        .chain(
+            random
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (format!("r{i}"), s.payload())),
+        )
+        .collect();
+    serve_runs(&runs);
+    // The Crypt's scenarios come first: every details panel is opened on those.
+    for (i, s) in fixed.iter().enumerate() {
+        check_run_page(&format!("f{i}"), s, s.zone.id == "crypt_valdris").await;
+    }
+    for (i, s) in random.iter().enumerate() {
+        check_run_page(&format!("r{i}"), s, false).await;
+    }
+}
+
+#[wasm_bindgen_test]
+async fn a_failed_perception_check_leaves_an_unknown_room() {
+    let s = &scenarios::fixed()[0];
+    serve_runs(&[("crypt-failed".to_string(), s.payload())]);
+    let (root, _app) = mount_app("run/crypt-failed");
+    wait_for(&root, "g.room.current").await;
+    assert_eq!(count(&root, "g.room"), 7, "the Hidden Reliquary is absent");
+    let unknown = find(&root, "g.room.k-unknown");
+    assert_eq!(unknown.get_attribute("aria-label").unwrap(), "Unknown room");
+    click(&unknown);
+    settle().await;
+    let details = text(&find(&root, ".details"));
+    assert!(details.contains("unknown room"), "{details}");
+    let side = find(&root, "g.passage.l-perception");
+    let name = side.get_attribute("aria-label").unwrap();
+    assert_eq!(
+        name,
+        "Passage from Branching Passage to unknown room, locked: Perception check"
+    );
+    assert_eq!(text(&side), "hidden?");
+    let hall = find(&root, "g.room.option.open");
+    assert_eq!(
+        hall.get_attribute("data-node").unwrap(),
+        "crypt_valdris.main_hall"
+    );
+    let prompt = text(&find(&root, ".prompt"));
+    assert!(prompt.contains("2. something (locked"), "{prompt}");
+}
+
+/// Sets a text field of the playtest form by its caption.
+fn set_field(root: &Element, caption: &str, value: &str) {
+    let labels = root.query_selector_all("label").unwrap();
+    let label: Element = (0..labels.length())
+        .filter_map(|i| labels.item(i)?.dyn_into::<Element>().ok())
+        .find(|l| {
+            l.query_selector("span")
+                .ok()
+                .flatten()
+                .is_some_and(|s| text(&s) == caption)
+        })
+        .unwrap_or_else(|| panic!("no field {caption}"));
+    let input: web_sys::HtmlInputElement = find(&label, "input").dyn_into().unwrap();
+    input.set_value(value);
+    let ev = web_sys::Event::new("input").unwrap();
+    input.dispatch_event(&ev).unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn view_as_player_draws_the_playtest_as_the_core_lets_the_player_see_it() {
+    let (root, _app) = mount_app("zone/crypt_valdris");
+    settle().await;
+    // The run id whose Perception roll at the fork fails (Wisdom 10).
+    set_field(&root, "Run id", scenarios::CRYPT_FAILED);
+    settle().await;
+    click(&button(&root, "Start run"));
+    settle().await;
+    click(&button(&root, "Advance"));
+    settle().await;
+    click(&button(&root, "Advance"));
+    settle().await;
+    // The designer sees the side chapel and the roll.
+    assert_eq!(count(&root, "g.room"), 8);
+    assert_eq!(count(&root, "g.room.k-unknown"), 0);
+    let toggle: web_sys::HtmlInputElement = find(&root, ".toggle input").dyn_into().unwrap();
+    toggle.click();
+    settle().await;
+    assert_eq!(count(&root, "g.room"), 7);
+    assert_eq!(count(&root, "g.room.k-unknown"), 1);
+    let map = text(&find(&root, ".map-pane"));
+    let labels = page_text();
+    for bad in ["Side Chapel", "Hidden Reliquary", "DC 12", "DC 15"] {
+        assert!(!map.contains(bad), "the player's map shows {bad}");
+        assert!(!labels.contains(bad), "the player's map names {bad}");
+    }
+    // Its option on the map is still `go 1`.
+    click(&find(&root, "g.room.option.open"));
+    settle().await;
+    let transcript = text(&find(&root, ".transcript"));
+    assert!(transcript.contains("› go 1"), "{transcript}");
 }
