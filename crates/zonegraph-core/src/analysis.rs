@@ -238,8 +238,7 @@ pub(crate) fn reach(
 /// Strongly connected components in topological order (every passage between two components
 /// goes from an earlier to a later one), with each room's component index.
 pub(crate) fn components(zone: &Zone) -> (Vec<Vec<NodeIndex>>, Vec<usize>) {
-    // kosaraju_scc returns components in reverse topological order and is iterative.
-    let mut comps = petgraph::algo::kosaraju_scc(&zone.graph);
+    let mut comps = components_through(zone, &|_| true);
     comps.reverse();
     let mut comp_of = vec![0; zone.graph.node_count()];
     for (c, comp) in comps.iter().enumerate() {
@@ -248,6 +247,17 @@ pub(crate) fn components(zone: &Zone) -> (Vec<Vec<NodeIndex>>, Vec<usize>) {
         }
     }
     (comps, comp_of)
+}
+
+/// Strongly connected components of the rooms joined by the passages `keep` accepts, in
+/// reverse topological order (kosaraju_scc's, iterative). One instantiation of the algorithm
+/// for every caller: each is a few KB of WebAssembly.
+pub(crate) fn components_through(
+    zone: &Zone,
+    keep: &dyn Fn(petgraph::graph::EdgeReference<'_, Edge>) -> bool,
+) -> Vec<Vec<NodeIndex>> {
+    let g = petgraph::visit::EdgeFiltered::from_fn(&zone.graph, keep);
+    petgraph::algo::kosaraju_scc(&g)
 }
 
 /// A topological order of all rooms (Kahn's algorithm), or `None` when the zone has a loop or

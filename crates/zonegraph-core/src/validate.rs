@@ -35,7 +35,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use petgraph::Direction::{Incoming, Outgoing};
 use petgraph::graph::{EdgeIndex, NodeIndex};
-use petgraph::visit::{EdgeFiltered, EdgeRef};
+use petgraph::visit::EdgeRef;
 use serde::Serialize;
 
 use crate::analysis::{self, Stats};
@@ -675,12 +675,11 @@ fn stranding(zone: &Zone, reachable: &[bool], boss: NodeIndex) -> Option<Strands
     if !stuck.contains(&true) {
         return None;
     }
-    let open = EdgeFiltered::from_fn(g, |e: petgraph::graph::EdgeReference<'_, zone::Edge>| {
-        !e.weight().lock.is_locked() && stuck[e.source().index()]
-    });
     // Reverse topological order, iterative (see `analysis`); rooms that are not stuck are
     // components of their own, dropped here.
-    let mut comps = petgraph::algo::kosaraju_scc(&open);
+    let mut comps = analysis::components_through(zone, &|e| {
+        !e.weight().lock.is_locked() && stuck[e.source().index()]
+    });
     comps.retain(|c| c.first().is_some_and(|r| stuck[r.index()]));
     comps.reverse();
     let mut comp_of = vec![None; g.node_count()];
