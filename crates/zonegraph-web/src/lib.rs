@@ -3,17 +3,21 @@
 //! It uses zonegraph-core directly — layout, validation, analysis, the bot's command
 //! pipeline and its words, the player view — so a playtest here says exactly what the chat
 //! bot says, and a player's map shows exactly what the core lets a player know. Pure parts
-//! (`model`, `player`, `doc`, `share`) are tested natively; the components in headless
-//! Chromium.
+//! (`model`, `player`, `playtest`, `doc`, `share`) are tested natively; the components in
+//! headless Chromium. `app` is the router and the shell; `pages` holds one module per page,
+//! `views` the small views they share.
 
 pub mod app;
 pub mod browser;
 pub mod doc;
 pub mod map;
 pub mod model;
+mod pages;
 pub mod player;
+pub mod playtest;
 pub mod scenarios;
 pub mod share;
+mod views;
 pub mod zones;
 
 /// Mounts the app on `<body>`.

@@ -1,0 +1,111 @@
+//! The designer's stats tab: route lengths and counts, forks, choke points, and each lock's
+//! pass chance as a small chart.
+
+use leptos::prelude::*;
+use zonegraph_core::analysis::LockStats;
+
+use crate::doc::Loaded;
+use crate::model::{self, num};
+
+/// The zone's stats from [`zonegraph_core::analysis::stats`].
+pub fn view(l: &Loaded) -> impl IntoView + use<> {
+    let s = zonegraph_core::analysis::stats(&l.zone);
+    let opt = |v: Option<usize>| v.map_or_else(|| "—".to_string(), |v| format!("{v} rooms"));
+    let routes = match s.routes {
+        Some(n) => n.to_string(),
+        None => "unbounded (a loop lies on a route)".into(),
+    };
+    let chokes: Vec<String> = s
+        .choke_points
+        .iter()
+        .map(|id| {
+            l.zone
+                .node_by_id(id)
+                .map_or_else(|| id.clone(), |n| n.display_label().to_string())
+        })
+        .collect();
+    let locks = s
+        .locks
+        .iter()
+        .map(|lock| lock_chart(l, lock))
+        .collect_view();
+    view! {
+        <div class="stats">
+            <dl class="kv">
+                <dt>"Longest route"</dt><dd>{opt(s.longest_path)}</dd>
+                <dt>"Shortest route"</dt><dd>{opt(s.shortest_path)}</dd>
+                <dt>"Routes"</dt><dd>{routes}</dd>
+                <dt>"Forks"</dt><dd>{s.forks.to_string()}</dd>
+                <dt>"Choke points"</dt><dd>{chokes.join(" → ")}</dd>
+            </dl>
+            <h3>"Locks"</h3>
+            <ul class="locks">{locks}</ul>
+        </div>
+    }
+    .into_any()
+}
+
+/// One lock's pass chance: bars across ability modifiers, or pass/fail across levels.
+fn lock_chart(l: &Loaded, lock: &LockStats) -> impl IntoView + use<> {
+    let name = |id: &str| {
+        l.zone
+            .node_by_id(id)
+            .map_or_else(|| id.to_string(), |n| n.display_label().to_string())
+    };
+    let title = format!("{} → {}", name(&lock.from), name(&lock.to));
+    let chart = if let Some(by) = &lock.by_modifier {
+        let n = by.len().max(1) as f64;
+        let (w, h) = (220.0, 70.0);
+        let bw = w / n;
+        let bars = by
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let bh = (h - 26.0) * c.chance;
+                let x = i as f64 * bw;
+                view! {
+                    <g>
+                        <rect class="bar" x=num(x + 3.0) y=num(h - 14.0 - bh) width=num(bw - 6.0) height=num(bh) rx="2"></rect>
+                        <text class="pct" x=num(x + bw / 2.0) y=num(h - 17.0 - bh) text-anchor="middle">{model::percent(c.chance)}</text>
+                        <text class="axis" x=num(x + bw / 2.0) y="68" text-anchor="middle">{format!("{:+}", c.modifier)}</text>
+                    </g>
+                }
+            })
+            .collect_view();
+        let label = format!(
+            "Pass chance by ability modifier: {}",
+            by.iter()
+                .map(|c| format!("{:+} {}", c.modifier, model::percent(c.chance)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        view! {
+            <svg class="chart" viewBox="0 0 220 70" role="img" aria-label=label>{bars}</svg>
+            <p class="chart-caption">"pass chance by ability modifier"</p>
+        }
+        .into_any()
+    } else if let Some(levels) = &lock.by_level {
+        let cells = levels
+            .iter()
+            .take(20)
+            .map(|lv| {
+                view! {
+                    <span class={if lv.passes { "lv pass" } else { "lv fail" }}
+                        title=format!("level {}", lv.level)>{lv.level.to_string()}</span>
+                }
+            })
+            .collect_view();
+        view! { <div class="levels" aria-label="Levels that pass">{cells}</div>
+        <p class="chart-caption">"levels that pass (green)"</p> }
+        .into_any()
+    } else {
+        view! { <p class="chart-caption">{lock.note.clone().unwrap_or_default()}</p> }.into_any()
+    };
+    view! {
+        <li>
+            <div class="lock-title">{title}</div>
+            <div class="lock-req">{lock.requirement.clone()}</div>
+            {chart}
+        </li>
+    }
+}

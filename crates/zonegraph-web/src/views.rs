@@ -1,0 +1,41 @@
+//! Small view helpers the pages share: the problem message, the details panel, sentence case.
+
+use leptos::prelude::*;
+
+use crate::model::Row;
+
+/// An error's text as a sentence: a capital first letter and a full stop.
+pub fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_ascii_uppercase().to_string() + c.as_str() + ".",
+        None => String::new(),
+    }
+}
+
+/// A clear message instead of a blank page.
+#[component]
+pub fn Problem(title: String, message: String) -> impl IntoView {
+    view! {
+        <section class="problem" role="alert">
+            <h1>{title}</h1>
+            <p>{message}</p>
+            <p><a href="#" class="button">"← Back to the gallery"</a></p>
+        </section>
+    }
+}
+
+/// The details panel: the selected room's or passage's rows, or how to select one.
+pub fn details_view(rows: Vec<Row>, selected: bool) -> impl IntoView {
+    if !selected || rows.is_empty() {
+        return view! {
+            <p class="hint">"Select a room or a passage to see its details. Tab and the arrow keys move between rooms; Enter selects."</p>
+        }
+        .into_any();
+    }
+    let items = rows
+        .into_iter()
+        .map(|(k, v)| view! { <dt>{k}</dt><dd>{v}</dd> })
+        .collect_view();
+    view! { <dl class="kv">{items}</dl> }.into_any()
+}
