@@ -80,16 +80,24 @@ mod tests {
     fn playtest_speaks_like_the_bot_and_steps_back() {
         let (_, text) = zones::shipped("crypt_valdris").expect("shipped");
         let l = doc::load("c", text).expect("loads");
-        let mut p = Playtest::default();
+        let mut p = Playtest::new(Character::default());
+        assert_eq!(p, Playtest::default());
+        assert!(p.status(&l.zone).is_none() && !p.can_step_back());
         p.command(&l.zone, "!zone enter crypt_valdris", "t1");
+        assert_eq!(p.run().map(|r| r.zone_id.as_str()), Some("crypt_valdris"));
         p.command(&l.zone, "advance", "t1");
         p.command(&l.zone, "advance", "t1");
         let at_fork = p.clone();
         assert!(p.log[2].1.contains("!zone go"), "{}", p.log[2].1);
+        assert!(
+            p.status(&l.zone)
+                .is_some_and(|s| s.phase == engine::Phase::Fork)
+        );
         p.command(&l.zone, "go 1", "t1");
         assert_ne!(p, at_fork);
         p.step_back();
         assert_eq!(p, at_fork);
+        assert!(p.can_step_back());
         p.command(&l.zone, "dance", "t1");
         assert!(
             p.log

@@ -1,6 +1,6 @@
 //! The designer's playtest tab: the character form, the fork's options, the command buttons
-//! and the transcript. It only draws a [`Playtest`] and sends the clicks to it as chat text;
-//! the model and the core's pipeline decide what happens.
+//! and the transcript. It only draws a [`Playtest`] and forwards the clicks to it (commands
+//! as chat text, step back, reset); the model and the core's pipeline decide what happens.
 
 use std::sync::Arc;
 
