@@ -728,19 +728,20 @@ pub async fn run(client: Client, bot: Bot, invited: Vec<OwnedRoomId>) {
     }
 }
 
-/// Logs in, syncs once and starts the bot on the server's runtime; returns once it listens.
+/// Logs in, syncs once and starts the bot on `runtime` (the server's), answering through
+/// `state`; returns once it listens.
 pub fn start(
-    server: &crate::serve::Server,
+    runtime: &tokio::runtime::Handle,
+    state: &AppState,
     config: &Config,
 ) -> Result<tokio::task::JoinHandle<()>> {
-    let rt = server.runtime().clone();
-    let bot = Bot::new(server.state.clone(), Some(&config.state_dir));
-    let (client, invited) = rt.block_on(async {
+    let bot = Bot::new(state.clone(), Some(&config.state_dir));
+    let (client, invited) = runtime.block_on(async {
         let client = login(config).await?;
         let invited = first_sync(&client).await;
         anyhow::Ok((client, invited))
     })?;
-    Ok(rt.spawn(run(client, bot, invited)))
+    Ok(runtime.spawn(run(client, bot, invited)))
 }
 
 #[cfg(test)]

@@ -409,7 +409,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     #[cfg(feature = "matrix")]
     let _matrix = match &matrix {
         Some(m) => {
-            let task = crate::matrix::start(&server, m)?;
+            let task = crate::matrix::start(server.runtime(), &server.state, m)?;
             println!(
                 "  matrix: {} on {}: invite it, then `!zone help`",
                 m.user, m.homeserver

@@ -104,7 +104,7 @@ pub fn read_zone_dir(dir: &Path) -> Result<(ZoneFiles, Vec<String>)> {
     let mut warnings = Vec::new();
     for c in &checked {
         if c.has_errors() {
-            crate::check::write_findings(&mut errors, c);
+            zones::write_findings(&mut errors, c);
         } else {
             for d in &c.diagnostics {
                 warnings.push(format!(
