@@ -53,15 +53,46 @@ pub fn find_zone<'a>(zones: &'a [Zone], given: &str) -> Option<&'a Zone> {
 /// Applies `command` for `player` and returns the replies, in order. A fork that timed out
 /// before this command is resolved first (its "picked for you" notice comes first).
 pub fn handle(zones: &[Zone], player: &mut Player, command: &Command, cx: &Context) -> Vec<Reply> {
-    let mut replies = Vec::new();
-    if let Some(reply) = sweep(zones, player, cx) {
-        replies.push(reply);
-    }
+    let mut replies = settle(zones, player, Some(command), cx);
     replies.push(match answer(zones, player, command, cx) {
         Ok(reply) => reply,
         Err(refusal) => chat::refusal(&refusal),
     });
     replies
+}
+
+/// What happened to the player's run before `command` (`None`: a command that did not
+/// parse): the fork timeout ([`sweep`]), and for `!zone enter`, the end of a run whose zone
+/// was withdrawn ([`abandon_withdrawn`]), so it does not block the new one. A host that
+/// stores each run by its id writes the run as this leaves it before the command replaces it.
+pub fn settle(
+    zones: &[Zone],
+    player: &mut Player,
+    command: Option<&Command>,
+    cx: &Context,
+) -> Vec<Reply> {
+    let mut replies = Vec::new();
+    if let Some(reply) = sweep(zones, player, cx) {
+        replies.push(reply);
+    }
+    if matches!(command, Some(Command::Enter { .. }))
+        && let Some(reply) = abandon_withdrawn(zones, player, cx.now)
+    {
+        replies.push(reply);
+    }
+    replies
+}
+
+/// Abandons the player's active run when its zone is no longer loaded (withdrawn between
+/// starts): it cannot go on, and must not keep the player from other zones. The reply to
+/// send, or `None` when there is no such run.
+pub fn abandon_withdrawn(zones: &[Zone], player: &mut Player, now: i64) -> Option<Reply> {
+    let run = player.run.as_mut().filter(|r| !r.is_over())?;
+    if zones.iter().any(|z| z.id == run.zone_id) {
+        return None;
+    }
+    engine::abandon_without_zone(run, now).ok()?;
+    Some(chat::abandoned_withdrawn(&run.zone_id))
 }
 
 /// Applies the fork timeout to the player's run; the notice to send, if a choice was made.
@@ -127,6 +158,9 @@ fn answer(
             Ok(chat::map(&drawn, cx.run_link.as_deref()))
         }
         Command::Abandon => {
+            if let Some(reply) = abandon_withdrawn(zones, player, cx.now) {
+                return Ok(reply);
+            }
             let (zone, run) = current_mut(zones, &mut player.run)?;
             let events = engine::abandon(zone, run, cx.now)?;
             Ok(chat::events(&events))
@@ -165,13 +199,13 @@ fn current_mut<'a>(
     Ok((zone_of(zones, run)?, run))
 }
 
-/// The zone a run belongs to; a zone that is no longer loaded is refused, naming the others.
+/// The zone a run belongs to; a zone that is no longer loaded was withdrawn.
 fn zone_of<'a>(zones: &'a [Zone], run: &Run) -> Result<&'a Zone, Refusal> {
     zones
         .iter()
         .find(|z| z.id == run.zone_id)
-        .ok_or_else(|| Refusal::UnknownZone {
-            given: run.zone_id.clone(),
-            known: zones.iter().map(|z| z.id.clone()).collect(),
+        .ok_or_else(|| Refusal::ZoneWithdrawn {
+            zone_id: run.zone_id.clone(),
+            run_over: run.is_over(),
         })
 }

@@ -1,12 +1,14 @@
 //! Legacy runs (seed G4, G9c): warming gogobee rows up from `current_room`, and dropping
 //! the old columns once nothing needs them.
 
-use anyhow::{Result, bail};
+use std::collections::BTreeMap;
+
+use anyhow::{Context as _, Result, bail};
 use rusqlite::{Connection, params};
-use zonegraph_core::engine::{self, Outcome};
+use zonegraph_core::engine::{self, Outcome, Run};
 use zonegraph_core::zone::Zone;
 
-use super::{LEGACY_COLUMNS, columns, has_legacy_columns, update_run_cas};
+use super::{LEGACY_COLUMNS, columns, has_legacy_columns, run_by_id, update_run_cas};
 
 /// What warming up the legacy rows did.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -14,12 +16,58 @@ pub struct WarmUp {
     pub warmed: usize,
     /// Rows that could not be warmed up: `(id, zone_id, why)`. Kept as they are.
     pub stuck: Vec<(i64, String, String)>,
+    /// Active runs abandoned because their player had a newer one (one active run each).
+    pub abandoned: Vec<Superseded>,
+}
+
+impl WarmUp {
+    /// What the warm-up did, one line each, for the operator.
+    pub fn report(&self) -> Vec<String> {
+        let mut out = vec![format!(
+            "warmed up {} legacy run{}",
+            self.warmed,
+            if self.warmed == 1 { "" } else { "s" }
+        )];
+        for (id, zone, why) in &self.stuck {
+            out.push(format!(
+                "kept legacy run row {id} (zone {zone}) as it is: {why}"
+            ));
+        }
+        for s in &self.abandoned {
+            out.push(format!(
+                "abandoned run {} (row {}) of {}: a player has one active run, and row {} is newer",
+                s.run_id, s.id, s.user_id, s.kept_id
+            ));
+        }
+        out
+    }
+}
+
+/// An active run ended by the warm-up: its player had a newer active run.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Superseded {
+    /// `dnd_zone_run.id` and the run id.
+    pub id: i64,
+    pub run_id: String,
+    pub user_id: String,
+    /// The row that stays active.
+    pub kept_id: i64,
+}
+
+/// A legacy row warmed up, not yet written.
+struct Warmed {
+    id: i64,
+    user_id: String,
+    started_ms: i64,
+    run: Run,
 }
 
 /// Fills current_node and the rest of the run state from current_room for every legacy row
 /// that has none yet (seed G4), with the zones loaded from the tables. Rows whose zone is
-/// unknown or whose room index does not fit are left untouched and reported.
-pub fn warm_up_legacy(conn: &mut Connection, zones: &[Zone]) -> Result<WarmUp> {
+/// unknown or whose room index does not fit are left untouched and reported. A player left
+/// with more than one active run keeps the newest (highest row id); the older ones are
+/// abandoned at `now` and reported. A row that cannot be written is named in the error.
+pub fn warm_up_legacy(conn: &mut Connection, zones: &[Zone], now: i64) -> Result<WarmUp> {
     let mut out = WarmUp::default();
     if !has_legacy_columns(conn)? {
         return Ok(out);
@@ -31,9 +79,9 @@ pub fn warm_up_legacy(conn: &mut Connection, zones: &[Zone]) -> Result<WarmUp> {
         "0"
     };
     let tx = conn.transaction()?;
-    let rows: Vec<(i64, String, String, i64, i64, String)> = {
+    let rows: Vec<(i64, String, String, String, i64, i64, String)> = {
         let mut st = tx.prepare(&format!(
-            "SELECT id, run_id, zone_id, current_room, COALESCE({started}, 0), outcome
+            "SELECT id, run_id, user_id, zone_id, current_room, COALESCE({started}, 0), outcome
              FROM dnd_zone_run WHERE current_node = '' ORDER BY id"
         ))?;
         st.query_map([], |r| {
@@ -41,14 +89,16 @@ pub fn warm_up_legacy(conn: &mut Connection, zones: &[Zone]) -> Result<WarmUp> {
                 r.get(0)?,
                 r.get(1)?,
                 r.get(2)?,
-                r.get::<_, Option<i64>>(3)?.unwrap_or(0),
+                r.get(3)?,
                 r.get::<_, Option<i64>>(4)?.unwrap_or(0),
-                r.get(5)?,
+                r.get::<_, Option<i64>>(5)?.unwrap_or(0),
+                r.get(6)?,
             ))
         })?
         .collect::<rusqlite::Result<_>>()?
     };
-    for (id, run_id, zone_id, current_room, started_s, outcome) in rows {
+    let mut warmed = Vec::new();
+    for (id, run_id, user_id, zone_id, current_room, started_s, outcome) in rows {
         let Some(zone) = zones.iter().find(|z| z.id == zone_id) else {
             out.stuck
                 .push((id, zone_id.clone(), format!("zone {zone_id} is not loaded")));
@@ -84,22 +134,104 @@ pub fn warm_up_legacy(conn: &mut Connection, zones: &[Zone]) -> Result<WarmUp> {
             }
             _ => {}
         }
-        let version: i64 = tx.query_row(
-            "SELECT version FROM dnd_zone_run WHERE id = ?1",
-            [id],
-            |r| r.get(0),
+        warmed.push(Warmed {
+            id,
+            user_id,
+            started_ms,
+            run,
+        });
+    }
+
+    // One active run per player: the newest of the warmed and the already active rows.
+    let mut active: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+    {
+        let mut st = tx.prepare(
+            "SELECT id, user_id FROM dnd_zone_run WHERE current_node != '' AND outcome = ''",
         )?;
-        tx.execute(
-            "UPDATE dnd_zone_run SET started_at_ms = ?2 WHERE id = ?1",
-            params![id, started_ms],
-        )?;
-        if !update_run_cas(&tx, id, version, &run, true)? {
-            bail!("run row {id} changed while warming it up");
+        for row in st.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))? {
+            let (id, user) = row?;
+            active.entry(user).or_default().push(id);
         }
+    }
+    for w in warmed.iter().filter(|w| w.run.outcome.is_none()) {
+        active.entry(w.user_id.clone()).or_default().push(w.id);
+    }
+    let mut superseded: BTreeMap<i64, i64> = BTreeMap::new();
+    for ids in active.values() {
+        let kept = ids.iter().copied().max().unwrap_or_default();
+        for &id in ids.iter().filter(|&&id| id != kept) {
+            superseded.insert(id, kept);
+        }
+    }
+
+    // Rows already warm that lose their place are ended first, so that the unique index of
+    // active runs never sees two.
+    let warmed_ids: Vec<i64> = warmed.iter().map(|w| w.id).collect();
+    for (&id, &kept_id) in superseded.iter().filter(|(id, _)| !warmed_ids.contains(id)) {
+        let Some(mut row) = run_by_id(&tx, id)? else {
+            continue;
+        };
+        let write = engine::abandon_without_zone(&mut row.run, now)
+            .map_err(|r| anyhow::anyhow!("{r}"))
+            .and_then(|()| update_run_cas(&tx, row.id, row.version, &row.run, true));
+        match write {
+            Ok(true) => {}
+            Ok(false) => bail!(
+                "legacy warm-up: run {} (row {id}) changed meanwhile",
+                row.run.run_id
+            ),
+            Err(e) => {
+                return Err(e.context(format!(
+                    "legacy warm-up: cannot abandon run {} (row {id})",
+                    row.run.run_id
+                )));
+            }
+        }
+        out.abandoned.push(Superseded {
+            id,
+            run_id: row.run.run_id,
+            user_id: row.user_id,
+            kept_id,
+        });
+    }
+    for mut w in warmed {
+        if let Some(&kept_id) = superseded.get(&w.id) {
+            // Cannot fail: the run is not over (it is among the active ones).
+            let _ = engine::abandon_without_zone(&mut w.run, now);
+            out.abandoned.push(Superseded {
+                id: w.id,
+                run_id: w.run.run_id.clone(),
+                user_id: w.user_id.clone(),
+                kept_id,
+            });
+        }
+        write_warmed(&tx, &w).with_context(|| {
+            format!(
+                "legacy warm-up: cannot write run {} (row {})",
+                w.run.run_id, w.id
+            )
+        })?;
         out.warmed += 1;
     }
     tx.commit()?;
+    out.abandoned.sort_by_key(|s| s.id);
     Ok(out)
+}
+
+fn write_warmed(tx: &Connection, w: &Warmed) -> Result<()> {
+    let version: i64 = tx.query_row(
+        "SELECT version FROM dnd_zone_run WHERE id = ?1",
+        [w.id],
+        |r| r.get(0),
+    )?;
+    tx.execute(
+        "UPDATE dnd_zone_run SET started_at_ms = ?2 WHERE id = ?1",
+        params![w.id, w.started_ms],
+    )?;
+    if !update_run_cas(tx, w.id, version, &w.run, true)? {
+        bail!("the row changed while warming it up");
+    }
+    Ok(())
 }
 
 /// Drops `current_room` and `room_seq_json` (seed G9c). Idempotent: a database without them

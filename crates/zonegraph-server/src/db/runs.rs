@@ -223,6 +223,12 @@ pub fn run_by_token(conn: &Connection, token: &str) -> Result<Option<StoredRun>>
     Ok(st.query_row([token], run_from_row).optional()?)
 }
 
+/// The run of row `id`.
+pub fn run_by_id(conn: &Connection, id: i64) -> Result<Option<StoredRun>> {
+    let mut st = conn.prepare_cached(&format!("{RUN_SELECT} WHERE id = ?1"))?;
+    Ok(st.query_row([id], run_from_row).optional()?)
+}
+
 /// Every run row (for checks and `zonegraph migrate`).
 pub fn all_runs(conn: &Connection) -> Result<Vec<StoredRun>> {
     let mut st = conn.prepare(&format!(

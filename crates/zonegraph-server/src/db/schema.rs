@@ -119,9 +119,35 @@ const RUN_COLUMNS: &[(&str, &str)] = &[
 /// The columns a legacy `dnd_zone_run` had before the graph model (seed G9c drops them).
 pub const LEGACY_COLUMNS: [&str; 2] = ["current_room", "room_seq_json"];
 
+/// Version 3: characters are written by compare-and-set like runs; a queued notice counts
+/// the older ones dropped before it (a player's queue is capped); `/healthz` proves a write
+/// can be made with a one-row table.
+const SCHEMA_V3: &str = r#"
+ALTER TABLE player_character ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE zone_notice ADD COLUMN dropped_before INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE server_health (
+    id             INTEGER PRIMARY KEY CHECK (id = 1),
+    checked_at_ms  INTEGER NOT NULL
+);
+"#;
+
 /// The versioned migrations, applied in order and recorded in `PRAGMA user_version`.
 pub fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(SCHEMA_V1), M::up_with_hook("", add_run_columns)])
+    Migrations::new(vec![
+        M::up(SCHEMA_V1),
+        M::up_with_hook("", add_run_columns),
+        M::up(SCHEMA_V3),
+    ])
+}
+
+/// A tiny write (`/healthz`): fails when the database cannot be written.
+pub fn health_write(tx: &Connection, now: i64) -> Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO server_health (id, checked_at_ms) VALUES (1, ?1)
+         ON CONFLICT(id) DO UPDATE SET checked_at_ms = excluded.checked_at_ms",
+    )?
+    .execute([now])?;
+    Ok(())
 }
 
 fn add_run_columns(tx: &Transaction) -> HookResult {
