@@ -937,7 +937,7 @@ fn serve_flags_close_the_api_by_default() {
         })
     );
     for bad in ["2", "fast", "2/x", "0/10", "2/0", "1.0001/2", "-1/2"] {
-        let err = args(&["--rate-limit", bad]).expect_err(bad);
+        let err = args(&[&format!("--rate-limit={bad}")]).expect_err(bad);
         assert!(err.to_string().contains("--rate-limit"), "{bad}: {err}");
     }
     let ok = parse(&["--listen", "127.0.0.1:9000", "--fork-timeout", "1h30m"]).expect("ok");
@@ -1548,9 +1548,12 @@ fn a_run_in_a_withdrawn_zone_can_be_abandoned_and_blocks_no_other_zone() {
     let both = zones_dir(dir.path(), "both", &["crypt_valdris", "mossback_warren"]);
     let later = zones_dir(dir.path(), "later", &["mossback_warren"]);
     let (quits, moves) = ("@quits:test", "@moves:test");
+    // Run ids stay unique across the restart.
+    let run_ids = per_user_run_ids();
     {
         let mut cfg = config(&db_path);
         cfg.zones = both;
+        cfg.run_ids = run_ids.clone();
         let server = serve::spawn(cfg).expect("starts");
         let mut c = connect(&server);
         for user in [quits, moves] {
@@ -1561,6 +1564,7 @@ fn a_run_in_a_withdrawn_zone_can_be_abandoned_and_blocks_no_other_zone() {
     // The Crypt is withdrawn between starts.
     let mut cfg = config(&db_path);
     cfg.zones = later;
+    cfg.run_ids = run_ids;
     let server = serve::spawn(cfg).expect("starts");
     let mut c = connect(&server);
 
@@ -1585,7 +1589,7 @@ fn a_run_in_a_withdrawn_zone_can_be_abandoned_and_blocks_no_other_zone() {
     assert!(replies[1].contains("You enter"), "{replies:?}");
 
     let runs = server.store.all_runs().expect("runs");
-    assert_eq!(runs.len(), 4, "no run history is lost");
+    assert_eq!(runs.len(), 4, "no run history is lost: {runs:#?}");
     for r in &runs {
         let abandoned = r.run.outcome == Some(zonegraph_core::Outcome::Abandoned);
         assert_eq!(abandoned, r.run.zone_id == "crypt_valdris", "{r:?}");

@@ -564,8 +564,21 @@ fn spawn_writer(mut conn: Connection) -> Result<mpsc::Sender<WriteJob>> {
 
 fn run_batch(conn: &mut Connection, batch: Vec<WriteJob>) {
     let mut done = Vec::with_capacity(batch.len());
+    let mut tx = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
+        Ok(tx) => tx,
+        Err(e) => {
+            // Say why to every job (another process holding the write lock past the busy
+            // timeout, a read-only file), not that the writer stopped: it goes on.
+            eprintln!("zonegraph: cannot start a write transaction: {e}");
+            for job in batch {
+                let _ = job.done.send(Err(anyhow::anyhow!(
+                    "cannot start a write transaction: {e}"
+                )));
+            }
+            return;
+        }
+    };
     let committed = (|| -> Result<()> {
-        let mut tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         for job in batch {
             let result = match tx.savepoint() {
                 Ok(mut sp) => {
