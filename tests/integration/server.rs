@@ -1440,6 +1440,9 @@ fn a_command_given_up_by_its_request_finishes_before_the_next_one_starts() {
     });
     cfg.limits.request_timeout = Duration::from_secs(2);
     let server = serve::spawn(cfg).expect("starts");
+    // Declared after the server, so a failing assertion lets the command go before the
+    // server is dropped (which waits for it).
+    let release = release;
     let mut c = connect(&server);
     let r = c
         .command("@slow:test", "!zone enter crypt_valdris", None)
@@ -1680,4 +1683,24 @@ fn a_legacy_row_that_cannot_be_warmed_up_is_named_in_the_error() {
     let err = format!("{:#}", serve::spawn(config(&path)).expect_err("refused"));
     assert!(err.contains("run legacy-3 (row 3)"), "{err}");
     assert!(err.contains("row 3 is read-only"), "{err}");
+}
+
+#[test]
+fn requests_past_the_concurrency_limit_are_refused_at_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut cfg = config(&dir.path().join("z.db"));
+    // No slot is ever free.
+    cfg.limits.max_in_flight = 0;
+    let server = serve::spawn(cfg).expect("starts");
+    let mut c = connect(&server);
+    for path in ["/api/zones", "/healthz", "/"] {
+        let r = c.get(path).expect("request");
+        assert_eq!(r.status, 503, "{path}: {}", r.text());
+        assert_eq!(r.header("retry-after"), Some("1"), "{path}");
+        let err = r.json()["error"].as_str().unwrap_or_default().to_string();
+        assert!(
+            err.contains("as many requests as it takes"),
+            "{path}: {err}"
+        );
+    }
 }

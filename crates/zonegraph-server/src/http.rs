@@ -66,7 +66,7 @@ pub struct Limits {
     pub rate: Option<Rate>,
     /// Longest a request may take before it is answered 503 (a command keeps going).
     pub request_timeout: Duration,
-    /// Most requests handled at once; the others wait (within their time limit).
+    /// Most requests handled at once; more are refused with a 503 at once.
     pub max_in_flight: usize,
 }
 
@@ -299,18 +299,31 @@ pub fn router(state: AppState, limits: &Limits) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(
+            // A request past the limit is refused at once (waiting for a slot would not be
+            // timed: the time limit starts when a request is taken).
             ServiceBuilder::new()
                 .layer(HandleErrorLayer::new(overloaded))
-                .timeout(limits.request_timeout)
+                .load_shed()
                 .layer(tower::limit::GlobalConcurrencyLimitLayer::new(
                     limits.max_in_flight,
-                )),
+                ))
+                .timeout(limits.request_timeout),
         )
         .with_state(state)
 }
 
-/// The time limit (the only error the layers make): a command may still finish.
+/// The errors the layers make: too many requests at once, or the time limit (a command
+/// may still finish).
 async fn overloaded(e: tower::BoxError) -> Response {
+    if e.is::<tower::load_shed::error::Overloaded>() {
+        let mut r = error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the server is handling as many requests as it takes at once; try again shortly",
+        );
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+        return r;
+    }
     if e.is::<tower::timeout::error::Elapsed>() {
         return error(
             StatusCode::SERVICE_UNAVAILABLE,

@@ -636,3 +636,43 @@ pub fn is_token(s: &str) -> bool {
 pub fn run_link(public_url: &str, token: &str) -> String {
     format!("{}/run/{token}", public_url.trim_end_matches('/'))
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use super::*;
+
+    fn zones_dir() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../zones")
+    }
+
+    #[test]
+    fn the_notice_after_a_full_queue_says_how_many_were_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("z.db");
+        let (store, _) = Store::open(&path, &zones_dir()).unwrap();
+        let conn = db::open(&path).unwrap();
+        for i in 0..db::MAX_QUEUED_NOTICES + 2 {
+            let t = format!("picked {i}");
+            db::push_notice(&conn, "@p:test", "r", &t, &t, i).unwrap();
+        }
+        let list = store.notices("@p:test").unwrap();
+        assert_eq!(list.len() as i64, db::MAX_QUEUED_NOTICES);
+        let first = &list[0];
+        assert_eq!(
+            first.text,
+            "(2 older notices were dropped: too many were waiting.)\npicked 2"
+        );
+        assert!(
+            first.html.starts_with("<i>(2 older notices"),
+            "{}",
+            first.html
+        );
+        assert_eq!(list[1].text, "picked 3");
+        // The count is told until the notice carrying it is acknowledged.
+        assert_eq!(store.notices("@p:test").unwrap()[0], *first);
+        assert_eq!(store.ack_notices("@p:test", vec![first.id]).unwrap(), 1);
+        assert_eq!(store.notices("@p:test").unwrap()[0].text, "picked 3");
+    }
+}
