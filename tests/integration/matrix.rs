@@ -215,7 +215,7 @@ fn start_bot(dir: &Path, synapse: &Synapse) -> (serve::Server, PathBuf) {
         secret: matrix::Secret::Password("bot-password".into()),
         state_dir: matrix::state_dir(&db),
     };
-    matrix::start(&server, &bot_config).expect("the bot logs in");
+    matrix::start(server.runtime(), &server.state, &bot_config).expect("the bot logs in");
     (server, db)
 }
 

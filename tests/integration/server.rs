@@ -13,13 +13,15 @@ use zonegraph_core::roll;
 use zonegraph_server::client::Conn;
 use zonegraph_server::db;
 use zonegraph_server::migrate;
-use zonegraph_server::serve::{self, Server, ServerConfig};
+use zonegraph_server::serve::{self, Auth, Server, ServerConfig};
 use zonegraph_server::store::RunIds;
 
 const FORK: &str = "crypt_valdris.fork";
 const CHAPEL: &str = "crypt_valdris.side_chapel";
 const SECRET: &str = "crypt_valdris.secret_chamber";
 const NO_CHOICE: &str = "There is no choice to make right now.";
+/// The API token of the servers `config` makes.
+const TOKEN: &str = "test-token";
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -48,11 +50,21 @@ fn config(db: &Path) -> ServerConfig {
     c.web = db.with_file_name("no-viewer-here");
     c.run_ids = per_user_run_ids();
     c.sweep_every = Duration::from_millis(50);
+    c.auth = Auth::Token(TOKEN.into());
+    // Tests fire commands faster than a player; the limit has its own test.
+    c.limits.rate = None;
     c
 }
 
 fn start(db: &Path) -> Server {
     serve::spawn(config(db)).expect("server starts")
+}
+
+/// A connection to `server` that sends its API token.
+fn connect(server: &Server) -> Conn {
+    Conn::connect(server.addr)
+        .expect("connect")
+        .with_token(server.api_token())
 }
 
 /// The reply texts of one command, asserting a 200.
@@ -109,7 +121,7 @@ fn token_of(map_reply: &str) -> String {
 fn crypt_end_to_end_with_a_perception_pass_and_a_fail() {
     let dir = tempfile::tempdir().expect("temp dir");
     let server = start(&dir.path().join("z.db"));
-    let mut c = Conn::connect(server.addr).expect("connect");
+    let mut c = connect(&server);
 
     // WIS 10 (+0): DC 12 into the chapel, DC 15 into the reliquary.
     let finder = user_where("finder", |r| chapel_roll(r) >= 12 && secret_roll(r) >= 15);
@@ -190,7 +202,7 @@ fn runs_and_characters_survive_a_restart() {
     let user = "@restart:test";
     {
         let server = start(&db);
-        let mut c = Conn::connect(server.addr).expect("connect");
+        let mut c = connect(&server);
         say(&mut c, user, "!char level 3");
         say(&mut c, user, "!char key add Skull_Key");
         say(&mut c, user, "!zone enter crypt_valdris");
@@ -199,7 +211,7 @@ fn runs_and_characters_survive_a_restart() {
         server.stop().expect("stops");
     }
     let server = start(&db);
-    let mut c = Conn::connect(server.addr).expect("connect");
+    let mut c = connect(&server);
     let t = say1(&mut c, user, "!zone status");
     assert!(t.contains("You are in Branching Passage"), "{t}");
     assert!(t.contains("Keys: skull_key."), "{t}");
@@ -215,7 +227,7 @@ fn fifty_concurrent_go_1_apply_exactly_once() {
     let dir = tempfile::tempdir().expect("temp dir");
     let server = start(&dir.path().join("z.db"));
     let user = "@racer:test";
-    let mut c = Conn::connect(server.addr).expect("connect");
+    let mut c = connect(&server);
     say(&mut c, user, "!zone enter crypt_valdris");
     say(&mut c, user, "!zone advance");
     say(&mut c, user, "!zone advance");
@@ -228,7 +240,9 @@ fn fifty_concurrent_go_1_apply_exactly_once() {
         .map(|_| {
             let barrier = barrier.clone();
             std::thread::spawn(move || {
-                let mut c = Conn::connect(addr).expect("connect");
+                let mut c = Conn::connect(addr)
+                    .expect("connect")
+                    .with_token(Some(TOKEN));
                 barrier.wait();
                 say1(&mut c, user, "!zone go 1")
             })
@@ -262,7 +276,7 @@ fn fifty_concurrent_go_1_apply_exactly_once() {
 fn run_links_show_no_undiscovered_secret() {
     let dir = tempfile::tempdir().expect("temp dir");
     let server = start(&dir.path().join("z.db"));
-    let mut c = Conn::connect(server.addr).expect("connect");
+    let mut c = connect(&server);
 
     // Into the chapel, but the secret stays hidden.
     let user = user_where("seeker", |r| chapel_roll(r) >= 12 && secret_roll(r) < 15);
@@ -341,16 +355,14 @@ fn the_sweeper_picks_for_an_idle_player_and_queues_a_notice() {
     let mut cfg = config(&dir.path().join("z.db"));
     cfg.fork_timeout = Duration::from_millis(300);
     let server = serve::spawn(cfg).expect("starts");
-    let mut c = Conn::connect(server.addr).expect("connect");
+    let mut c = connect(&server);
     let user = "@idle:test";
     say(&mut c, user, "!zone enter crypt_valdris");
     say(&mut c, user, "!zone advance");
     say(&mut c, user, "!zone advance");
     let deadline = Instant::now() + Duration::from_secs(10);
     let notices = loop {
-        let r = c.get("/api/notices?user=%40idle%3Atest").expect("notices");
-        assert_eq!(r.status, 200, "{}", r.text());
-        let list = r.json()["notices"].as_array().cloned().unwrap_or_default();
+        let list = take_notices(&mut c, user);
         if !list.is_empty() || Instant::now() > deadline {
             break list;
         }
@@ -362,11 +374,47 @@ fn the_sweeper_picks_for_an_idle_player_and_queues_a_notice() {
         text.contains("option 1 was picked for you: Main Hall"),
         "{text}"
     );
-    let t = say1(&mut c, user, "!zone status");
-    assert!(t.contains("You are in Main Hall"), "{t}");
-    // Delivered once.
-    let r = c.get("/api/notices?user=%40idle%3Atest").expect("notices");
-    assert_eq!(r.json()["notices"], serde_json::json!([]));
+    // Not acknowledged yet: handed out again, and before the next command's replies.
+    assert_eq!(take_notices(&mut c, user), notices);
+    let r = c
+        .command(user, "!zone status", None)
+        .expect("status")
+        .json();
+    assert_eq!(
+        r["notices"].as_array().cloned().unwrap_or_default(),
+        notices
+    );
+    assert!(
+        r["replies"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("You are in Main Hall"),
+        "{r}"
+    );
+    // Acknowledged: delivered once.
+    let ack = c
+        .post_json(
+            "/api/notices/ack",
+            &serde_json::json!({ "user": user, "ids": [notices[0]["id"]] }),
+        )
+        .expect("ack");
+    assert_eq!(ack.status, 200, "{}", ack.text());
+    assert_eq!(ack.json()["acknowledged"], 1);
+    assert_eq!(take_notices(&mut c, user), Vec::<Value>::new());
+    let r = c
+        .command(user, "!zone status", None)
+        .expect("status")
+        .json();
+    assert_eq!(r["notices"], serde_json::json!([]));
+}
+
+/// `POST /api/notices` for `user`: the queued notices, asserting a 200.
+fn take_notices(c: &mut Conn, user: &str) -> Vec<Value> {
+    let r = c
+        .post_json("/api/notices", &serde_json::json!({ "user": user }))
+        .expect("notices");
+    assert_eq!(r.status, 200, "{}", r.text());
+    r.json()["notices"].as_array().cloned().unwrap_or_default()
 }
 
 #[test]
@@ -375,7 +423,7 @@ fn queued_notices_come_before_the_next_reply() {
     let mut cfg = config(&dir.path().join("z.db"));
     cfg.fork_timeout = Duration::from_millis(200);
     let server = serve::spawn(cfg).expect("starts");
-    let mut c = Conn::connect(server.addr).expect("connect");
+    let mut c = connect(&server);
     let user = "@later:test";
     say(&mut c, user, "!zone enter crypt_valdris");
     say(&mut c, user, "!zone advance");
@@ -383,18 +431,52 @@ fn queued_notices_come_before_the_next_reply() {
     // Either the sweeper queued the notice or the command applies the timeout itself:
     // the player hears about it first, exactly once.
     std::thread::sleep(Duration::from_millis(1200));
-    let replies = say(&mut c, user, "!zone status");
-    assert_eq!(replies.len(), 2, "{replies:?}");
-    assert!(replies[0].contains("picked for you"), "{replies:?}");
-    assert!(replies[1].contains("You are in Main Hall"), "{replies:?}");
-    assert_eq!(say(&mut c, user, "!zone status").len(), 1);
+    let answer = c
+        .command(user, "!zone status", None)
+        .expect("status")
+        .json();
+    let texts = |a: &Value, key: &str| -> Vec<String> {
+        a[key]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .map(|r| r["text"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    // Queued notices (with ids, to acknowledge) come before the replies.
+    let shown: Vec<String> = [texts(&answer, "notices"), texts(&answer, "replies")].concat();
+    assert_eq!(shown.len(), 2, "{answer}");
+    assert!(shown[0].contains("picked for you"), "{answer}");
+    assert!(shown[1].contains("You are in Main Hall"), "{answer}");
+    let ids: Vec<Value> = answer["notices"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .map(|n| n["id"].clone())
+        .collect();
+    c.post_json(
+        "/api/notices/ack",
+        &serde_json::json!({ "user": user, "ids": ids }),
+    )
+    .expect("ack");
+    let again = c
+        .command(user, "!zone status", None)
+        .expect("status")
+        .json();
+    assert_eq!(
+        texts(&again, "notices").len() + texts(&again, "replies").len(),
+        1,
+        "{again}"
+    );
 }
 
 #[test]
 fn zones_are_served_from_the_tables_as_the_files_say() {
     let dir = tempfile::tempdir().expect("temp dir");
     let server = start(&dir.path().join("z.db"));
-    let mut c = Conn::connect(server.addr).expect("connect");
+    let mut c = connect(&server);
     let list = c.get("/api/zones").expect("zones").json();
     let ids: Vec<&str> = list["zones"]
         .as_array()
@@ -441,7 +523,7 @@ fn the_viewer_is_served_with_run_links_falling_back_to_the_app() {
     let mut cfg = config(&dir.path().join("z.db"));
     cfg.web = web;
     let server = serve::spawn(cfg).expect("starts");
-    let mut c = Conn::connect(server.addr).expect("connect");
+    let mut c = connect(&server);
     let r = c
         .get("/run/0123456789abcdef0123456789abcdef")
         .expect("run page");
@@ -555,15 +637,58 @@ fn hostile_input_gets_a_json_4xx_and_never_a_panic() {
         ("DELETE", "/api/zones", vec![], vec![], 405, "not allowed"),
         ("GET", "/api/nothing", vec![], vec![], 404, "no route"),
         ("POST", "/elsewhere", vec![], vec![], 404, "no route"),
-        ("GET", "/api/notices", vec![], vec![], 400, "user"),
+        (
+            "GET",
+            "/api/notices",
+            vec![],
+            vec![],
+            405,
+            "use POST /api/notices",
+        ),
+        (
+            "POST",
+            "/api/notices",
+            json.to_vec(),
+            br#"{"user":""}"#.to_vec(),
+            422,
+            "empty",
+        ),
+        (
+            "POST",
+            "/api/notices",
+            json.to_vec(),
+            br#"{}"#.to_vec(),
+            422,
+            "expected {\"user\"",
+        ),
+        (
+            "POST",
+            "/api/notices/ack",
+            json.to_vec(),
+            br#"{"user":"@a:b","ids":"all"}"#.to_vec(),
+            422,
+            "ids",
+        ),
+        (
+            "GET",
+            "/api/notices/ack",
+            vec![],
+            vec![],
+            405,
+            "not allowed",
+        ),
     ];
-    let mut c = Conn::connect(addr).expect("connect");
+    let mut c = Conn::connect(addr)
+        .expect("connect")
+        .with_token(Some(TOKEN));
     for (method, path, headers, body, status, says) in cases {
         let r = match c.request(method, path, &headers, &body) {
             Ok(r) => r,
             Err(_) => {
                 // The server may close the connection after refusing a body; reconnect.
-                c = Conn::connect(addr).expect("reconnect");
+                c = Conn::connect(addr)
+                    .expect("reconnect")
+                    .with_token(Some(TOKEN));
                 c.request(method, path, &headers, &body).expect("request")
             }
         };
@@ -574,7 +699,9 @@ fn hostile_input_gets_a_json_4xx_and_never_a_panic() {
             "{method} {path}: {err:?} should say {says:?}"
         );
         if status == 413 {
-            c = Conn::connect(addr).expect("reconnect");
+            c = Conn::connect(addr)
+                .expect("reconnect")
+                .with_token(Some(TOKEN));
         }
     }
     // Chat text that is odd but well-formed gets the bot's own answer.
@@ -619,11 +746,17 @@ fn hostile_input_gets_a_json_4xx_and_never_a_panic() {
 fn an_api_token_is_required_when_configured() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut cfg = config(&dir.path().join("z.db"));
-    cfg.api_token = Some("s3cret".into());
+    cfg.auth = Auth::Token("s3cret".into());
     let server = serve::spawn(cfg).expect("starts");
     let mut c = Conn::connect(server.addr).expect("connect");
     let r = c.command("@a:test", "!zone help", None).expect("request");
     assert_eq!(r.status, 401, "{}", r.text());
+    assert!(
+        r.json()["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Bearer")
+    );
     let r = c
         .command("@a:test", "!zone help", Some("wrong"))
         .expect("request");
@@ -632,40 +765,188 @@ fn an_api_token_is_required_when_configured() {
         .command("@a:test", "!zone enter crypt_valdris", Some("s3cret"))
         .expect("request");
     assert_eq!(r.status, 200);
-    assert_eq!(c.get("/api/zones").expect("zones").status, 401);
+    for path in ["/api/zones", "/api/zones/crypt_valdris"] {
+        assert_eq!(c.get(path).expect("zones").status, 401, "{path}");
+    }
+    for (path, body) in [
+        ("/api/notices", serde_json::json!({ "user": "@a:test" })),
+        (
+            "/api/notices/ack",
+            serde_json::json!({ "user": "@a:test", "ids": [1] }),
+        ),
+    ] {
+        assert_eq!(
+            c.post_json(path, &body).expect("post").status,
+            401,
+            "{path}"
+        );
+    }
     let map = c
         .command("@a:test", "!zone map", Some("s3cret"))
         .expect("map")
         .json();
     let token = token_of(map["replies"][0]["text"].as_str().unwrap_or_default());
+    // The run link is its own capability; health and the viewer are public.
     assert_eq!(
         c.get(&format!("/api/runs/{token}")).expect("view").status,
         200
     );
     assert_eq!(c.get("/healthz").expect("health").status, 200);
+    assert_eq!(c.get("/").expect("viewer").status, 200);
 }
 
 #[test]
-fn serve_refuses_a_public_address_without_a_token() {
-    use clap::Parser;
-    let parse = |args: &[&str]| {
-        let argv = ["zonegraph", "serve"].iter().chain(args).copied();
-        match zonegraph_server::Cli::try_parse_from(argv)
-            .expect("arguments")
-            .command
-        {
-            zonegraph_server::Cmd::Serve(a) => ServerConfig::from_args(&a),
-            _ => unreachable!("a serve command"),
+fn without_a_token_the_server_makes_one_beside_the_database_and_keeps_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db_path = dir.path().join("z.db");
+    let file = serve::token_file(&db_path);
+    assert_eq!(file, dir.path().join("z.db.api-token"));
+    let mut p = spawn_process(&db_path);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&file)
+            .expect("token file")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+    }
+    assert_eq!(p.token.len(), 32, "128 random bits in hex");
+    // The start-up message says where the token is and how to pass it.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let said = loop {
+        let said = p.stdout.lock().expect("stdout").join("\n");
+        if said.contains("authorization: Bearer") || Instant::now() > deadline {
+            break said;
         }
+        std::thread::sleep(Duration::from_millis(20));
     };
-    let err = parse(&["--listen", "0.0.0.0:8080"]).expect_err("refused");
-    assert!(err.to_string().contains("without an API token"), "{err}");
-    assert!(parse(&["--listen", "0.0.0.0:8080", "--api-token", "t"]).is_ok());
+    assert!(said.contains(&file.display().to_string()), "{said}");
+    assert!(
+        said.contains(&format!("authorization: Bearer $(cat {})", file.display())),
+        "{said}"
+    );
+    let mut c = Conn::connect(p.addr).expect("connect");
+    let r = c.command("@a:test", "!zone help", None).expect("request");
+    assert_eq!(r.status, 401, "closed by default: {}", r.text());
+    let r = c
+        .command("@a:test", "!zone help", Some(&p.token))
+        .expect("request");
+    assert_eq!(r.status, 200, "{}", r.text());
+    let _ = p.child.kill();
+    let _ = p.child.wait();
+
+    // A restart reuses it.
+    let first = p.token.clone();
+    let mut p = spawn_process(&db_path);
+    assert_eq!(p.token, first);
+    let mut c = Conn::connect(p.addr).expect("connect");
+    let r = c
+        .command("@a:test", "!zone help", Some(&first))
+        .expect("request");
+    assert_eq!(r.status, 200, "{}", r.text());
+    let _ = p.child.kill();
+    let _ = p.child.wait();
+}
+
+/// `POST /api/command` with `Host: host` (and no token).
+fn command_for_host(addr: SocketAddr, host: &str) -> zonegraph_server::client::Response {
+    let body = r#"{"user":"@local:test","text":"!zone help"}"#;
+    let req = format!(
+        "POST /api/command HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    Conn::connect(addr)
+        .expect("connect")
+        .raw(req.as_bytes())
+        .expect("request")
+}
+
+#[test]
+fn no_auth_answers_only_requests_that_name_this_machine() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut cfg = config(&dir.path().join("z.db"));
+    cfg.auth = Auth::Off;
+    let server = serve::spawn(cfg).expect("starts");
+    assert_eq!(server.api_token(), None);
+    let listen = server.addr.to_string();
+    for host in [
+        "localhost",
+        "localhost:8080",
+        "LocalHost:1",
+        "127.0.0.1",
+        "127.0.0.1:9",
+        "[::1]",
+        "[::1]:8080",
+        listen.as_str(),
+    ] {
+        let r = command_for_host(server.addr, host);
+        assert_eq!(r.status, 200, "Host {host}: {}", r.text());
+    }
+    // A page on another name, its DNS rebound to 127.0.0.1, must not drive the bot.
+    for host in [
+        "evil.example",
+        "evil.example:8080",
+        "localhost.evil.example",
+        "127.0.0.1.nip.io:80",
+        "[::1].evil",
+        "localhost:http",
+        "",
+    ] {
+        let r = command_for_host(server.addr, host);
+        assert_eq!(r.status, 403, "Host {host:?}: {}", r.text());
+        let err = r.json()["error"].as_str().unwrap_or_default().to_string();
+        assert!(err.contains("--no-auth"), "{err}");
+        assert!(err.contains("DNS rebinding"), "{err}");
+    }
+}
+
+#[test]
+fn serve_flags_close_the_api_by_default() {
+    use clap::Parser;
+    let args = |args: &[&str]| {
+        let argv = ["zonegraph", "serve"].iter().chain(args).copied();
+        zonegraph_server::Cli::try_parse_from(argv).map(|cli| match cli.command {
+            zonegraph_server::Cmd::Serve(a) => a,
+            _ => unreachable!("a serve command"),
+        })
+    };
+    let parse = |a: &[&str]| ServerConfig::from_args(&args(a).expect("arguments"));
+    // No token given: one is made (on any address).
+    for listen in ["127.0.0.1:8080", "0.0.0.0:8080"] {
+        let c = parse(&["--listen", listen]).expect("ok");
+        assert!(matches!(c.auth, Auth::TokenFile), "{listen}: {:?}", c.auth);
+    }
+    let c = parse(&["--api-token", "t"]).expect("ok");
+    assert!(matches!(c.auth, Auth::Token(ref t) if t == "t"));
+    let c = parse(&["--no-auth"]).expect("ok");
+    assert!(matches!(c.auth, Auth::Off));
+    let err = parse(&["--listen", "0.0.0.0:8080", "--no-auth"]).expect_err("refused");
+    assert!(err.to_string().contains("refusing --no-auth"), "{err}");
+    let err = args(&["--no-auth", "--api-token", "t"]).expect_err("conflict");
+    assert!(err.to_string().contains("cannot be used with"), "{err}");
+    // Rate limits.
+    use zonegraph_core::limits::Rate;
+    assert_eq!(parse(&[]).expect("ok").limits.rate, Some(Rate::new(2, 10)));
+    assert_eq!(
+        parse(&["--rate-limit", "off"]).expect("ok").limits.rate,
+        None
+    );
+    assert_eq!(
+        parse(&["--rate-limit", "0.5/5"]).expect("ok").limits.rate,
+        Some(Rate {
+            per_second_milli: 500,
+            burst: 5
+        })
+    );
+    for bad in ["2", "fast", "2/x", "0/10", "2/0", "1.0001/2", "-1/2"] {
+        let err = args(&[&format!("--rate-limit={bad}")]).expect_err(bad);
+        assert!(err.to_string().contains("--rate-limit"), "{bad}: {err}");
+    }
     let ok = parse(&["--listen", "127.0.0.1:9000", "--fork-timeout", "1h30m"]).expect("ok");
     assert_eq!(ok.fork_timeout, Duration::from_secs(5400));
-    let bad =
-        zonegraph_server::Cli::try_parse_from(["zonegraph", "serve", "--fork-timeout", "soon"])
-            .expect_err("not a duration");
+    let bad = args(&["--fork-timeout", "soon"]).expect_err("not a duration");
     assert!(bad.to_string().contains("not a duration like 6h"), "{bad}");
 }
 
@@ -690,11 +971,11 @@ fn a_legacy_database_migrates_without_losing_a_row() {
         purge_legacy: purge,
     };
     let report = migrate::migrate(&args(false)).expect("migrates");
-    assert!(report.contains("schema 0 -> 3"), "{report}");
+    assert!(report.contains("schema 0 -> 4"), "{report}");
     assert!(report.contains("warmed up 4 legacy runs"), "{report}");
     let report = migrate::migrate(&args(false)).expect("again");
     assert!(
-        report.contains("schema 3 -> 3") && report.contains("warmed up 0"),
+        report.contains("schema 4 -> 4") && report.contains("warmed up 0"),
         "{report}"
     );
 
@@ -720,7 +1001,7 @@ fn a_legacy_database_migrates_without_losing_a_row() {
     // The server plays the warmed-up run on, writing current_room for legacy readers.
     {
         let server = start(&path);
-        let mut c = Conn::connect(server.addr).expect("connect");
+        let mut c = connect(&server);
         let t = say1(&mut c, "@ash:gogobee.test", "!zone status");
         assert!(t.contains("room 4 of 9"), "{t}");
         let t = say1(&mut c, "@ash:gogobee.test", "!zone advance");
@@ -753,7 +1034,7 @@ fn a_legacy_database_migrates_without_losing_a_row() {
     assert_eq!(db::all_runs(&conn).expect("runs").len(), 4);
     drop(conn);
     let server = start(&path);
-    let mut c = Conn::connect(server.addr).expect("connect");
+    let mut c = connect(&server);
     assert!(say1(&mut c, "@ash:gogobee.test", "!zone advance").contains("Room 6 of 9"));
 }
 
@@ -842,17 +1123,29 @@ fn a_run_round_trips_through_its_row_exactly() {
 struct Process {
     child: std::process::Child,
     addr: SocketAddr,
+    /// The API token the server made beside its database at the first start.
+    token: String,
+    /// What it printed so far.
+    stdout: Arc<Mutex<Vec<String>>>,
 }
 
 fn spawn_process(db: &Path) -> Process {
     use std::io::BufRead;
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_zonegraph-under-test"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--db"])
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--rate-limit",
+            "off",
+            "--db",
+        ])
         .arg(db)
         .arg("--zones")
         .arg(root().join("zones"))
         .arg("--web")
         .arg(db.with_file_name("none"))
+        .env_remove("ZONEGRAPH_API_TOKEN")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -860,14 +1153,29 @@ fn spawn_process(db: &Path) -> Process {
     let stdout = child.stdout.take().expect("stdout");
     let mut lines = std::io::BufReader::new(stdout).lines();
     let first = lines.next().expect("a first line").expect("utf-8");
+    let said = Arc::new(Mutex::new(vec![first.clone()]));
     let url = first
         .split_whitespace()
         .find(|w| w.starts_with("http://"))
         .expect("the URL is printed");
     let addr = url.trim_start_matches("http://").parse().expect("address");
     // Keep draining stdout so the process never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    Process { child, addr }
+    let keep = said.clone();
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            keep.lock().expect("stdout").push(line);
+        }
+    });
+    let token = std::fs::read_to_string(serve::token_file(db))
+        .expect("the token file is made before the server answers")
+        .trim()
+        .to_string();
+    Process {
+        child,
+        addr,
+        token,
+        stdout: said,
+    }
 }
 
 /// The Crypt played by `go 1`: each command with the visited-room count it leaves.
@@ -886,6 +1194,7 @@ fn sigkill_mid_load_loses_no_acknowledged_move() {
     let db_path = dir.path().join("z.db");
     let mut p = spawn_process(&db_path);
     let addr = p.addr;
+    let token = p.token.clone();
     let players = 12;
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let acked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -895,12 +1204,14 @@ fn sigkill_mid_load_loses_no_acknowledged_move() {
         .map(|i| {
             let stop = stop.clone();
             let acked = acked.clone();
+            let token = token.clone();
             std::thread::spawn(move || {
                 let user = format!("@load{i}:test");
                 let mut acks: Acks = Vec::new();
-                let Ok(mut c) = Conn::connect(addr) else {
+                let Ok(c) = Conn::connect(addr) else {
                     return acks;
                 };
+                let mut c = c.with_token(Some(&token));
                 'outer: while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                     for (step, (cmd, visited)) in PLAYTHROUGH.iter().enumerate() {
                         let Ok(r) = c.command(&user, cmd, None) else {
@@ -950,7 +1261,9 @@ fn sigkill_mid_load_loses_no_acknowledged_move() {
     );
 
     let mut p = spawn_process(&db_path);
-    let mut c = Conn::connect(p.addr).expect("connect");
+    let mut c = Conn::connect(p.addr)
+        .expect("connect")
+        .with_token(Some(&p.token));
     for (i, runs) in acks.iter().enumerate() {
         for (token, visited, won) in runs {
             let v = c.get(&format!("/api/runs/{token}")).expect("view");
@@ -1018,10 +1331,11 @@ fn the_compare_and_set_holds_between_two_servers_on_one_database() {
             let barrier = barrier.clone();
             std::thread::spawn(move || {
                 barrier.wait();
-                let replies = store
+                let answer = store
                     .command(user, "!zone go 1", &settings)
                     .expect("command");
-                replies
+                answer
+                    .replies
                     .iter()
                     .map(|r| r.text.clone())
                     .collect::<Vec<_>>()
@@ -1076,7 +1390,7 @@ fn serve_opens_a_legacy_database_directly() {
     let path = legacy_db(dir.path());
     let server = start(&path);
     assert_eq!(server.opened.warm_up.warmed, 4);
-    let mut c = Conn::connect(server.addr).expect("connect");
+    let mut c = connect(&server);
     let t = say1(&mut c, "@cato:gogobee.test", "!zone status");
     assert!(t.contains("The Cinder Spire — room 1 of 9"), "{t}");
     let t = say1(&mut c, "@bram:gogobee.test", "!zone status");
@@ -1085,31 +1399,319 @@ fn serve_opens_a_legacy_database_directly() {
 }
 
 #[test]
-fn notices_that_could_not_be_sent_go_back_in_order() {
+fn commands_over_the_rate_limit_get_429_with_retry_after() {
+    use zonegraph_core::limits::Rate;
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut conn = db::open(&dir.path().join("z.db")).expect("db");
-    db::migrate(&mut conn).expect("migrate");
-    for (i, text) in ["first", "second", "third"].iter().enumerate() {
-        db::push_notice(&conn, "@p:test", "r1", text, text, i as i64).expect("push");
+    let mut cfg = config(&dir.path().join("z.db"));
+    // A burst of three, then one every thousand seconds.
+    cfg.limits.rate = Some(Rate {
+        per_second_milli: 1,
+        burst: 3,
+    });
+    let server = serve::spawn(cfg).expect("starts");
+    let mut c = connect(&server);
+    for _ in 0..3 {
+        say(&mut c, "@fast:test", "!zone help");
     }
-    db::push_notice(&conn, "@other:test", "r2", "theirs", "theirs", 5).expect("push");
-    let taken = db::take_notices(&conn, "@p:test", 10).expect("take");
-    let texts: Vec<&str> = taken.iter().map(|n| n.text.as_str()).collect();
-    assert_eq!(texts, ["first", "second", "third"]);
-    assert!(!db::has_pending_notices(&conn, "@p:test").expect("pending"));
-    // "first" was sent; the send of "second" failed: it and "third" go back.
-    let back: Vec<i64> = taken[1..].iter().map(|n| n.id).collect();
-    db::return_notices(&conn, "@p:test", &back).expect("return");
-    // Another player's ids are not theirs to return.
-    let other = db::take_notices(&conn, "@other:test", 11).expect("take other");
-    db::return_notices(&conn, "@p:test", &[other[0].id]).expect("return other");
-    assert!(!db::has_pending_notices(&conn, "@other:test").expect("pending other"));
-    let again = db::take_notices(&conn, "@p:test", 12).expect("take again");
-    let texts: Vec<&str> = again.iter().map(|n| n.text.as_str()).collect();
-    assert_eq!(texts, ["second", "third"]);
-    let json = serde_json::to_value(&again[0]).expect("json");
+    let r = c
+        .command("@fast:test", "!zone help", None)
+        .expect("request");
+    assert_eq!(r.status, 429, "{}", r.text());
+    let v = r.json();
+    let err = v["error"].as_str().unwrap_or_default();
+    assert!(err.starts_with("Slow down"), "{err}");
+    assert!(err.contains("Try again in"), "{err}");
+    let wait = v["retry_after_ms"].as_u64().unwrap_or_default();
+    assert!(wait > 0, "{v}");
+    let retry: u64 = r
+        .header("retry-after")
+        .and_then(|h| h.parse().ok())
+        .expect("a Retry-After header in seconds");
+    assert_eq!(retry, wait.div_ceil(1000), "{v}");
+    // Per user: another player is not held up.
+    say(&mut c, "@patient:test", "!zone help");
+}
+
+#[test]
+fn a_command_given_up_by_its_request_finishes_before_the_next_one_starts() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut cfg = config(&dir.path().join("z.db"));
+    // The slow player's first command (`!zone enter`) waits inside the store (where it asks
+    // for a run id) until the test lets it go, so its request surely times out first.
+    let (entered, entered_rx) = std::sync::mpsc::channel::<()>();
+    let (release, release_rx) = std::sync::mpsc::channel::<()>();
+    let release_rx = Mutex::new(release_rx);
+    let first = std::sync::atomic::AtomicBool::new(true);
+    cfg.run_ids = Arc::new(move |user: &str| {
+        if user == "@slow:test" && first.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            let _ = entered.send(());
+            let _ = release_rx.lock().expect("release").recv();
+        }
+        format!("{user}/1")
+    });
+    cfg.limits.request_timeout = Duration::from_secs(2);
+    let server = serve::spawn(cfg).expect("starts");
+    // Declared after the server, so a failing assertion lets the command go before the
+    // server is dropped (which waits for it).
+    let release = release;
+    let mut c = connect(&server);
+    let r = c
+        .command("@slow:test", "!zone enter crypt_valdris", None)
+        .expect("request");
+    assert_eq!(r.status, 503, "{}", r.text());
+    let err = r.json()["error"].as_str().unwrap_or_default().to_string();
+    assert!(err.contains("took too long"), "{err}");
+    entered_rx.recv().expect("the command started");
+    // The request is gone, but the command still holds its player's lock...
     assert!(
-        json.get("id").is_none(),
-        "the HTTP API's notice JSON is unchanged: {json}"
+        server.state.locks.is_held("@slow:test"),
+        "the lock went with the request while its command runs on"
     );
+    // ...so the next command runs after it and sees what it did.
+    release.send(()).expect("release");
+    let t = say1(&mut c, "@slow:test", "!zone status");
+    assert!(t.contains("Crypt of Valdris"), "{t}");
+    assert!(t.contains("Crypt Threshold"), "{t}");
+    assert_eq!(server.store.all_runs().expect("runs").len(), 1);
+}
+
+#[test]
+fn character_writes_are_compare_and_set_between_two_servers() {
+    use zonegraph_server::store::{CommandSettings, Store};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("z.db");
+    let zones = root().join("zones");
+    let (a, _) = Store::open(&path, &zones).expect("store a");
+    let (b, _) = Store::open(&path, &zones).expect("store b");
+    let stores = [Arc::new(a), Arc::new(b)];
+    let settings = CommandSettings {
+        public_url: "http://test".into(),
+        fork_timeout_ms: 3_600_000,
+        run_ids: per_user_run_ids(),
+    };
+    let user = "@keys:test";
+    // At most as many writers as a command's compare-and-set attempts: each loses only to
+    // another's win.
+    let n = 16;
+    let barrier = Arc::new(Barrier::new(n));
+    let handles: Vec<_> = (0..n)
+        .map(|i| {
+            let store = stores[i % 2].clone();
+            let settings = settings.clone();
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                barrier.wait();
+                store
+                    .command(user, &format!("!char key add key{i}"), &settings)
+                    .expect("command");
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("thread");
+    }
+    let sheet = stores[0]
+        .command(user, "!char", &settings)
+        .expect("sheet")
+        .replies[0]
+        .text
+        .clone();
+    for i in 0..n {
+        assert!(sheet.contains(&format!("key{i}")), "key{i} lost: {sheet}");
+    }
+}
+
+#[test]
+fn healthz_is_503_with_the_reason_when_the_database_cannot_be_written() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db_path = dir.path().join("z.db");
+    let server = start(&db_path);
+    let mut c = connect(&server);
+    assert_eq!(c.get("/healthz").expect("health").status, 200);
+    // Another process holds the write lock (a stuck `sqlite3` shell, say): reads still
+    // work, writes cannot be made.
+    let other = rusqlite::Connection::open(&db_path).expect("open");
+    other.execute_batch("BEGIN IMMEDIATE").expect("lock");
+    let h = c.get("/healthz").expect("health");
+    assert_eq!(h.status, 503, "{}", h.text());
+    let err = h.json()["error"].as_str().unwrap_or_default().to_string();
+    assert!(err.contains("cannot be written"), "{err}");
+    assert!(err.contains("locked"), "{err}");
+    other.execute_batch("ROLLBACK").expect("unlock");
+    assert_eq!(c.get("/healthz").expect("health").status, 200);
+}
+
+/// A zones directory holding copies of the shipped `ids`.
+fn zones_dir(dir: &Path, name: &str, ids: &[&str]) -> PathBuf {
+    let zones = dir.join(name);
+    std::fs::create_dir_all(&zones).expect("zones dir");
+    for id in ids {
+        std::fs::copy(
+            root().join(format!("zones/{id}.json")),
+            zones.join(format!("{id}.json")),
+        )
+        .expect("copy");
+    }
+    zones
+}
+
+#[test]
+fn a_run_in_a_withdrawn_zone_can_be_abandoned_and_blocks_no_other_zone() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db_path = dir.path().join("z.db");
+    let both = zones_dir(dir.path(), "both", &["crypt_valdris", "mossback_warren"]);
+    let later = zones_dir(dir.path(), "later", &["mossback_warren"]);
+    let (quits, moves) = ("@quits:test", "@moves:test");
+    // Run ids stay unique across the restart.
+    let run_ids = per_user_run_ids();
+    {
+        let mut cfg = config(&db_path);
+        cfg.zones = both;
+        cfg.run_ids = run_ids.clone();
+        let server = serve::spawn(cfg).expect("starts");
+        let mut c = connect(&server);
+        for user in [quits, moves] {
+            say(&mut c, user, "!zone enter crypt_valdris");
+            say(&mut c, user, "!zone advance");
+        }
+    }
+    // The Crypt is withdrawn between starts.
+    let mut cfg = config(&db_path);
+    cfg.zones = later;
+    cfg.run_ids = run_ids;
+    let server = serve::spawn(cfg).expect("starts");
+    let mut c = connect(&server);
+
+    let t = say1(&mut c, quits, "!zone status");
+    assert!(
+        t.contains("crypt_valdris, a zone that has been withdrawn"),
+        "{t}"
+    );
+    assert!(t.contains("!zone abandon"), "{t}");
+    let t = say1(&mut c, quits, "!zone abandon");
+    assert!(
+        t.contains("You abandon your run in crypt_valdris: that zone has been withdrawn"),
+        "{t}"
+    );
+    let t = say1(&mut c, quits, "!zone enter mossback_warren");
+    assert!(t.contains("You enter"), "{t}");
+
+    // Entering another zone does not need the abandon first.
+    let replies = say(&mut c, moves, "!zone enter mossback_warren");
+    assert_eq!(replies.len(), 2, "{replies:?}");
+    assert!(replies[0].contains("withdrawn"), "{replies:?}");
+    assert!(replies[1].contains("You enter"), "{replies:?}");
+
+    let runs = server.store.all_runs().expect("runs");
+    assert_eq!(runs.len(), 4, "no run history is lost: {runs:#?}");
+    for r in &runs {
+        let abandoned = r.run.outcome == Some(zonegraph_core::Outcome::Abandoned);
+        assert_eq!(abandoned, r.run.zone_id == "crypt_valdris", "{r:?}");
+    }
+}
+
+#[test]
+fn an_empty_or_missing_zones_directory_refuses_the_start() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db_path = dir.path().join("z.db");
+    {
+        let server = start(&db_path);
+        let mut c = connect(&server);
+        say(&mut c, "@stays:test", "!zone enter crypt_valdris");
+    }
+    let empty = dir.path().join("empty");
+    std::fs::create_dir_all(&empty).expect("dir");
+    std::fs::write(empty.join("notes.txt"), "not a zone").expect("write");
+    let mut cfg = config(&db_path);
+    cfg.zones = empty.clone();
+    let err = format!("{:#}", serve::spawn(cfg).expect_err("refused"));
+    assert!(err.contains("holds no zone files"), "{err}");
+    assert!(err.contains(&empty.display().to_string()), "{err}");
+    let mut cfg = config(&db_path);
+    cfg.zones = dir.path().join("missing");
+    let err = format!("{:#}", serve::spawn(cfg).expect_err("refused"));
+    assert!(err.contains("missing"), "{err}");
+    // The zone tables were left alone.
+    let server = start(&db_path);
+    let mut c = connect(&server);
+    let t = say1(&mut c, "@stays:test", "!zone status");
+    assert!(t.contains("Crypt Threshold"), "{t}");
+}
+
+#[test]
+fn a_legacy_player_with_two_active_runs_keeps_the_newest() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = legacy_db(dir.path());
+    {
+        // Cato (row 4, room 1) started another Cinder Spire run later, now in room 3.
+        let conn = rusqlite::Connection::open(&path).expect("db");
+        conn.execute(
+            "INSERT INTO dnd_zone_run (user_id, zone_id, current_room, started_at)
+             VALUES ('@cato:gogobee.test', 'cinder_spire', 2, 1767398400)",
+            [],
+        )
+        .expect("insert");
+    }
+    let server = start(&path);
+    let warm = &server.opened.warm_up;
+    assert_eq!(warm.warmed, 5);
+    assert_eq!(
+        warm.abandoned,
+        [db::Superseded {
+            id: 4,
+            run_id: "legacy-4".into(),
+            user_id: "@cato:gogobee.test".into(),
+            kept_id: 5,
+        }]
+    );
+    let report = warm.report().join("\n");
+    assert!(
+        report.contains("abandoned run legacy-4 (row 4)"),
+        "{report}"
+    );
+    let mut c = connect(&server);
+    let t = say1(&mut c, "@cato:gogobee.test", "!zone status");
+    assert!(t.contains("room 3 of 9"), "{t}");
+    let runs = server.store.all_runs().expect("runs");
+    assert_eq!(runs.len(), 5, "no row dropped");
+    let old = runs.iter().find(|r| r.id == 4).expect("row 4");
+    assert_eq!(old.run.outcome, Some(zonegraph_core::Outcome::Abandoned));
+}
+
+#[test]
+fn a_legacy_row_that_cannot_be_warmed_up_is_named_in_the_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = legacy_db(dir.path());
+    {
+        let mut conn = db::open(&path).expect("open");
+        db::migrate(&mut conn).expect("migrate");
+        conn.execute_batch(
+            "CREATE TRIGGER refuse_row_3 BEFORE UPDATE OF current_node ON dnd_zone_run
+             WHEN OLD.id = 3 BEGIN SELECT RAISE(ABORT, 'row 3 is read-only'); END;",
+        )
+        .expect("trigger");
+    }
+    let err = format!("{:#}", serve::spawn(config(&path)).expect_err("refused"));
+    assert!(err.contains("run legacy-3 (row 3)"), "{err}");
+    assert!(err.contains("row 3 is read-only"), "{err}");
+}
+
+#[test]
+fn requests_past_the_concurrency_limit_are_refused_at_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut cfg = config(&dir.path().join("z.db"));
+    // No slot is ever free.
+    cfg.limits.max_in_flight = 0;
+    let server = serve::spawn(cfg).expect("starts");
+    let mut c = connect(&server);
+    for path in ["/api/zones", "/healthz", "/"] {
+        let r = c.get(path).expect("request");
+        assert_eq!(r.status, 503, "{path}: {}", r.text());
+        assert_eq!(r.header("retry-after"), Some("1"), "{path}");
+        let err = r.json()["error"].as_str().unwrap_or_default().to_string();
+        assert!(
+            err.contains("as many requests as it takes"),
+            "{path}: {err}"
+        );
+    }
 }

@@ -357,7 +357,7 @@ fn check_prints_related_rooms_as_context() {
     let text = z("entry>x x>fork fork>a?12 fork>b?14 a>boss b>boss");
     let checked = check_sources(&[("test.json".to_string(), text)]);
     let mut out = String::new();
-    zonegraph_server::check::write_findings(&mut out, &checked[0]);
+    zonegraph_server::zones::write_findings(&mut out, &checked[0]);
     insta::assert_snapshot!("check_prints_related_rooms", out);
 }
 

@@ -78,13 +78,33 @@ pub fn handle(zones: &[Zone], player: &mut Player, text: &str, cx: &Context) -> 
         out.events.extend(events);
     }
     match command::parse_with(text, cx.syntax) {
-        Ok(cmd) => match answer(zones, player, &cmd, cx, &mut out) {
-            Ok(reply) => out.replies.push(reply),
-            Err(refusal) => out.replies.push(chat::refusal(&refusal)),
-        },
+        Ok(cmd) => {
+            // A run whose zone was withdrawn must not keep the player from other zones.
+            if matches!(cmd, Command::Enter { .. })
+                && let Some(reply) = abandon_withdrawn(zones, player, cx.now)
+            {
+                out.replies.push(reply);
+            }
+            match answer(zones, player, &cmd, cx, &mut out) {
+                Ok(reply) => out.replies.push(reply),
+                Err(refusal) => out.replies.push(chat::refusal(&refusal)),
+            }
+        }
         Err(e) => out.replies.push(chat::command_error(&e)),
     }
     out
+}
+
+/// Abandons the player's active run when its zone is no longer loaded (withdrawn between
+/// starts): it cannot go on, and must not keep the player from other zones. The reply to
+/// send, or `None` when there is no such run.
+pub fn abandon_withdrawn(zones: &[Zone], player: &mut Player, now: i64) -> Option<Reply> {
+    let run = player.run.as_mut().filter(|r| !r.is_over())?;
+    if zones.iter().any(|z| z.id == run.zone_id) {
+        return None;
+    }
+    engine::abandon_without_zone(run, now).ok()?;
+    Some(chat::abandoned_withdrawn(&run.zone_id))
 }
 
 /// Applies the fork timeout to the player's run (the server's sweeper, between commands);
@@ -162,6 +182,9 @@ fn answer(
             Ok(chat::map(&drawn, cx.run_link.as_deref()))
         }
         Command::Abandon => {
+            if let Some(reply) = abandon_withdrawn(zones, player, cx.now) {
+                return Ok(reply);
+            }
             let (zone, run) = current_mut(zones, &mut player.run)?;
             let events = engine::abandon(zone, run, cx.now)?;
             Ok(said(events, out))
@@ -211,13 +234,13 @@ fn current_mut<'a>(
     Ok((zone_of(zones, run)?, run))
 }
 
-/// The zone a run belongs to; a zone that is no longer loaded is refused, naming the others.
+/// The zone a run belongs to; a zone that is no longer loaded was withdrawn.
 fn zone_of<'a>(zones: &'a [Zone], run: &Run) -> Result<&'a Zone, Refusal> {
     zones
         .iter()
         .find(|z| z.id == run.zone_id)
-        .ok_or_else(|| Refusal::UnknownZone {
-            given: run.zone_id.clone(),
-            known: zones.iter().map(|z| z.id.clone()).collect(),
+        .ok_or_else(|| Refusal::ZoneWithdrawn {
+            zone_id: run.zone_id.clone(),
+            run_over: run.is_over(),
         })
 }

@@ -474,6 +474,22 @@ pub fn refusal(r: &Refusal) -> Reply {
             .code("!char key remove <key>")
             .put(" first.");
         }
+        Refusal::ZoneWithdrawn { zone_id, run_over } => {
+            out.put(&format!(
+                "Your {} run is in {zone_id}, a zone that has been withdrawn from this server. ",
+                if *run_over { "last" } else { "current" }
+            ));
+            if !*run_over {
+                out.put("Leave it with ")
+                    .code("!zone abandon")
+                    .put(", then ");
+            }
+            out.put("Start another with ")
+                .code("!zone enter <zone>")
+                .put(" (see ")
+                .code("!zone list")
+                .put(").");
+        }
     }
     out.done()
 }
@@ -567,4 +583,66 @@ pub fn notice(text: &str) -> Reply {
     let mut out = Out::default();
     out.put(text);
     out.done()
+}
+
+/// A run whose zone was withdrawn from the server, abandoned (by `!zone abandon`, or to enter
+/// another zone).
+pub fn abandoned_withdrawn(zone_id: &str) -> Reply {
+    let mut out = Out::default();
+    out.put(&format!(
+        "You abandon your run in {zone_id}: that zone has been withdrawn from this server."
+    ));
+    out.done()
+}
+
+/// A command refused by the rate limit: try again after `retry_after_ms`.
+pub fn slow_down(retry_after_ms: u64) -> Reply {
+    let mut out = Out::default();
+    out.put("Slow down: you are sending commands faster than I take them. ");
+    if retry_after_ms == u64::MAX {
+        out.put("Commands are paused for now.");
+    } else {
+        let s = retry_after_ms.div_ceil(1000).max(1);
+        out.put(&format!(
+            "Try again in {s} second{}.",
+            if s == 1 { "" } else { "s" }
+        ));
+    }
+    out.done()
+}
+
+/// A queued notice, told that `dropped` older ones were dropped before it (too many waited).
+pub fn after_dropped_notices(notice: &Reply, dropped: u64) -> Reply {
+    if dropped == 0 {
+        return notice.clone();
+    }
+    let mut out = Out::default();
+    out.italic(&format!(
+        "({dropped} older notice{} dropped: too many were waiting.)",
+        if dropped == 1 { " was" } else { "s were" }
+    ));
+    Reply {
+        text: format!("{}\n{}", out.text, notice.text),
+        html: format!("{}<br>\n{}", out.html, notice.html),
+    }
+}
+
+/// A chat message longer than a host accepts.
+pub fn too_long(max_bytes: usize) -> Reply {
+    notice(&format!(
+        "That command is too long (over {max_bytes} bytes)."
+    ))
+}
+
+/// The host failed to answer (the details are in its log).
+pub fn server_error() -> Reply {
+    notice("Something went wrong on the server; try again.")
+}
+
+/// Said once in an end-to-end encrypted room, which a host without encryption cannot read.
+pub fn encrypted_room() -> Reply {
+    notice(
+        "This room is encrypted and I cannot read encrypted messages. \
+         Talk to me in a room without encryption (a new DM with encryption off).",
+    )
 }

@@ -13,6 +13,7 @@ pub mod diagnostic;
 pub mod engine;
 pub mod format;
 pub mod layout;
+pub mod limits;
 pub mod map;
 pub mod narration;
 pub mod roll;

@@ -67,7 +67,10 @@ fn main() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
 
     let tps_before = bare_loop(&dir.path().join("bare-before.db"))?;
-    let config = ServerConfig::new(dir.path().join("load.db"), zones, "127.0.0.1:0".parse()?);
+    let mut config = ServerConfig::new(dir.path().join("load.db"), zones, "127.0.0.1:0".parse()?);
+    // A load test: every player sends as fast as it can, so no rate limit.
+    config.limits.rate = None;
+    config.auth = serve::Auth::Token("bench".into());
     let server = serve::spawn(config)?;
     let addr = server.addr;
     let barrier = Arc::new(Barrier::new(players + 1));
@@ -76,7 +79,7 @@ fn main() -> anyhow::Result<()> {
             let barrier = barrier.clone();
             std::thread::spawn(move || -> anyhow::Result<Vec<Duration>> {
                 let user = format!("@player{i}:bench");
-                let mut c = Conn::connect(addr)?;
+                let mut c = Conn::connect(addr)?.with_token(Some("bench"));
                 let mut lat = Vec::with_capacity(runs * PLAYTHROUGH.len());
                 barrier.wait();
                 for _ in 0..runs {

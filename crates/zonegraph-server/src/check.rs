@@ -61,7 +61,7 @@ pub fn report(args: &Args) -> Result<(String, bool)> {
         out.push('\n');
     } else {
         for c in &checked {
-            write_findings(&mut out, c);
+            zones::write_findings(&mut out, c);
             if let Some(stats) = &c.stats {
                 write_stats(&mut out, c, stats);
             }
@@ -96,44 +96,6 @@ pub fn report(args: &Args) -> Result<(String, bool)> {
 
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
-}
-
-/// Writes one zone's findings, compiler style:
-/// `error[boss_unreachable]: message` / `  --> file (zone z), room z.boss`, then
-/// `  = reachable from: z.a, z.b` when the finding lists related rooms.
-pub fn write_findings(out: &mut String, c: &CheckedZone) {
-    if let Some(e) = &c.parse_error {
-        let _ = writeln!(out, "error[parse]: {}", e.message);
-        let mut at = format!("  --> {}", c.file);
-        if let (Some(l), Some(col)) = (e.line, e.column) {
-            let _ = write!(at, ":{l}:{col}");
-        }
-        if let Some(p) = e
-            .path
-            .as_deref()
-            .filter(|p| !p.is_empty() && *p != "." && *p != "?")
-        {
-            let _ = write!(at, " at {p}");
-        }
-        let _ = writeln!(out, "{at}");
-        return;
-    }
-    let zone = c.zone_id.as_deref().unwrap_or("?");
-    for d in &c.diagnostics {
-        let sev = if d.is_error() { "error" } else { "warning" };
-        let _ = writeln!(out, "{sev}[{}]: {}", d.code, d.message);
-        let mut at = format!("  --> {} (zone {zone})", c.file);
-        if let Some(n) = &d.node {
-            let _ = write!(at, ", room {n}");
-        }
-        if let Some(e) = &d.edge {
-            let _ = write!(at, ", passage {} -> {}", e.from, e.to);
-        }
-        let _ = writeln!(out, "{at}");
-        if !d.related.is_empty() {
-            let _ = writeln!(out, "  = reachable from: {}", d.related.join(", "));
-        }
-    }
 }
 
 fn write_stats(out: &mut String, c: &CheckedZone, s: &Stats) {

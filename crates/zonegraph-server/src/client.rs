@@ -38,6 +38,8 @@ impl Response {
 pub struct Conn {
     addr: SocketAddr,
     reader: BufReader<TcpStream>,
+    /// Sent as `Authorization: Bearer …` with every request that has none of its own.
+    token: Option<String>,
 }
 
 impl Conn {
@@ -48,7 +50,14 @@ impl Conn {
         Ok(Conn {
             addr,
             reader: BufReader::new(stream),
+            token: None,
         })
+    }
+
+    /// Sends `token` as the bearer token of every request from now on.
+    pub fn with_token(mut self, token: Option<&str>) -> Conn {
+        self.token = token.map(str::to_string);
+        self
     }
 
     /// Sends raw bytes and reads one response.
@@ -74,6 +83,13 @@ impl Conn {
         for (n, v) in headers {
             req.push_str(&format!("{n}: {v}\r\n"));
         }
+        if let Some(t) = &self.token
+            && !headers
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case("authorization"))
+        {
+            req.push_str(&format!("authorization: Bearer {t}\r\n"));
+        }
         req.push_str("\r\n");
         let mut bytes = req.into_bytes();
         bytes.extend_from_slice(body);
@@ -93,6 +109,16 @@ impl Conn {
 
     pub fn get(&mut self, path: &str) -> io::Result<Response> {
         self.request("GET", path, &[], b"")
+    }
+
+    /// `POST path` with a JSON body.
+    pub fn post_json(&mut self, path: &str, body: &serde_json::Value) -> io::Result<Response> {
+        self.request(
+            "POST",
+            path,
+            &[("content-type", "application/json")],
+            body.to_string().as_bytes(),
+        )
     }
 }
 

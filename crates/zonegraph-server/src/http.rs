@@ -1,28 +1,35 @@
 //! The HTTP API (axum): chat commands, zones, run views, notices, health and the viewer.
 //!
 //! Every error is a 4xx/5xx with `{"error": "…"}` saying what was wrong; nothing a client
-//! sends can panic a handler. Commands of one user run one at a time (a per-user async
-//! mutex); within that, the store's compare-and-set guards the run row against any other
-//! writer (the sweeper, another process).
+//! sends can panic a handler. The transport routes need the bearer token (or, with
+//! `--no-auth`, a request for this machine by name: no DNS rebinding). Commands of one user
+//! run one at a time (a per-user async mutex, held until the command is done even when the
+//! client has gone); within that, the store's compare-and-sets guard the rows against any
+//! other writer (the sweeper, another process). Each user's commands are rate-limited by the
+//! core's token bucket; every request has a time limit, and only so many run at once.
 
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::Json;
 use axum::Router;
-use axum::extract::rejection::{JsonRejection, QueryRejection};
-use axum::extract::{DefaultBodyLimit, Path as UrlPath, Query, State};
+use axum::error_handling::HandleErrorLayer;
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{DefaultBodyLimit, Path as UrlPath, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::json;
-
-use zonegraph_core::chat::Reply;
+use tower::ServiceBuilder;
+use zonegraph_core::chat;
+use zonegraph_core::limits::{Rate, TokenBucket};
 
 use crate::db::Notice;
-use crate::store::{CommandSettings, Store};
+use crate::store::{self, Answer, CommandSettings, Store};
 
 /// Largest request body accepted (a chat command is a few dozen bytes).
 pub const BODY_LIMIT: usize = 16 * 1024;
@@ -30,55 +37,127 @@ pub const BODY_LIMIT: usize = 16 * 1024;
 pub const MAX_USER_LEN: usize = 255;
 /// Longest command text accepted.
 pub const MAX_TEXT_LEN: usize = 4096;
+/// Most notice ids acknowledged in one request (a queue holds at most 100).
+pub const MAX_ACK_IDS: usize = 1000;
+
+/// Who may use the transport routes (`/api/command`, `/api/zones…`, `/api/notices…`).
+#[derive(Clone)]
+pub enum Access {
+    /// `Authorization: Bearer <token>`.
+    Token(String),
+    /// `--no-auth`: any request whose `Host` names this machine (a loopback name or the
+    /// listen address), so a web page elsewhere cannot reach the bot by DNS rebinding.
+    Open { listen: SocketAddr },
+}
+
+impl std::fmt::Debug for Access {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Access::Token(_) => f.write_str("Token(<set>)"),
+            Access::Open { listen } => write!(f, "Open {{ listen: {listen} }}"),
+        }
+    }
+}
+
+/// How much one server takes on.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Each user's commands (`None`: unlimited, for load tests).
+    pub rate: Option<Rate>,
+    /// Longest a request may take before it is answered 503 (a command keeps going).
+    pub request_timeout: Duration,
+    /// Most requests handled at once; more are refused with a 503 at once.
+    pub max_in_flight: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            rate: Some(Rate::new(2, 10)),
+            request_timeout: Duration::from_secs(30),
+            max_in_flight: 512,
+        }
+    }
+}
 
 /// What every handler shares.
 #[derive(Clone, Debug)]
 pub struct AppState {
     pub store: Arc<Store>,
     pub settings: CommandSettings,
-    pub api_token: Option<String>,
+    pub access: Access,
     /// The built viewer (index.html and its assets), when there is one.
     pub web: Option<PathBuf>,
     pub locks: UserLocks,
+    pub limiter: Limiter,
+}
+
+/// Why [`AppState::command`] gave no answer.
+#[derive(Debug)]
+pub enum CommandError {
+    /// The user's rate limit: try again after this many milliseconds.
+    SlowDown { retry_after_ms: u64 },
+    /// The server failed (the details are for the log).
+    Failed(anyhow::Error),
+}
+
+impl std::fmt::Display for CommandError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CommandError::SlowDown { retry_after_ms } => {
+                write!(f, "rate-limited for {retry_after_ms} ms")
+            }
+            CommandError::Failed(e) => write!(f, "{e:#}"),
+        }
+    }
 }
 
 impl AppState {
     /// One chat command of `user`, answered in the core's words, committed before it returns:
-    /// the entry point every transport calls (HTTP here, Matrix next). Serialised per user.
-    pub async fn command(&self, user: &str, text: &str) -> anyhow::Result<Vec<Reply>> {
+    /// the entry point every transport calls. Rate-limited per user; serialised per user,
+    /// and once started a command runs to its end holding the user's lock even if the caller
+    /// goes away (a client that hangs up, a request that times out), so the next command of
+    /// that user sees its result.
+    pub async fn command(&self, user: &str, text: &str) -> Result<Answer, CommandError> {
+        self.limiter
+            .take(user, store::now_ms())
+            .map_err(|retry_after_ms| CommandError::SlowDown { retry_after_ms })?;
+        let guard = self.locks.lock(user).await;
         let store = self.store.clone();
         let settings = self.settings.clone();
         let (u, t) = (user.to_string(), text.to_string());
-        self.locks
-            .with(user, async move {
-                tokio::task::spawn_blocking(move || store.command(&u, &t, &settings)).await
-            })
-            .await
-            .map_err(|e| anyhow::anyhow!("command task failed: {e}"))?
+        let task = tokio::spawn(async move {
+            let answer =
+                tokio::task::spawn_blocking(move || store.command(&u, &t, &settings)).await;
+            drop(guard);
+            answer
+        });
+        match task.await {
+            Ok(Ok(answer)) => answer.map_err(CommandError::Failed),
+            Ok(Err(e)) => Err(CommandError::Failed(anyhow::anyhow!(
+                "command task failed: {e}"
+            ))),
+            Err(e) => Err(CommandError::Failed(anyhow::anyhow!(
+                "command task failed: {e}"
+            ))),
+        }
     }
 
-    /// Takes `user`'s queued notices ("picked for you"), oldest first, marking them
-    /// delivered: a transport polls this to push them to the player.
-    pub async fn take_notices(&self, user: &str) -> anyhow::Result<Vec<Notice>> {
+    /// `user`'s queued notices ("picked for you"), oldest first. They stay queued until
+    /// [`AppState::ack_notices`]: a transport acknowledges each once it is delivered.
+    pub async fn notices(&self, user: &str) -> anyhow::Result<Vec<Notice>> {
         let store = self.store.clone();
         let u = user.to_string();
-        self.locks
-            .with(user, async move {
-                tokio::task::spawn_blocking(move || store.take_notices(&u)).await
-            })
+        tokio::task::spawn_blocking(move || store.notices(&u))
             .await
             .map_err(|e| anyhow::anyhow!("notice task failed: {e}"))?
     }
 
-    /// Puts back notices from [`AppState::take_notices`] that the transport could not
-    /// deliver, in their places, for the next attempt.
-    pub async fn return_notices(&self, user: &str, ids: Vec<i64>) -> anyhow::Result<()> {
+    /// Marks `user`'s notices `ids` delivered; returns how many were still queued.
+    pub async fn ack_notices(&self, user: &str, ids: Vec<i64>) -> anyhow::Result<usize> {
         let store = self.store.clone();
         let u = user.to_string();
-        self.locks
-            .with(user, async move {
-                tokio::task::spawn_blocking(move || store.return_notices(&u, ids)).await
-            })
+        tokio::task::spawn_blocking(move || store.ack_notices(&u, ids))
             .await
             .map_err(|e| anyhow::anyhow!("notice task failed: {e}"))?
     }
@@ -92,44 +171,104 @@ impl AppState {
     }
 }
 
+/// Each user's token bucket (the core's), for every transport alike.
+#[derive(Clone, Debug, Default)]
+pub struct Limiter {
+    rate: Option<Rate>,
+    buckets: Arc<Mutex<HashMap<String, TokenBucket>>>,
+}
+
+/// Past this many users with a bucket, full buckets (no different from new ones) are
+/// forgotten.
+const PRUNE_BUCKETS_AT: usize = 4096;
+
+impl Limiter {
+    /// `None`: no limit.
+    pub fn new(rate: Option<Rate>) -> Limiter {
+        Limiter {
+            rate,
+            buckets: Arc::default(),
+        }
+    }
+
+    /// Takes one of `user`'s tokens at `now_ms`, or says how long until there is one.
+    pub fn take(&self, user: &str, now_ms: i64) -> Result<(), u64> {
+        let Some(rate) = self.rate else {
+            return Ok(());
+        };
+        let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+        if buckets.len() >= PRUNE_BUCKETS_AT {
+            buckets.retain(|_, b| !b.is_full(now_ms));
+        }
+        buckets
+            .entry(user.to_string())
+            .or_insert_with(|| TokenBucket::new(rate, now_ms))
+            .take(now_ms)
+    }
+}
+
 /// One async mutex per user with a command in flight; entries go away when unused.
 #[derive(Clone, Debug, Default)]
 pub struct UserLocks {
     map: Arc<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>>,
 }
 
+/// A user's lock, held until dropped; it can move into the task that does the work.
+#[derive(Debug)]
+pub struct UserGuard {
+    // Dropped first: releases the lock, then `_entry` may remove the map's entry.
+    _held: tokio::sync::OwnedMutexGuard<()>,
+    _entry: Entry,
+}
+
+/// Removes the user's map entry when nobody else holds or waits for it, also when a wait
+/// is abandoned.
+#[derive(Debug)]
+struct Entry {
+    locks: UserLocks,
+    user: String,
+}
+
+impl Drop for Entry {
+    fn drop(&mut self) {
+        let mut map = self.locks.map.lock().unwrap_or_else(|p| p.into_inner());
+        // Only the map's own reference left: nobody holds it or waits for it.
+        if map
+            .get(&self.user)
+            .is_some_and(|l| Arc::strong_count(l) == 1)
+        {
+            map.remove(&self.user);
+        }
+    }
+}
+
 impl UserLocks {
-    /// Runs `f` while holding `user`'s lock.
-    pub async fn with<T>(&self, user: &str, f: impl std::future::Future<Output = T>) -> T {
+    /// Waits for `user`'s lock.
+    pub async fn lock(&self, user: &str) -> UserGuard {
         let lock = {
             let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
             map.entry(user.to_string()).or_default().clone()
         };
-        // Removes the map entry when nobody else waits, even if this future is dropped
-        // (a client that hangs up mid-command).
-        let _cleanup = Cleanup {
-            locks: self,
-            user,
-            lock: &lock,
+        let entry = Entry {
+            locks: self.clone(),
+            user: user.to_string(),
         };
-        let _held = lock.lock().await;
+        UserGuard {
+            _held: lock.lock_owned().await,
+            _entry: entry,
+        }
+    }
+
+    /// Runs `f` while holding `user`'s lock.
+    pub async fn with<T>(&self, user: &str, f: impl std::future::Future<Output = T>) -> T {
+        let _guard = self.lock(user).await;
         f.await
     }
-}
 
-struct Cleanup<'a> {
-    locks: &'a UserLocks,
-    user: &'a str,
-    lock: &'a Arc<tokio::sync::Mutex<()>>,
-}
-
-impl Drop for Cleanup<'_> {
-    fn drop(&mut self) {
-        let mut map = self.locks.map.lock().unwrap_or_else(|p| p.into_inner());
-        // Ours and the map's: nobody else waits, so the entry may go.
-        if Arc::strong_count(self.lock) == 2 {
-            map.remove(self.user);
-        }
+    /// Whether someone holds `user`'s lock now.
+    pub fn is_held(&self, user: &str) -> bool {
+        let map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        map.get(user).is_some_and(|l| l.try_lock().is_err())
     }
 }
 
@@ -146,39 +285,120 @@ fn internal(e: &anyhow::Error) -> Response {
     )
 }
 
-/// The router of the whole server.
-pub fn router(state: AppState) -> Router {
+/// The router of the whole server, with its limits.
+pub fn router(state: AppState, limits: &Limits) -> Router {
     Router::new()
         .route("/api/command", post(command))
         .route("/api/zones", get(zones))
         .route("/api/zones/{zone_id}", get(zone))
         .route("/api/runs/{token}", get(run))
-        .route("/api/notices", get(notices))
+        .route("/api/notices", post(notices).get(notices_by_get))
+        .route("/api/notices/ack", post(ack_notices))
         .route("/healthz", get(healthz))
         .fallback(fallback)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(
+            // A request past the limit is refused at once (waiting for a slot would not be
+            // timed: the time limit starts when a request is taken).
+            ServiceBuilder::new()
+                .layer(HandleErrorLayer::new(overloaded))
+                .load_shed()
+                .layer(tower::limit::GlobalConcurrencyLimitLayer::new(
+                    limits.max_in_flight,
+                ))
+                .timeout(limits.request_timeout),
+        )
         .with_state(state)
 }
 
-/// Refuses a request without the configured bearer token.
+/// The errors the layers make: too many requests at once, or the time limit (a command
+/// may still finish).
+async fn overloaded(e: tower::BoxError) -> Response {
+    if e.is::<tower::load_shed::error::Overloaded>() {
+        let mut r = error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the server is handling as many requests as it takes at once; try again shortly",
+        );
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+        return r;
+    }
+    if e.is::<tower::timeout::error::Elapsed>() {
+        return error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the request took too long and was given up; a command sent may still be \
+             carried out: ask with !zone status before sending it again",
+        );
+    }
+    internal(&anyhow::anyhow!("request failed: {e}"))
+}
+
+/// Refuses a request to a transport route: without the configured bearer token, or with
+/// `--no-auth`, one that does not name this machine in its `Host`.
 #[allow(clippy::result_large_err)] // a Response is the error we hand back
 fn authorize(state: &AppState, headers: &HeaderMap) -> Result<(), Response> {
-    let Some(expected) = &state.api_token else {
-        return Ok(());
-    };
-    let given = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim);
-    match given {
-        Some(t) if constant_time_eq(t.as_bytes(), expected.as_bytes()) => Ok(()),
-        Some(_) => Err(unauthorized("wrong bearer token")),
-        None => Err(unauthorized(
-            "this server needs an API token: send Authorization: Bearer <token>",
-        )),
+    match &state.access {
+        Access::Token(expected) => {
+            let given = headers
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.strip_prefix("Bearer "))
+                .map(str::trim);
+            match given {
+                Some(t) if constant_time_eq(t.as_bytes(), expected.as_bytes()) => Ok(()),
+                Some(_) => Err(unauthorized("wrong bearer token")),
+                None => Err(unauthorized(
+                    "this server needs an API token: send Authorization: Bearer <token> (the \
+                     server's start-up message says where the token is)",
+                )),
+            }
+        }
+        Access::Open { listen } => {
+            let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
+            match host {
+                Some(h) if is_local_host(h, *listen) => Ok(()),
+                _ => Err(error(
+                    StatusCode::FORBIDDEN,
+                    format!(
+                        "this server runs with --no-auth and answers only requests for \
+                         localhost, 127.0.0.1, [::1] or {listen}, not Host {:?} (a web page \
+                         must not drive the bot through DNS rebinding); use an API token to \
+                         serve other names",
+                        host.unwrap_or("")
+                    ),
+                )),
+            }
+        }
     }
+}
+
+/// Whether a `Host` header names this machine: a loopback name or the listen address, with
+/// any port.
+pub fn is_local_host(host: &str, listen: SocketAddr) -> bool {
+    let host = host.trim();
+    let name = if let Some(rest) = host.strip_prefix('[') {
+        // [v6] or [v6]:port
+        let Some((v6, after)) = rest.split_once(']') else {
+            return false;
+        };
+        if !(after.is_empty() || after.strip_prefix(':').is_some_and(is_port)) {
+            return false;
+        }
+        v6
+    } else {
+        match host.split_once(':') {
+            Some((name, port)) if is_port(port) => name,
+            Some(_) => return false,
+            None => host,
+        }
+    };
+    let name = name.to_ascii_lowercase();
+    matches!(name.as_str(), "localhost" | "127.0.0.1" | "::1") || name == listen.ip().to_string()
+}
+
+fn is_port(s: &str) -> bool {
+    s.bytes().all(|b| b.is_ascii_digit()) && s.parse::<u16>().is_ok()
 }
 
 fn unauthorized(msg: &str) -> Response {
@@ -225,7 +445,12 @@ async fn command(
     }
     let Json(body) = match body {
         Ok(b) => b,
-        Err(rejection) => return json_rejection(&rejection),
+        Err(rejection) => {
+            return json_rejection(
+                &rejection,
+                "{\"user\": \"@alice:example.org\", \"text\": \"!zone help\"}",
+            );
+        }
     };
     if let Err(msg) = check_user(&body.user) {
         return error(StatusCode::UNPROCESSABLE_ENTITY, msg);
@@ -237,19 +462,34 @@ async fn command(
         );
     }
     match state.command(&body.user, &body.text).await {
-        Ok(replies) => Json(json!({ "replies": replies })).into_response(),
-        Err(e) => internal(&e),
+        Ok(answer) => Json(answer).into_response(),
+        Err(CommandError::SlowDown { retry_after_ms }) => slow_down(retry_after_ms),
+        Err(CommandError::Failed(e)) => internal(&e),
     }
 }
 
-fn json_rejection(r: &JsonRejection) -> Response {
+/// 429 in the core's words, with `Retry-After` in whole seconds.
+fn slow_down(retry_after_ms: u64) -> Response {
+    let words = chat::slow_down(retry_after_ms);
+    let mut r = (
+        StatusCode::TOO_MANY_REQUESTS,
+        Json(json!({ "error": words.text, "retry_after_ms": retry_after_ms })),
+    )
+        .into_response();
+    let secs = retry_after_ms.div_ceil(1000).max(1);
+    if let Ok(v) = header::HeaderValue::from_str(&secs.to_string()) {
+        r.headers_mut().insert(header::RETRY_AFTER, v);
+    }
+    r
+}
+
+fn json_rejection(r: &JsonRejection, expected: &str) -> Response {
     let status = match r {
         JsonRejection::JsonDataError(_) => StatusCode::UNPROCESSABLE_ENTITY,
         JsonRejection::MissingJsonContentType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
         _ => r.status(),
     };
-    let hint = "expected {\"user\": \"@alice:example.org\", \"text\": \"!zone help\"}";
-    error(status, format!("{}; {hint}", r.body_text()))
+    error(status, format!("{}; expected {expected}", r.body_text()))
 }
 
 async fn zones(State(state): State<AppState>, headers: HeaderMap) -> Response {
@@ -301,47 +541,104 @@ async fn run(State(state): State<AppState>, UrlPath(token): UrlPath<String>) -> 
 }
 
 #[derive(Debug, Deserialize)]
-struct NoticeQuery {
+#[serde(deny_unknown_fields)]
+struct NoticesBody {
     user: String,
 }
 
+/// `POST /api/notices`: the user's queued notices, oldest first, with their ids. They stay
+/// queued (and come again) until acknowledged.
 async fn notices(
     State(state): State<AppState>,
     headers: HeaderMap,
-    query: Result<Query<NoticeQuery>, QueryRejection>,
+    body: Result<Json<NoticesBody>, JsonRejection>,
 ) -> Response {
     if let Err(r) = authorize(&state, &headers) {
         return r;
     }
-    let Query(q) = match query {
-        Ok(q) => q,
-        Err(r) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                format!("{}; expected ?user=<user id>", r.body_text()),
-            );
+    let Json(body) = match body {
+        Ok(b) => b,
+        Err(rejection) => {
+            return json_rejection(&rejection, "{\"user\": \"@alice:example.org\"}");
         }
     };
-    if let Err(msg) = check_user(&q.user) {
-        return error(StatusCode::BAD_REQUEST, msg);
+    if let Err(msg) = check_user(&body.user) {
+        return error(StatusCode::UNPROCESSABLE_ENTITY, msg);
     }
-    match state.take_notices(&q.user).await {
+    match state.notices(&body.user).await {
         Ok(list) => Json(json!({ "notices": list })).into_response(),
         Err(e) => internal(&e),
     }
 }
 
+/// `GET /api/notices`: notices change state when taken, so they are not a GET.
+async fn notices_by_get() -> Response {
+    let mut r = error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "use POST /api/notices with {\"user\": \"…\"} to take notices, then POST \
+         /api/notices/ack with {\"user\": \"…\", \"ids\": […]} once they are delivered",
+    );
+    r.headers_mut()
+        .insert(header::ALLOW, header::HeaderValue::from_static("POST"));
+    r
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AckBody {
+    user: String,
+    ids: Vec<i64>,
+}
+
+/// `POST /api/notices/ack`: the notices `ids` were delivered; they leave the queue.
+async fn ack_notices(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<Json<AckBody>, JsonRejection>,
+) -> Response {
+    if let Err(r) = authorize(&state, &headers) {
+        return r;
+    }
+    let Json(body) = match body {
+        Ok(b) => b,
+        Err(rejection) => {
+            return json_rejection(
+                &rejection,
+                "{\"user\": \"@alice:example.org\", \"ids\": [1, 2]}",
+            );
+        }
+    };
+    if let Err(msg) = check_user(&body.user) {
+        return error(StatusCode::UNPROCESSABLE_ENTITY, msg);
+    }
+    if body.ids.len() > MAX_ACK_IDS {
+        return error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!("\"ids\" has more than {MAX_ACK_IDS} ids"),
+        );
+    }
+    match state.ack_notices(&body.user, body.ids).await {
+        Ok(n) => Json(json!({ "acknowledged": n })).into_response(),
+        Err(e) => internal(&e),
+    }
+}
+
+/// 200 when a write can be committed; 503 saying why not.
 async fn healthz(State(state): State<AppState>) -> Response {
     let store = state.store.clone();
-    match tokio::task::spawn_blocking(move || store.healthy()).await {
+    let why = match tokio::task::spawn_blocking(move || store.healthy()).await {
         Ok(Ok(())) => {
-            Json(json!({ "status": "ok", "zones": state.store.zones().len() })).into_response()
+            return Json(json!({ "status": "ok", "zones": state.store.zones().len() }))
+                .into_response();
         }
-        _ => error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the database does not answer",
-        ),
-    }
+        Ok(Err(e)) => format!("{e:#}"),
+        Err(e) => format!("the health check failed: {e}"),
+    };
+    eprintln!("zonegraph: healthz: {why}");
+    error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        format!("the database cannot be written: {why}"),
+    )
 }
 
 async fn method_not_allowed(method: Method, uri: Uri) -> Response {

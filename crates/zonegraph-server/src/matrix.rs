@@ -29,9 +29,10 @@ use matrix_sdk::ruma::{OwnedRoomId, RoomId};
 use matrix_sdk::{Client, Room, RoomState, SessionMeta, SessionTokens};
 use serde::{Deserialize, Serialize};
 
-use zonegraph_core::chat::{Reply, escape};
+use zonegraph_core::chat::{self, Reply, escape};
 
-use crate::http::AppState;
+use crate::db::Notice;
+use crate::http::{AppState, CommandError};
 
 /// Largest serialized event content we send; Matrix caps a whole event at 65,536 bytes and
 /// the server adds its own fields, so stay far below.
@@ -429,6 +430,8 @@ pub struct Bot {
     rooms_path: Option<PathBuf>,
     /// Encrypted rooms already told that the bot cannot read them.
     warned: Arc<Mutex<HashSet<OwnedRoomId>>>,
+    /// Players already told to slow down, until a command of theirs is taken again.
+    slowed: Arc<Mutex<HashSet<String>>>,
     /// Unix ms when this bot started: older messages are never answered, even when the
     /// homeserver sends them again (Synapse replays a room's recent timeline to a member
     /// that (re)joins it).
@@ -449,6 +452,7 @@ impl Bot {
             dms: Arc::new(Mutex::new(dms)),
             rooms_path,
             warned: Arc::default(),
+            slowed: Arc::default(),
             started_ms: crate::store::now_ms(),
         }
     }
@@ -503,20 +507,55 @@ impl Bot {
             self.remember_dm(user, room.room_id());
         }
         let command = text.body.trim();
-        let replies = if command.len() > crate::http::MAX_TEXT_LEN {
+        if command.len() > crate::http::MAX_TEXT_LEN {
             // The same limit as the HTTP API.
-            let t = format!(
-                "That command is too long (over {} bytes).",
-                crate::http::MAX_TEXT_LEN
-            );
-            vec![Reply {
-                html: escape(&t),
-                text: t,
-            }]
-        } else {
-            self.run_command(user, command).await
+            let reply = chat::too_long(crate::http::MAX_TEXT_LEN);
+            if let Err(e) = send_notice(room, notice(&reply)).await {
+                eprintln!("zonegraph: matrix: {e:#}");
+            }
+            return;
+        }
+        let answer = match self.state.command(user, command).await {
+            Ok(answer) => {
+                self.slowed
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .remove(user);
+                answer
+            }
+            Err(CommandError::SlowDown { retry_after_ms }) => {
+                // Said once; the rest of a burst is ignored until a command is taken again.
+                let first = self
+                    .slowed
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(user.to_string());
+                if first
+                    && let Err(e) =
+                        send_notice(room, notice(&chat::slow_down(retry_after_ms))).await
+                {
+                    eprintln!("zonegraph: matrix: {e:#}");
+                }
+                return;
+            }
+            Err(CommandError::Failed(e)) => {
+                eprintln!("zonegraph: matrix: {user}: {e:#}");
+                crate::store::Answer {
+                    notices: Vec::new(),
+                    replies: vec![chat::server_error()],
+                }
+            }
         };
-        for reply in &replies {
+        // Queued notices first, each acknowledged once the homeserver took it; a notice whose
+        // send failed stays queued for the notice loop or the next command.
+        let sent = self.send_notices(room, user, &answer.notices).await;
+        if let Err(e) = self.state.ack_notices(user, sent.done).await {
+            eprintln!("zonegraph: matrix: {user}: cannot acknowledge notices: {e:#}");
+        }
+        if !sent.all {
+            return;
+        }
+        for reply in &answer.replies {
             if let Err(e) = send_notice(room, notice(reply)).await {
                 eprintln!("zonegraph: matrix: {e:#}");
                 break;
@@ -524,17 +563,43 @@ impl Bot {
         }
     }
 
-    async fn run_command(&self, user: &str, command: &str) -> Vec<Reply> {
-        match self.state.command(user, command).await {
-            Ok(r) => r,
-            Err(e) => {
-                eprintln!("zonegraph: matrix: {user}: {e:#}");
-                vec![Reply {
-                    text: "Something went wrong on the server; try again.".into(),
-                    html: "Something went wrong on the server; try again.".into(),
-                }]
+    /// Sends `notices` in order. Stops at the first send that may succeed later, so the
+    /// rest stay queued in order.
+    async fn send_notices(&self, room: &Room, user: &str, notices: &[Notice]) -> SentNotices {
+        let mut out = SentNotices {
+            done: Vec::new(),
+            sent: 0,
+            all: false,
+        };
+        for (i, n) in notices.iter().enumerate() {
+            let reply = Reply {
+                text: n.text.clone(),
+                html: n.html.clone(),
+            };
+            match send_notice(room, notice(&reply)).await {
+                Ok(()) => {
+                    out.done.push(n.id);
+                    out.sent += 1;
+                }
+                Err(e) if e.permanent => {
+                    eprintln!(
+                        "zonegraph: matrix: notice for {user} refused, dropped ({e}): {}",
+                        n.text
+                    );
+                    out.done.push(n.id);
+                }
+                Err(e) => {
+                    eprintln!(
+                        "zonegraph: matrix: notice for {user} not delivered ({e}); {} \
+                         notice(s) stay queued",
+                        notices.len() - i
+                    );
+                    return out;
+                }
             }
         }
+        out.all = true;
+        out
     }
 
     /// An encrypted event: this build cannot read it. Say so once per room, in the log and
@@ -556,22 +621,16 @@ impl Bot {
             room.room_id(),
             ev.sender
         );
-        let text = "This room is encrypted and I cannot read encrypted messages. \
-                    Talk to me in a room without encryption (a new DM with encryption off).";
-        let reply = Reply {
-            text: text.into(),
-            html: escape(text),
-        };
-        if let Err(e) = send_notice(room, notice(&reply)).await {
+        if let Err(e) = send_notice(room, notice(&chat::encrypted_room())).await {
             eprintln!("zonegraph: matrix: {e:#}");
         }
     }
 
-    /// Sends each player's queued notices to their DM room. Notices are taken only for
-    /// players with a known room. When a send fails for a reason that may pass (the
-    /// homeserver is down), that notice and the rest of the player's batch go back to the
-    /// queue, in order, for the next round; one the homeserver refuses outright (the room is
-    /// gone, the bot was kicked) is logged in full and dropped.
+    /// Sends each player's queued notices to their DM room, acknowledging each once the
+    /// homeserver took it. Notices are sent only for players with a known room. When a send
+    /// fails for a reason that may pass (the homeserver is down), that notice and the rest of
+    /// the player's queue stay queued, in order, for the next round; one the homeserver
+    /// refuses outright (the room is gone, the bot was kicked) is logged in full and dropped.
     pub async fn deliver_notices(&self, client: &Client) -> Result<usize> {
         let mut sent = 0;
         for user in self.state.users_with_notices().await? {
@@ -581,33 +640,23 @@ impl Bot {
             let Some(room) = client.get_room(&room_id) else {
                 continue;
             };
-            let batch = self.state.take_notices(&user).await?;
-            for (i, n) in batch.iter().enumerate() {
-                let reply = Reply {
-                    text: n.text.clone(),
-                    html: n.html.clone(),
-                };
-                match send_notice(&room, notice(&reply)).await {
-                    Ok(()) => sent += 1,
-                    Err(e) if e.permanent => eprintln!(
-                        "zonegraph: matrix: notice for {user} refused, dropped ({e}): {}",
-                        n.text
-                    ),
-                    Err(e) => {
-                        let back: Vec<i64> = batch[i..].iter().map(|n| n.id).collect();
-                        eprintln!(
-                            "zonegraph: matrix: notice for {user} not delivered ({e}); {} \
-                             notice(s) stay queued for the next round",
-                            back.len()
-                        );
-                        self.state.return_notices(&user, back).await?;
-                        break;
-                    }
-                }
-            }
+            let queued = self.state.notices(&user).await?;
+            let out = self.send_notices(&room, &user, &queued).await;
+            self.state.ack_notices(&user, out.done).await?;
+            sent += out.sent;
         }
         Ok(sent)
     }
+}
+
+/// What [`Bot::send_notices`] did.
+struct SentNotices {
+    /// To acknowledge: sent, or refused outright (and so dropped).
+    done: Vec<i64>,
+    /// How many the homeserver took.
+    sent: usize,
+    /// Whether none is left to try again.
+    all: bool,
 }
 
 /// Joins a room the bot is invited to, retrying with backoff (Synapse may not be ready to
@@ -728,19 +777,20 @@ pub async fn run(client: Client, bot: Bot, invited: Vec<OwnedRoomId>) {
     }
 }
 
-/// Logs in, syncs once and starts the bot on the server's runtime; returns once it listens.
+/// Logs in, syncs once and starts the bot on `runtime` (the server's), answering through
+/// `state`; returns once it listens.
 pub fn start(
-    server: &crate::serve::Server,
+    runtime: &tokio::runtime::Handle,
+    state: &AppState,
     config: &Config,
 ) -> Result<tokio::task::JoinHandle<()>> {
-    let rt = server.runtime().clone();
-    let bot = Bot::new(server.state.clone(), Some(&config.state_dir));
-    let (client, invited) = rt.block_on(async {
+    let bot = Bot::new(state.clone(), Some(&config.state_dir));
+    let (client, invited) = runtime.block_on(async {
         let client = login(config).await?;
         let invited = first_sync(&client).await;
         anyhow::Ok((client, invited))
     })?;
-    Ok(rt.spawn(run(client, bot, invited)))
+    Ok(runtime.spawn(run(client, bot, invited)))
 }
 
 #[cfg(test)]

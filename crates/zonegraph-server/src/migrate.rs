@@ -54,12 +54,10 @@ pub fn migrate(args: &Args) -> Result<String> {
         ));
     }
     let zones = db::load_zones(&conn)?;
-    let warm = db::warm_up_legacy(&mut conn, &zones)?;
-    out.push_str(&format!("warmed up {} legacy runs\n", warm.warmed));
-    for (id, zone, why) in &warm.stuck {
-        out.push_str(&format!(
-            "kept legacy run row {id} (zone {zone}) as it is: {why}\n"
-        ));
+    let warm = db::warm_up_legacy(&mut conn, &zones, store::now_ms())?;
+    for line in warm.report() {
+        out.push_str(&line);
+        out.push('\n');
     }
     if args.purge_legacy {
         if db::purge_legacy(&mut conn)? {

@@ -2,15 +2,16 @@
 //! fork-timeout sweeper, on one tokio runtime.
 
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, bail};
 use tokio::sync::oneshot;
+use zonegraph_core::limits::Rate;
 
-use crate::http::{self, AppState, UserLocks};
+use crate::http::{self, Access, AppState, Limiter, Limits, UserLocks};
 use crate::store::{self, CommandSettings, RunIds, Store};
 
 #[derive(Debug, clap::Args)]
@@ -21,7 +22,7 @@ pub struct Args {
     /// Directory of zone files: validated and imported at every start.
     #[arg(long, default_value = "zones")]
     pub zones: PathBuf,
-    /// Address to listen on; anything but loopback needs --api-token.
+    /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: String,
     /// The built viewer (`trunk build --release` writes dist/).
@@ -34,11 +35,61 @@ pub struct Args {
     #[arg(long, default_value = "6h", value_parser = parse_duration)]
     pub fork_timeout: Duration,
     /// Bearer token the API requires (also ZONEGRAPH_API_TOKEN; prefer the environment).
+    /// Without one, a random token is made at the first start and kept in <db>.api-token.
     #[arg(long, env = "ZONEGRAPH_API_TOKEN", hide_env_values = true)]
     pub api_token: Option<String>,
+    /// No token at all, for local experiments: only requests for localhost (or the listen
+    /// address) by name are answered, and only on a loopback address.
+    #[arg(long, conflicts_with = "api_token")]
+    pub no_auth: bool,
+    /// Commands per user: PER_SECOND/BURST (e.g. 2/10, 0.5/5), or `off` (load tests).
+    #[arg(long, default_value = "2/10", value_parser = parse_rate_limit)]
+    pub rate_limit: RateLimit,
     #[cfg(feature = "matrix")]
     #[command(flatten)]
     pub matrix: crate::matrix::MatrixArgs,
+}
+
+/// `--rate-limit`: a rate, or none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RateLimit(pub Option<Rate>);
+
+/// Parses `PER_SECOND/BURST` (`2/10`, `0.5/5`) or `off`.
+pub fn parse_rate_limit(s: &str) -> Result<RateLimit, String> {
+    let s = s.trim();
+    if s.eq_ignore_ascii_case("off") {
+        return Ok(RateLimit(None));
+    }
+    let usage = || format!("{s:?} is not a rate limit like 2/10 (per second/burst) or off");
+    let (rate, burst) = s.split_once('/').ok_or_else(usage)?;
+    let (whole, frac) = rate.trim().split_once('.').unwrap_or((rate.trim(), ""));
+    if whole.is_empty() && frac.is_empty()
+        || !whole.bytes().all(|b| b.is_ascii_digit())
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+        || frac.len() > 3
+    {
+        return Err(usage());
+    }
+    let whole: u64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().map_err(|_| usage())?
+    };
+    let milli: u64 = format!("{frac:0<3}").parse().map_err(|_| usage())?;
+    let per_second_milli = whole
+        .checked_mul(1000)
+        .and_then(|w| w.checked_add(milli))
+        .ok_or_else(usage)?;
+    let burst: u32 = burst.trim().parse().map_err(|_| usage())?;
+    if per_second_milli == 0 || burst == 0 {
+        return Err(format!(
+            "{s:?} would refuse every command; use `off` for no limit"
+        ));
+    }
+    Ok(RateLimit(Some(Rate {
+        per_second_milli,
+        burst,
+    })))
 }
 
 /// Parses `6h`, `30m`, `90s`, `500ms`, `1h30m`; a bare number is seconds.
@@ -83,6 +134,80 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     Ok(total)
 }
 
+/// How the transport routes are protected.
+#[derive(Clone)]
+pub enum Auth {
+    /// `--api-token` / `ZONEGRAPH_API_TOKEN`.
+    Token(String),
+    /// Neither: a random token kept in `<db>.api-token` (mode 0600), made at the first start
+    /// and reused.
+    TokenFile,
+    /// `--no-auth`.
+    Off,
+}
+
+impl std::fmt::Debug for Auth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Auth::Token(_) => "Token(<set>)",
+            Auth::TokenFile => "TokenFile",
+            Auth::Off => "Off",
+        })
+    }
+}
+
+/// `<db>.api-token`, next to the database.
+pub fn token_file(db: &Path) -> PathBuf {
+    let mut s = db.as_os_str().to_owned();
+    s.push(".api-token");
+    PathBuf::from(s)
+}
+
+/// The token kept in `path`, made (128 random bits, mode 0600 from the first byte) when the
+/// file does not exist yet.
+pub fn read_or_make_token(path: &Path) -> Result<String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => {
+            let token = text.trim().to_string();
+            if token.is_empty() {
+                bail!(
+                    "the API token file {} is empty; delete it to have a new token made",
+                    path.display()
+                );
+            }
+            return Ok(token);
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => {
+            return Err(e).with_context(|| format!("cannot read the API token {}", path.display()));
+        }
+    }
+    let token = crate::db::random_hex()?;
+    let mut open = std::fs::OpenOptions::new();
+    open.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        open.mode(0o600);
+    }
+    let mut file = match open.open(path) {
+        Ok(f) => f,
+        // Another server made it first: use theirs.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            return read_or_make_token(path);
+        }
+        Err(e) => {
+            return Err(e)
+                .with_context(|| format!("cannot create the API token {}", path.display()));
+        }
+    };
+    use std::io::Write as _;
+    writeln!(file, "{token}")
+        .and_then(|()| file.sync_all())
+        .with_context(|| format!("cannot write the API token {}", path.display()))?;
+    Ok(token)
+}
+
 /// Everything a server needs; tests build one directly.
 #[derive(Clone)]
 pub struct ServerConfig {
@@ -92,7 +217,8 @@ pub struct ServerConfig {
     pub web: PathBuf,
     pub public_url: Option<String>,
     pub fork_timeout: Duration,
-    pub api_token: Option<String>,
+    pub auth: Auth,
+    pub limits: Limits,
     /// How often the sweeper looks for timed-out forks.
     pub sweep_every: Duration,
     /// Run ids (they decide every roll); random unless a test injects its own.
@@ -108,14 +234,16 @@ impl std::fmt::Debug for ServerConfig {
             .field("web", &self.web)
             .field("public_url", &self.public_url)
             .field("fork_timeout", &self.fork_timeout)
-            .field("api_token", &self.api_token.as_ref().map(|_| "<set>"))
+            .field("auth", &self.auth)
+            .field("limits", &self.limits)
             .field("sweep_every", &self.sweep_every)
             .finish_non_exhaustive()
     }
 }
 
 impl ServerConfig {
-    /// A configuration with the CLI's defaults for `db` and `zones` on `listen`.
+    /// A configuration with the CLI's defaults for `db` and `zones` on `listen` (closed: a
+    /// token file beside the database; commands rate-limited).
     pub fn new(db: PathBuf, zones: PathBuf, listen: SocketAddr) -> ServerConfig {
         ServerConfig {
             db,
@@ -126,13 +254,14 @@ impl ServerConfig {
             fork_timeout: Duration::from_millis(
                 zonegraph_core::engine::DEFAULT_FORK_TIMEOUT_MS as u64,
             ),
-            api_token: None,
+            auth: Auth::TokenFile,
+            limits: Limits::default(),
             sweep_every: Duration::from_secs(30),
             run_ids: store::random_run_ids(),
         }
     }
 
-    /// From the command line; refuses a non-loopback address without a token.
+    /// From the command line; refuses `--no-auth` on anything but loopback.
     pub fn from_args(args: &Args) -> Result<ServerConfig> {
         let addrs: Vec<SocketAddr> = args
             .listen
@@ -143,11 +272,10 @@ impl ServerConfig {
             bail!("--listen {:?} resolves to no address", args.listen);
         };
         let token = args.api_token.clone().filter(|t| !t.trim().is_empty());
-        if token.is_none() && !addrs.iter().all(|a| a.ip().is_loopback()) {
+        if args.no_auth && !addrs.iter().all(|a| a.ip().is_loopback()) {
             bail!(
-                "refusing to listen on {} without an API token: anyone who can reach it could \
-                 play as anyone; pass --api-token (or set ZONEGRAPH_API_TOKEN), or listen on \
-                 127.0.0.1",
+                "refusing --no-auth on {}: anyone who can reach it could play as anyone; \
+                 leave --no-auth out (a token is made for you), or listen on 127.0.0.1",
                 args.listen
             );
         }
@@ -155,7 +283,12 @@ impl ServerConfig {
         c.web = args.web.clone();
         c.public_url = args.public_url.clone();
         c.fork_timeout = args.fork_timeout;
-        c.api_token = token;
+        c.auth = match (token, args.no_auth) {
+            (Some(t), _) => Auth::Token(t.trim().to_string()),
+            (None, true) => Auth::Off,
+            (None, false) => Auth::TokenFile,
+        };
+        c.limits.rate = args.rate_limit.0;
         c.sweep_every = sweep_interval(args.fork_timeout);
         Ok(c)
     }
@@ -175,9 +308,11 @@ pub struct Server {
     /// Zone warnings and the legacy warm-up, for the start-up message.
     pub opened: store::Opened,
     pub viewer: Option<PathBuf>,
-    /// What transports call (`AppState::command`, `take_notices`): a Matrix transport runs
-    /// its sync loop on [`Server::runtime`] with a clone of this.
+    /// What transports call (`AppState::command`, `notices`, `ack_notices`): a Matrix
+    /// transport runs its sync loop on [`Server::runtime`] with a clone of this.
     pub state: AppState,
+    /// Where the API token is kept, when the server made or read it there.
+    pub token_file: Option<PathBuf>,
     runtime: tokio::runtime::Handle,
     shutdown: Option<oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<Result<()>>>,
@@ -187,6 +322,14 @@ impl Server {
     /// The server's tokio runtime, to spawn another transport's tasks on.
     pub fn runtime(&self) -> &tokio::runtime::Handle {
         &self.runtime
+    }
+
+    /// The bearer token the API needs (`None` with `--no-auth`).
+    pub fn api_token(&self) -> Option<&str> {
+        match &self.state.access {
+            Access::Token(t) => Some(t),
+            Access::Open { .. } => None,
+        }
     }
 
     /// `http://ADDR`.
@@ -252,13 +395,23 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
         fork_timeout_ms: i64::try_from(config.fork_timeout.as_millis()).unwrap_or(i64::MAX),
         run_ids: config.run_ids.clone(),
     };
+    let (access, token_file) = match &config.auth {
+        Auth::Token(t) => (Access::Token(t.clone()), None),
+        Auth::TokenFile => {
+            let path = token_file(&config.db);
+            (Access::Token(read_or_make_token(&path)?), Some(path))
+        }
+        Auth::Off => (Access::Open { listen: addr }, None),
+    };
     let state = AppState {
         store: store.clone(),
         settings,
-        api_token: config.api_token.clone(),
+        access,
         web: viewer.clone(),
         locks: UserLocks::default(),
+        limiter: Limiter::new(config.limits.rate),
     };
+    let limits = config.limits;
     let (tx, rx) = oneshot::channel::<()>();
     let sweep_every = config.sweep_every;
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -273,7 +426,7 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
             rt.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(listener)?;
                 let sweeper = tokio::spawn(sweep_forever(state.clone(), sweep_every));
-                let app = http::router(state);
+                let app = http::router(state, &limits);
                 let served = axum::serve(listener, app)
                     .with_graceful_shutdown(async {
                         let _ = rx.await;
@@ -290,6 +443,7 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
         opened,
         viewer,
         state: app_state,
+        token_file,
         runtime,
         shutdown: Some(tx),
         thread: Some(thread),
@@ -369,15 +523,10 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         eprintln!("zonegraph: {w}");
     }
     let warm = &server.opened.warm_up;
-    if warm.warmed > 0 {
-        eprintln!(
-            "zonegraph: warmed up {} legacy run{} from current_room",
-            warm.warmed,
-            if warm.warmed == 1 { "" } else { "s" }
-        );
-    }
-    for (id, zone, why) in &warm.stuck {
-        eprintln!("zonegraph: legacy run row {id} (zone {zone}) kept as it is: {why}");
+    if warm.warmed > 0 || !warm.stuck.is_empty() {
+        for line in warm.report() {
+            eprintln!("zonegraph: {line}");
+        }
     }
     let url = server.url();
     let public = server.public_url.clone();
@@ -397,19 +546,33 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             web.display()
         ),
     }
-    let auth = if args.api_token.is_some() {
-        " -H \"authorization: Bearer $ZONEGRAPH_API_TOKEN\""
-    } else {
-        ""
-    };
     println!("  talk to the bot:");
+    let auth = match (&server.token_file, server.api_token()) {
+        (Some(file), _) => {
+            println!(
+                "    API token: in {} (made at the first start, reused after; delete the file \
+                 for a new one)",
+                file.display()
+            );
+            format!(" -H \"authorization: Bearer $(cat {})\"", file.display())
+        }
+        (None, Some(_)) => " -H \"authorization: Bearer $ZONEGRAPH_API_TOKEN\"".to_string(),
+        (None, None) => {
+            eprintln!(
+                "zonegraph: WARNING: --no-auth: the API needs no token. Anyone on this machine \
+                 can play as anyone; only requests for localhost, 127.0.0.1, [::1] or {url} by \
+                 name are answered. For local experiments only."
+            );
+            String::new()
+        }
+    };
     println!(
         "    curl -s {url}/api/command{auth} -H 'content-type: application/json' \\\n      -d '{{\"user\":\"@you:example.org\",\"text\":\"!zone help\"}}'"
     );
     #[cfg(feature = "matrix")]
     let _matrix = match &matrix {
         Some(m) => {
-            let task = crate::matrix::start(&server, m)?;
+            let task = crate::matrix::start(server.runtime(), &server.state, m)?;
             println!(
                 "  matrix: {} on {}: invite it, then `!zone help`",
                 m.user, m.homeserver

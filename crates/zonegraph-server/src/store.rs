@@ -1,7 +1,8 @@
 //! The bot's state on SQLite: players' commands through `bot::handle`, each write a
-//! compare-and-set on the run row, group-committed by one writer thread (`spawn_writer`),
-//! the fork-timeout sweep, notices and the redacted run view. Blocking: the HTTP layer calls
-//! it from `spawn_blocking`, one command per user at a time (see `crate::http`).
+//! compare-and-set on the run and character rows, group-committed by one writer thread
+//! (`spawn_writer`), the fork-timeout sweep, notices and the redacted run view. Blocking: the
+//! HTTP layer calls it from `spawn_blocking`, one command per user at a time (see
+//! `crate::http`).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, mpsc};
@@ -16,7 +17,7 @@ use zonegraph_core::engine::{self, PlayerView, Run};
 use zonegraph_core::validate;
 use zonegraph_core::zone::{self, Zone};
 
-use crate::db::{self, Notice, StoredRun, WarmUp};
+use crate::db::{self, Notice, StoredCharacter, StoredRun, WarmUp};
 use crate::zones;
 
 /// How many times a command is recomputed when its compare-and-set loses a race.
@@ -89,6 +90,24 @@ pub struct RunView {
     pub status: Reply,
 }
 
+/// What a command gives back: the queued notices to show before the replies (they stay
+/// queued until the transport acknowledges them with [`Store::ack_notices`]), then the
+/// command's own replies.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Answer {
+    pub notices: Vec<Notice>,
+    pub replies: Vec<Reply>,
+}
+
+/// What [`Store::command`] reads before computing: the player and the rows it came from.
+struct Loaded {
+    player: Player,
+    run: Option<StoredRun>,
+    /// The character row's version (`None`: no row yet).
+    character_version: Option<i64>,
+    notices: Vec<Notice>,
+}
+
 /// Zones with the file each came from, in file order.
 pub type ZoneFiles = Vec<(String, Zone)>;
 
@@ -97,13 +116,20 @@ pub type ZoneFiles = Vec<(String, Zone)>;
 pub fn read_zone_dir(dir: &Path) -> Result<(ZoneFiles, Vec<String>)> {
     let files = zones::expand(&[dir.to_path_buf()])
         .with_context(|| format!("cannot read the zones in {}", dir.display()))?;
+    if files.is_empty() {
+        // Importing nothing would wipe the zone tables and strand every run.
+        bail!(
+            "{} holds no zone files (*.json); pass --zones with the directory of your zones",
+            dir.display()
+        );
+    }
     let sources = zones::read_all(&files)?;
     let checked = validate::check_sources_with(&sources, validate::CheckOptions { stats: false });
     let mut errors = String::new();
     let mut warnings = Vec::new();
     for c in &checked {
         if c.has_errors() {
-            crate::check::write_findings(&mut errors, c);
+            zones::write_findings(&mut errors, c);
         } else {
             for d in &c.diagnostics {
                 warnings.push(format!(
@@ -140,7 +166,7 @@ impl Store {
         db::migrate(&mut conn)?;
         db::import_zones(&mut conn, &files, now_ms()).context("cannot import the zones")?;
         let zones = db::load_zones(&conn)?;
-        let warm_up = db::warm_up_legacy(&mut conn, &zones)?;
+        let warm_up = db::warm_up_legacy(&mut conn, &zones, now_ms())?;
         let legacy_cols = db::has_legacy_columns(&conn)?;
         let store = Store {
             path: path.to_path_buf(),
@@ -192,28 +218,37 @@ impl Store {
         out
     }
 
-    fn load_player(&self, user: &str) -> Result<(Player, Option<StoredRun>, bool)> {
+    fn load_player(&self, user: &str) -> Result<Loaded> {
         self.read(|c| {
-            let character = db::character(c, user)?.unwrap_or_default();
-            let stored = db::player_run(c, user)?;
-            let notices = db::has_pending_notices(c, user)?;
-            Ok((
-                Player {
-                    character,
-                    run: stored.as_ref().map(|s| s.run.clone()),
+            let stored = db::character(c, user)?;
+            let run = db::player_run(c, user)?;
+            let notices = word_notices(db::queued_notices(c, user)?);
+            Ok(Loaded {
+                player: Player {
+                    character: stored
+                        .as_ref()
+                        .map(|s| s.character.clone())
+                        .unwrap_or_default(),
+                    run: run.as_ref().map(|s| s.run.clone()),
                 },
-                stored,
+                character_version: stored.map(|StoredCharacter { version, .. }| version),
+                run,
                 notices,
-            ))
+            })
         })
     }
 
     /// One chat command of `user`: parsed and answered by the core, every change committed
-    /// before the replies are returned. Notices queued for the user come first.
-    pub fn command(&self, user: &str, text: &str, s: &CommandSettings) -> Result<Vec<Reply>> {
+    /// before the answer is returned, with the notices queued for the user.
+    pub fn command(&self, user: &str, text: &str, s: &CommandSettings) -> Result<Answer> {
         for _ in 0..CAS_ATTEMPTS {
             let now = now_ms();
-            let (mut player, stored, notices) = self.load_player(user)?;
+            let Loaded {
+                mut player,
+                run: stored,
+                character_version,
+                notices,
+            } = self.load_player(user)?;
             let before = player.clone();
             let cx = Context {
                 now,
@@ -225,51 +260,34 @@ impl Store {
                 syntax: Syntax::Chat,
             };
             let response = bot::handle(&self.zones, &mut player, text, &cx);
-            let mut replies = response.replies;
+            let replies = response.replies;
             // A run this command replaced is stored as it ended, before the new one.
             let replaced = response.replaced_run;
-            if player == before && !notices {
-                return Ok(replies);
+            if player == before {
+                return Ok(Answer { notices, replies });
             }
             let legacy_cols = self.legacy_cols;
             let (u, after) = (user.to_string(), player.clone());
             let wrote = self.write(move |tx| {
-                let queued = if notices {
-                    db::take_notices(tx, &u, now)?
-                } else {
-                    Vec::new()
-                };
                 let applied = write_player(
                     tx,
                     &u,
+                    Rows {
+                        run: stored.as_ref(),
+                        character_version,
+                    },
                     &before,
                     &replaced,
                     &after,
-                    stored.as_ref(),
                     now,
                     legacy_cols,
                 )?;
-                Ok(Wrote {
-                    applied,
-                    notices: queued,
-                })
+                Ok(Wrote { applied, count: 0 })
             })?;
-            if !wrote.applied {
-                continue; // lost the compare-and-set: recompute from the new state
+            if wrote.applied {
+                return Ok(Answer { notices, replies });
             }
-            if !wrote.notices.is_empty() {
-                let mut all: Vec<Reply> = wrote
-                    .notices
-                    .into_iter()
-                    .map(|n| Reply {
-                        text: n.text,
-                        html: n.html,
-                    })
-                    .collect();
-                all.extend(replies);
-                replies = all;
-            }
-            return Ok(replies);
+            // Lost a compare-and-set: recompute from the new state.
         }
         bail!("the run of {user} kept changing under the command; try again")
     }
@@ -285,7 +303,12 @@ impl Store {
     pub fn sweep_user(&self, user: &str, s: &CommandSettings) -> Result<bool> {
         for _ in 0..CAS_ATTEMPTS {
             let now = now_ms();
-            let (mut player, stored, _) = self.load_player(user)?;
+            let Loaded {
+                mut player,
+                run: stored,
+                character_version,
+                ..
+            } = self.load_player(user)?;
             let before = player.clone();
             let cx = Context {
                 now,
@@ -308,20 +331,20 @@ impl Store {
                 let applied = write_player(
                     tx,
                     &u,
+                    Rows {
+                        run: stored.as_ref(),
+                        character_version,
+                    },
                     &before,
                     &None,
                     &player,
-                    stored.as_ref(),
                     now,
                     legacy_cols,
                 )?;
                 if applied {
                     db::push_notice(tx, &u, &run_id, &notice.text, &notice.html, now)?;
                 }
-                Ok(Wrote {
-                    applied,
-                    notices: Vec::new(),
-                })
+                Ok(Wrote { applied, count: 0 })
             })?;
             if wrote.applied {
                 return Ok(true);
@@ -335,29 +358,26 @@ impl Store {
         self.read(db::users_with_notices)
     }
 
-    /// Takes `user`'s undelivered notices, oldest first.
-    pub fn take_notices(&self, user: &str) -> Result<Vec<Notice>> {
+    /// `user`'s queued notices, oldest first, in the core's words. They stay queued (and are
+    /// handed out again) until acknowledged with [`Store::ack_notices`].
+    pub fn notices(&self, user: &str) -> Result<Vec<Notice>> {
+        self.read(|c| Ok(word_notices(db::queued_notices(c, user)?)))
+    }
+
+    /// Marks `user`'s notices `ids` delivered (the transport confirmed them); returns how
+    /// many were still queued.
+    pub fn ack_notices(&self, user: &str, ids: Vec<i64>) -> Result<usize> {
+        if ids.is_empty() {
+            return Ok(0);
+        }
         let u = user.to_string();
         let wrote = self.write(move |tx| {
             Ok(Wrote {
                 applied: true,
-                notices: db::take_notices(tx, &u, now_ms())?,
+                count: db::ack_notices(tx, &u, &ids, now_ms())?,
             })
         })?;
-        Ok(wrote.notices)
-    }
-
-    /// Puts back notices [`Store::take_notices`] gave out that could not be delivered.
-    pub fn return_notices(&self, user: &str, ids: Vec<i64>) -> Result<()> {
-        let u = user.to_string();
-        self.write(move |tx| {
-            db::return_notices(tx, &u, &ids)?;
-            Ok(Wrote {
-                applied: true,
-                notices: Vec::new(),
-            })
-        })?;
-        Ok(())
+        Ok(wrote.count)
     }
 
     /// The player's view of the run a link token names; `None` for an unknown token.
@@ -369,7 +389,9 @@ impl Store {
             let Some(stored) = db::run_by_token(c, token)? else {
                 return Ok(None);
             };
-            let character = db::character(c, &stored.user_id)?.unwrap_or_default();
+            let character = db::character(c, &stored.user_id)?
+                .map(|s| s.character)
+                .unwrap_or_default();
             Ok(Some((stored, character)))
         })?
         else {
@@ -388,10 +410,24 @@ impl Store {
         self.read(db::all_runs)
     }
 
-    /// Whether the database answers (for `/healthz`).
+    /// Whether a write can be made (for `/healthz`): a one-row write committed through the
+    /// writer, like every command's.
     pub fn healthy(&self) -> Result<()> {
-        self.read(|c| Ok(c.query_row("SELECT 1", [], |_| Ok(()))?))
+        self.write(|tx| {
+            db::health_write(tx, now_ms())?;
+            Ok(Wrote {
+                applied: true,
+                count: 0,
+            })
+        })
+        .map(|_| ())
     }
+}
+
+/// The rows a player's state was read from: what the compare-and-sets expect.
+struct Rows<'a> {
+    run: Option<&'a StoredRun>,
+    character_version: Option<i64>,
 }
 
 /// Writes what changed between `before` and `after` in `tx`; false when a
@@ -400,15 +436,18 @@ impl Store {
 fn write_player(
     tx: &Connection,
     user: &str,
+    rows: Rows<'_>,
     before: &Player,
     replaced: &Option<Run>,
     after: &Player,
-    stored: Option<&StoredRun>,
     now: i64,
     legacy_cols: bool,
 ) -> Result<bool> {
-    if after.character != before.character {
-        db::put_character(tx, user, &after.character, now)?;
+    let stored = rows.run;
+    if after.character != before.character
+        && !db::put_character_cas(tx, user, &after.character, rows.character_version, now)?
+    {
+        return Ok(false);
     }
     let same_run = |a: &Option<Run>, b: &Option<Run>| match (a, b) {
         (Some(a), Some(b)) => a.run_id == b.run_id,
@@ -444,11 +483,37 @@ fn write_player(
     Ok(true)
 }
 
-/// What a write job did: whether its compare-and-sets held, and the notices it took.
+/// Notices as the player sees them: one that follows dropped ones says how many.
+fn word_notices(list: Vec<Notice>) -> Vec<Notice> {
+    list.into_iter()
+        .map(|n| {
+            if n.dropped_before <= 0 {
+                return n;
+            }
+            let dropped = u64::try_from(n.dropped_before).unwrap_or(0);
+            let worded = chat::after_dropped_notices(
+                &Reply {
+                    text: n.text,
+                    html: n.html,
+                },
+                dropped,
+            );
+            Notice {
+                text: worded.text,
+                html: worded.html,
+                dropped_before: 0,
+                ..n
+            }
+        })
+        .collect()
+}
+
+/// What a write job did: whether its compare-and-sets held, and how many rows it touched
+/// where that is the answer.
 #[derive(Debug, Default)]
 struct Wrote {
     applied: bool,
-    notices: Vec<Notice>,
+    count: usize,
 }
 
 type Work = Box<dyn FnOnce(&Connection) -> Result<Wrote> + Send>;
@@ -489,8 +554,21 @@ fn spawn_writer(mut conn: Connection) -> Result<mpsc::Sender<WriteJob>> {
 
 fn run_batch(conn: &mut Connection, batch: Vec<WriteJob>) {
     let mut done = Vec::with_capacity(batch.len());
+    let mut tx = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
+        Ok(tx) => tx,
+        Err(e) => {
+            // Say why to every job (another process holding the write lock past the busy
+            // timeout, a read-only file), not that the writer stopped: it goes on.
+            eprintln!("zonegraph: cannot start a write transaction: {e}");
+            for job in batch {
+                let _ = job.done.send(Err(anyhow::anyhow!(
+                    "cannot start a write transaction: {e}"
+                )));
+            }
+            return;
+        }
+    };
     let committed = (|| -> Result<()> {
-        let mut tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         for job in batch {
             let result = match tx.savepoint() {
                 Ok(mut sp) => {
@@ -547,4 +625,44 @@ pub fn is_token(s: &str) -> bool {
 /// `{public_url}/run/{token}`.
 pub fn run_link(public_url: &str, token: &str) -> String {
     format!("{}/run/{token}", public_url.trim_end_matches('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use super::*;
+
+    fn zones_dir() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../zones")
+    }
+
+    #[test]
+    fn the_notice_after_a_full_queue_says_how_many_were_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("z.db");
+        let (store, _) = Store::open(&path, &zones_dir()).unwrap();
+        let conn = db::open(&path).unwrap();
+        for i in 0..db::MAX_QUEUED_NOTICES + 2 {
+            let t = format!("picked {i}");
+            db::push_notice(&conn, "@p:test", "r", &t, &t, i).unwrap();
+        }
+        let list = store.notices("@p:test").unwrap();
+        assert_eq!(list.len() as i64, db::MAX_QUEUED_NOTICES);
+        let first = &list[0];
+        assert_eq!(
+            first.text,
+            "(2 older notices were dropped: too many were waiting.)\npicked 2"
+        );
+        assert!(
+            first.html.starts_with("<i>(2 older notices"),
+            "{}",
+            first.html
+        );
+        assert_eq!(list[1].text, "picked 3");
+        // The count is told until the notice carrying it is acknowledged.
+        assert_eq!(store.notices("@p:test").unwrap()[0], *first);
+        assert_eq!(store.ack_notices("@p:test", vec![first.id]).unwrap(), 1);
+        assert_eq!(store.notices("@p:test").unwrap()[0].text, "picked 3");
+    }
 }

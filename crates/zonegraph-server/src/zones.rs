@@ -1,5 +1,6 @@
 //! Finding, reading and checking zone files.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -101,7 +102,7 @@ pub fn load_for_play(zone_arg: &str, dir: &Path) -> Result<ForPlay> {
     };
     if checked[ix].has_errors() {
         let mut report = String::new();
-        crate::check::write_findings(&mut report, &checked[ix]);
+        write_findings(&mut report, &checked[ix]);
         bail!("{} cannot be played:\n{report}", checked[ix].file);
     }
     // Zones with errors elsewhere in the folder are left out; the chosen one is sound.
@@ -125,4 +126,42 @@ fn same_file(a: &Path, b: &Path) -> bool {
 /// Whether a checked zone fails the check: errors always, warnings with `strict`.
 pub fn fails(c: &CheckedZone, strict: bool) -> bool {
     c.has_errors() || (strict && c.has_warnings())
+}
+
+/// Writes one zone's findings, compiler style:
+/// `error[boss_unreachable]: message` / `  --> file (zone z), room z.boss`, then
+/// `  = reachable from: z.a, z.b` when the finding lists related rooms.
+pub fn write_findings(out: &mut String, c: &CheckedZone) {
+    if let Some(e) = &c.parse_error {
+        let _ = writeln!(out, "error[parse]: {}", e.message);
+        let mut at = format!("  --> {}", c.file);
+        if let (Some(l), Some(col)) = (e.line, e.column) {
+            let _ = write!(at, ":{l}:{col}");
+        }
+        if let Some(p) = e
+            .path
+            .as_deref()
+            .filter(|p| !p.is_empty() && *p != "." && *p != "?")
+        {
+            let _ = write!(at, " at {p}");
+        }
+        let _ = writeln!(out, "{at}");
+        return;
+    }
+    let zone = c.zone_id.as_deref().unwrap_or("?");
+    for d in &c.diagnostics {
+        let sev = if d.is_error() { "error" } else { "warning" };
+        let _ = writeln!(out, "{sev}[{}]: {}", d.code, d.message);
+        let mut at = format!("  --> {} (zone {zone})", c.file);
+        if let Some(n) = &d.node {
+            let _ = write!(at, ", room {n}");
+        }
+        if let Some(e) = &d.edge {
+            let _ = write!(at, ", passage {} -> {}", e.from, e.to);
+        }
+        let _ = writeln!(out, "{at}");
+        if !d.related.is_empty() {
+            let _ = writeln!(out, "  = reachable from: {}", d.related.join(", "));
+        }
+    }
 }

@@ -867,7 +867,8 @@ export type Refusal =
   | { refusal: "fork_pending"; options: number }
   | { refusal: "not_a_number"; given: string; max: number }
   | { refusal: "out_of_range"; given: string; max: number }
-  | { refusal: "locked"; option: number; label: string | null; reason: LockReason };
+  | { refusal: "locked"; option: number; label: string | null; reason: LockReason }
+  | { refusal: "zone_withdrawn"; zone_id: string; run_over: boolean };
 
 /** One chat reply: plain text, and HTML with every label, hint and narration escaped. */
 export interface Reply {

@@ -173,6 +173,11 @@ pub enum Refusal {
     TooManyKeys {
         max: usize,
     },
+    /// The run's zone is no longer loaded (withdrawn from the host between starts).
+    ZoneWithdrawn {
+        zone_id: String,
+        run_over: bool,
+    },
 }
 
 /// Per-call working state: the visited set (so long merge chains stay linear) and the
@@ -375,12 +380,7 @@ pub fn expire(
 
 /// Gives up the run.
 pub fn abandon(zone: &Zone, run: &mut Run, now: i64) -> Result<Vec<Event>, Refusal> {
-    if let Some(outcome) = run.outcome {
-        return Err(Refusal::RunOver { outcome });
-    }
-    run.pending_fork = None;
-    run.abandoned = true;
-    end(run, Outcome::Abandoned, now);
+    abandon_without_zone(run, now)?;
     let label = zone
         .node_by_id(run.current_node.as_str())
         .map(|n| narration::room_label(n).to_string())
@@ -389,6 +389,18 @@ pub fn abandon(zone: &Zone, run: &mut Run, now: i64) -> Result<Vec<Event>, Refus
         node: run.current_node.clone(),
         label,
     }])
+}
+
+/// Ends a run as abandoned without its zone (a zone withdrawn from the host cannot name the
+/// room the run stopped in): what [`abandon`] does to the run, with no event.
+pub fn abandon_without_zone(run: &mut Run, now: i64) -> Result<(), Refusal> {
+    if let Some(outcome) = run.outcome {
+        return Err(Refusal::RunOver { outcome });
+    }
+    run.pending_fork = None;
+    run.abandoned = true;
+    end(run, Outcome::Abandoned, now);
+    Ok(())
 }
 
 /// Warms up a run known only by a legacy `current_room` index (a run started before zones were

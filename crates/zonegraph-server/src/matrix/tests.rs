@@ -15,8 +15,9 @@ use wiremock::matchers::{method, path, path_regex};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use super::*;
-use crate::http::UserLocks;
+use crate::http::{Access, Limiter, UserLocks};
 use crate::store::{CommandSettings, Store};
+use zonegraph_core::limits::Rate;
 
 const ROOM: &str = "!dm:localhost";
 const BOT: &str = "@bot:localhost";
@@ -194,6 +195,10 @@ fn sync_with(timeline: Vec<Value>) -> Value {
 }
 
 fn bot_over_store(dir: &Path) -> Bot {
+    bot_with_rate(dir, None)
+}
+
+fn bot_with_rate(dir: &Path, rate: Option<Rate>) -> Bot {
     let zones = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../zones");
     let (store, _) = Store::open(&dir.join("z.db"), &zones).unwrap();
     let state = AppState {
@@ -203,9 +208,10 @@ fn bot_over_store(dir: &Path) -> Bot {
             fork_timeout_ms: 6 * 3_600_000,
             run_ids: Arc::new(|u| format!("run-{u}")),
         },
-        api_token: None,
+        access: Access::Token("t".into()),
         web: None,
         locks: UserLocks::default(),
+        limiter: Limiter::new(rate),
     };
     Bot::new(state, Some(dir))
 }
@@ -405,5 +411,76 @@ async fn undelivered_notices_stay_queued_in_order_and_refused_ones_are_dropped()
         .mount_as_scoped(&server)
         .await;
     assert_eq!(bot.deliver_notices(&client).await.unwrap(), 0);
+    assert!(!crate::db::has_pending_notices(&conn, PLAYER).unwrap());
+}
+
+#[tokio::test]
+async fn a_player_over_the_rate_limit_is_told_once() {
+    let server = MockServer::start().await;
+    let client = synced_client(&server).await;
+    sends().respond_with(sent_ok()).mount(&server).await;
+    let dir = tempfile::tempdir().unwrap();
+    // One command, then one every thousand seconds: the rest of the burst is refused.
+    let rate = Rate {
+        per_second_milli: 1,
+        burst: 1,
+    };
+    let bot = bot_with_rate(dir.path(), Some(rate));
+    let room = client.get_room(<&RoomId>::try_from(ROOM).unwrap()).unwrap();
+    for _ in 0..4 {
+        bot.on_message(&message("!zone help"), &room).await;
+    }
+    let bodies: Vec<String> = sent_bodies(&server.received_requests().await.unwrap())
+        .iter()
+        .map(|v| v["body"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(bodies.len(), 2, "{bodies:?}");
+    assert!(bodies[0].contains("Zone commands"), "{bodies:?}");
+    assert!(bodies[1].starts_with("Slow down"), "{bodies:?}");
+}
+
+#[tokio::test]
+async fn notices_before_a_reply_stay_queued_until_the_homeserver_took_them() {
+    let server = MockServer::start().await;
+    let client = synced_client(&server).await;
+    let dir = tempfile::tempdir().unwrap();
+    let bot = bot_over_store(dir.path());
+    let room = client.get_room(<&RoomId>::try_from(ROOM).unwrap()).unwrap();
+    let conn = crate::db::open(&dir.path().join("z.db")).unwrap();
+    crate::db::push_notice(
+        &conn,
+        PLAYER,
+        "run-1",
+        "picked for you",
+        "picked for you",
+        1,
+    )
+    .unwrap();
+
+    // The homeserver is down: the notice is not sent, so it stays queued (and the reply,
+    // which must not overtake it, is not sent either).
+    let down = sends()
+        .respond_with(ResponseTemplate::new(503).set_body_json(json!({
+            "errcode": "M_UNKNOWN", "error": "down for maintenance"
+        })))
+        .mount_as_scoped(&server)
+        .await;
+    bot.on_message(&message("!zone help"), &room).await;
+    drop(down);
+    assert!(crate::db::has_pending_notices(&conn, PLAYER).unwrap());
+
+    // Back up: the notice, then the reply; now it is delivered.
+    let _up = sends()
+        .respond_with(sent_ok())
+        .mount_as_scoped(&server)
+        .await;
+    bot.on_message(&message("!zone help"), &room).await;
+    let sent = sent_bodies(&server.received_requests().await.unwrap());
+    let last: Vec<&str> = sent[sent.len() - 2..]
+        .iter()
+        .map(|v| v["body"].as_str().unwrap())
+        .collect();
+    assert_eq!(last[0], "picked for you");
+    assert!(last[1].contains("Zone commands"), "{last:?}");
     assert!(!crate::db::has_pending_notices(&conn, PLAYER).unwrap());
 }

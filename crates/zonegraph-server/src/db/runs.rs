@@ -1,0 +1,261 @@
+//! Runs: `dnd_zone_run` rows read into the engine's runs, inserted, and written by
+//! compare-and-set on their version.
+
+use anyhow::{Context as _, Result};
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use zonegraph_core::engine::{Outcome, PendingFork, Run};
+use zonegraph_core::zone::NodeId;
+
+use super::{json_col, random_hex};
+
+/// A run row: the engine's run plus what only the server keeps.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredRun {
+    /// `dnd_zone_run.id`.
+    pub id: i64,
+    pub user_id: String,
+    pub version: i64,
+    pub link_token: String,
+    pub run: Run,
+}
+
+/// The columns [`run_from_row`] reads, in order.
+pub const RUN_SELECT: &str = "SELECT id, user_id, version, link_token, run_id, zone_id,
+    current_node, visited_nodes, node_choices, cleared_regions, harvested_nodes, keys_granted,
+    revealed_secrets, started_at_ms, last_action_at_ms, completed_at_ms, boss_defeated,
+    abandoned, outcome, missed_passages FROM dnd_zone_run";
+
+/// Reads a row selected with [`RUN_SELECT`].
+pub fn run_from_row(r: &Row) -> rusqlite::Result<StoredRun> {
+    let node_choices: serde_json::Value = json_col(r, 8)?;
+    let pending_fork: Option<PendingFork> = if node_choices
+        .as_object()
+        .is_some_and(serde_json::Map::is_empty)
+    {
+        None
+    } else {
+        Some(serde_json::from_value(node_choices).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(8, rusqlite::types::Type::Text, e.into())
+        })?)
+    };
+    let outcome: String = r.get(18)?;
+    let outcome: Option<Outcome> = if outcome.is_empty() {
+        None
+    } else {
+        Some(serde_json::from_value(outcome.into()).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(18, rusqlite::types::Type::Text, e.into())
+        })?)
+    };
+    Ok(StoredRun {
+        id: r.get(0)?,
+        user_id: r.get(1)?,
+        version: r.get(2)?,
+        link_token: r.get(3)?,
+        run: Run {
+            run_id: r.get(4)?,
+            zone_id: r.get(5)?,
+            current_node: NodeId(r.get(6)?),
+            visited_nodes: json_col(r, 7)?,
+            pending_fork,
+            cleared_regions: json_col(r, 9)?,
+            harvested: json_col(r, 10)?,
+            keys_granted: json_col(r, 11)?,
+            revealed_secrets: json_col(r, 12)?,
+            missed_passages: json_col(r, 19)?,
+            started_at: r.get(13)?,
+            last_action_at: r.get(14)?,
+            completed_at: r.get(15)?,
+            boss_defeated: r.get(16)?,
+            abandoned: r.get(17)?,
+            outcome,
+        },
+    })
+}
+
+/// The column values of a run, in the order of [`RUN_WRITE_COLUMNS`].
+struct RunValues {
+    current_node: String,
+    visited: String,
+    choices: String,
+    cleared: String,
+    harvested: String,
+    keys: String,
+    revealed: String,
+    missed: String,
+    outcome: String,
+    fork_created: Option<i64>,
+    /// For legacy readers while the old columns exist (seed G4 dual write).
+    current_room: i64,
+}
+
+fn values(run: &Run) -> Result<RunValues> {
+    Ok(RunValues {
+        current_node: run.current_node.0.clone(),
+        visited: serde_json::to_string(&run.visited_nodes)?,
+        choices: match &run.pending_fork {
+            Some(f) => serde_json::to_string(f)?,
+            None => "{}".into(),
+        },
+        cleared: serde_json::to_string(&run.cleared_regions)?,
+        harvested: serde_json::to_string(&run.harvested)?,
+        keys: serde_json::to_string(&run.keys_granted)?,
+        revealed: serde_json::to_string(&run.revealed_secrets)?,
+        missed: serde_json::to_string(&run.missed_passages)?,
+        outcome: match run.outcome {
+            Some(o) => serde_json::to_value(o)?
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            None => String::new(),
+        },
+        fork_created: run.pending_fork.as_ref().map(|f| f.created_at),
+        current_room: run.visited_nodes.len().saturating_sub(1) as i64,
+    })
+}
+
+/// Inserts a new run for `user` with a fresh link token; returns the row.
+pub fn insert_run(tx: &Connection, user: &str, run: &Run, legacy_cols: bool) -> Result<StoredRun> {
+    let v = values(run)?;
+    let token = random_hex()?;
+    let legacy = if legacy_cols {
+        ", current_room, room_seq_json"
+    } else {
+        ""
+    };
+    let legacy_vals = if legacy_cols { ", ?19, '[]'" } else { "" };
+    let sql = format!(
+        "INSERT INTO dnd_zone_run (user_id, zone_id, run_id, link_token, current_node,
+           visited_nodes, node_choices, cleared_regions, harvested_nodes, keys_granted,
+           revealed_secrets, started_at_ms, last_action_at_ms, completed_at_ms, completed,
+           boss_defeated, abandoned, outcome, fork_created_at_ms, missed_passages,
+           version{legacy})
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+           ?18, ?20, ?21, 0{legacy_vals})"
+    );
+    let mut st = tx.prepare_cached(&sql)?;
+    st.execute(params![
+        user,
+        run.zone_id,
+        run.run_id,
+        token,
+        v.current_node,
+        v.visited,
+        v.choices,
+        v.cleared,
+        v.harvested,
+        v.keys,
+        v.revealed,
+        run.started_at,
+        run.last_action_at,
+        run.completed_at,
+        run.is_over(),
+        run.boss_defeated,
+        run.abandoned,
+        v.outcome,
+        v.current_room,
+        v.fork_created,
+        v.missed,
+    ])
+    .with_context(|| format!("cannot store run {}", run.run_id))?;
+    Ok(StoredRun {
+        id: tx.last_insert_rowid(),
+        user_id: user.to_string(),
+        version: 0,
+        link_token: token,
+        run: run.clone(),
+    })
+}
+
+/// Writes `run` over row `id` if it is still at `version` (compare-and-set); false when
+/// another writer got there first.
+pub fn update_run_cas(
+    tx: &Connection,
+    id: i64,
+    version: i64,
+    run: &Run,
+    legacy_cols: bool,
+) -> Result<bool> {
+    let v = values(run)?;
+    let legacy = if legacy_cols {
+        ", current_room = ?18"
+    } else {
+        ""
+    };
+    let sql = format!(
+        "UPDATE dnd_zone_run SET current_node = ?3, visited_nodes = ?4, node_choices = ?5,
+           cleared_regions = ?6, harvested_nodes = ?7, keys_granted = ?8, revealed_secrets = ?9,
+           last_action_at_ms = ?10, completed_at_ms = ?11, completed = ?12, boss_defeated = ?13,
+           abandoned = ?14, outcome = ?15, fork_created_at_ms = ?16, missed_passages = ?17,
+           version = version + 1{legacy}
+         WHERE id = ?1 AND version = ?2"
+    );
+    let mut st = tx.prepare_cached(&sql)?;
+    let all = params![
+        id,
+        version,
+        v.current_node,
+        v.visited,
+        v.choices,
+        v.cleared,
+        v.harvested,
+        v.keys,
+        v.revealed,
+        run.last_action_at,
+        run.completed_at,
+        run.is_over(),
+        run.boss_defeated,
+        run.abandoned,
+        v.outcome,
+        v.fork_created,
+        v.missed,
+        v.current_room,
+    ];
+    // ?18 (current_room) is bound only while the legacy column exists.
+    let n = st.execute(&all[..if legacy_cols { 18 } else { 17 }])?;
+    Ok(n == 1)
+}
+
+/// The player's active run, or else their latest one.
+pub fn player_run(conn: &Connection, user: &str) -> Result<Option<StoredRun>> {
+    let mut st = conn.prepare_cached(&format!(
+        "{RUN_SELECT} WHERE user_id = ?1 AND current_node != ''
+         ORDER BY (outcome = '') DESC, id DESC LIMIT 1"
+    ))?;
+    Ok(st.query_row([user], run_from_row).optional()?)
+}
+
+/// The run a link token names.
+pub fn run_by_token(conn: &Connection, token: &str) -> Result<Option<StoredRun>> {
+    let mut st = conn.prepare_cached(&format!("{RUN_SELECT} WHERE link_token = ?1"))?;
+    Ok(st.query_row([token], run_from_row).optional()?)
+}
+
+/// The run of row `id`.
+pub fn run_by_id(conn: &Connection, id: i64) -> Result<Option<StoredRun>> {
+    let mut st = conn.prepare_cached(&format!("{RUN_SELECT} WHERE id = ?1"))?;
+    Ok(st.query_row([id], run_from_row).optional()?)
+}
+
+/// Every run row (for checks and `zonegraph migrate`).
+pub fn all_runs(conn: &Connection) -> Result<Vec<StoredRun>> {
+    let mut st = conn.prepare(&format!(
+        "{RUN_SELECT} WHERE current_node != '' ORDER BY id"
+    ))?;
+    let rows = st
+        .query_map([], run_from_row)?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(rows)
+}
+
+/// Users whose active run has a fork offered at or before `due` (the sweeper's work).
+pub fn users_with_forks_due(conn: &Connection, due: i64) -> Result<Vec<String>> {
+    let mut st = conn.prepare_cached(
+        "SELECT DISTINCT user_id FROM dnd_zone_run
+         WHERE fork_created_at_ms IS NOT NULL AND fork_created_at_ms <= ?1 AND outcome = ''
+         ORDER BY user_id",
+    )?;
+    let rows = st
+        .query_map([due], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(rows)
+}

@@ -1,0 +1,247 @@
+//! The schema, its versioned migrations and the connection settings (see `crate::db`).
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result};
+use rusqlite::{Connection, Transaction, params};
+use rusqlite_migration::{HookResult, M, Migrations};
+
+/// `zone_node` and `zone_edge` exactly as the seed defines them, zone metadata, characters,
+/// the notice outbox, and the base of `dnd_zone_run` when the database has none (a legacy
+/// database keeps its own; migration 2 brings either shape up to date).
+const SCHEMA_V1: &str = r#"
+CREATE TABLE zone_node (
+    node_id        TEXT PRIMARY KEY,
+    zone_id        TEXT NOT NULL,
+    region_id      TEXT NOT NULL DEFAULT '',
+    kind           TEXT NOT NULL,
+    label          TEXT NOT NULL DEFAULT '',
+    is_entry       INTEGER NOT NULL DEFAULT 0,
+    is_boss        INTEGER NOT NULL DEFAULT 0,
+    pos_x          INTEGER NOT NULL DEFAULT 0,
+    pos_y          INTEGER NOT NULL DEFAULT 0,
+    content_json   TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX idx_zone_node_zone ON zone_node(zone_id);
+
+CREATE TABLE zone_edge (
+    edge_id        INTEGER PRIMARY KEY AUTOINCREMENT,
+    zone_id        TEXT NOT NULL,
+    from_node      TEXT NOT NULL,
+    to_node        TEXT NOT NULL,
+    lock_kind      TEXT NOT NULL DEFAULT 'none',
+    lock_data_json TEXT NOT NULL DEFAULT '{}',
+    hint           TEXT NOT NULL DEFAULT '',
+    weight         INTEGER NOT NULL DEFAULT 1
+);
+CREATE INDEX idx_zone_edge_from ON zone_edge(zone_id, from_node);
+
+-- One row per zone: what the file says besides its rooms and passages.
+CREATE TABLE zone_meta (
+    zone_id        TEXT PRIMARY KEY,
+    ord            INTEGER NOT NULL,            -- order of the zone files (for !zone list)
+    name           TEXT NOT NULL,
+    tier           INTEGER NOT NULL,
+    min_level      INTEGER NOT NULL,
+    max_level      INTEGER NOT NULL,
+    regions_json   TEXT NOT NULL DEFAULT '[]',  -- [{"region_id","name","order"}]
+    allow_loops    INTEGER NOT NULL DEFAULT 0,
+    legacy         INTEGER NOT NULL DEFAULT 0,  -- given as a linear room_kinds list
+    source_file    TEXT NOT NULL DEFAULT '',
+    imported_at_ms INTEGER NOT NULL DEFAULT 0
+);
+
+-- The character of a player (a chat user id), for standalone play.
+CREATE TABLE player_character (
+    user_id        TEXT PRIMARY KEY,
+    level          INTEGER NOT NULL DEFAULT 1,
+    str            INTEGER NOT NULL DEFAULT 10,
+    dex            INTEGER NOT NULL DEFAULT 10,
+    con            INTEGER NOT NULL DEFAULT 10,
+    int            INTEGER NOT NULL DEFAULT 10,
+    wis            INTEGER NOT NULL DEFAULT 10,
+    cha            INTEGER NOT NULL DEFAULT 10,
+    keys_json      TEXT NOT NULL DEFAULT '[]',
+    updated_at_ms  INTEGER NOT NULL DEFAULT 0
+);
+
+-- Messages for a player that no command of theirs asked for ("picked for you"): the
+-- transport delivers them (GET /api/notices, or before the reply to their next command).
+CREATE TABLE zone_notice (
+    notice_id       INTEGER PRIMARY KEY AUTOINCREMENT,
+    user_id         TEXT NOT NULL,
+    run_id          TEXT NOT NULL DEFAULT '',
+    text            TEXT NOT NULL,
+    html            TEXT NOT NULL,
+    created_at_ms   INTEGER NOT NULL,
+    delivered_at_ms INTEGER
+);
+CREATE INDEX idx_zone_notice_user ON zone_notice(user_id, delivered_at_ms);
+
+-- Grandfathered (seed §2): a legacy database already has this table, with current_room and
+-- room_seq_json; a new one starts from the columns every version shares.
+CREATE TABLE IF NOT EXISTS dnd_zone_run (
+    id             INTEGER PRIMARY KEY AUTOINCREMENT,
+    user_id        TEXT NOT NULL,
+    zone_id        TEXT NOT NULL
+);
+"#;
+
+/// The run-state columns of `dnd_zone_run` (seed §2 plus the rest of the engine's run),
+/// added when missing so a legacy table and a new one end up alike.
+const RUN_COLUMNS: &[(&str, &str)] = &[
+    // The seed's three.
+    ("current_node", "TEXT NOT NULL DEFAULT ''"),
+    ("visited_nodes", "TEXT NOT NULL DEFAULT '[]'"),
+    ("node_choices", "TEXT NOT NULL DEFAULT '{}'"),
+    // The engine's run id (it seeds every roll) and the run-map link's token.
+    ("run_id", "TEXT NOT NULL DEFAULT ''"),
+    ("link_token", "TEXT NOT NULL DEFAULT ''"),
+    ("cleared_regions", "TEXT NOT NULL DEFAULT '[]'"),
+    ("harvested_nodes", "TEXT NOT NULL DEFAULT '{}'"),
+    ("keys_granted", "TEXT NOT NULL DEFAULT '[]'"),
+    ("revealed_secrets", "TEXT NOT NULL DEFAULT '[]'"),
+    // Perception passages the run failed ([from, to] pairs): what the player sees as "something".
+    ("missed_passages", "TEXT NOT NULL DEFAULT '[]'"),
+    ("started_at_ms", "INTEGER NOT NULL DEFAULT 0"),
+    ("last_action_at_ms", "INTEGER NOT NULL DEFAULT 0"),
+    ("completed_at_ms", "INTEGER"),
+    ("completed", "INTEGER NOT NULL DEFAULT 0"),
+    ("boss_defeated", "INTEGER NOT NULL DEFAULT 0"),
+    ("abandoned", "INTEGER NOT NULL DEFAULT 0"),
+    // '' while the run goes on, else victory | dead_end | abandoned.
+    ("outcome", "TEXT NOT NULL DEFAULT ''"),
+    // When the pending fork was offered (NULL: none), for the sweeper's query.
+    ("fork_created_at_ms", "INTEGER"),
+    // Compare-and-set: every write of the row is `… WHERE id = ? AND version = ?`.
+    ("version", "INTEGER NOT NULL DEFAULT 0"),
+];
+
+/// The columns a legacy `dnd_zone_run` had before the graph model (seed G9c drops them).
+pub const LEGACY_COLUMNS: [&str; 2] = ["current_room", "room_seq_json"];
+
+/// Version 3: characters are written by compare-and-set like runs; a queued notice counts
+/// the older ones dropped before it (a player's queue is capped); `/healthz` proves a write
+/// can be made with a one-row table.
+const SCHEMA_V3: &str = r#"
+ALTER TABLE player_character ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE zone_notice ADD COLUMN dropped_before INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE server_health (
+    id             INTEGER PRIMARY KEY CHECK (id = 1),
+    checked_at_ms  INTEGER NOT NULL
+);
+"#;
+
+/// The versioned migrations, applied in order and recorded in `PRAGMA user_version`.
+pub fn migrations() -> Migrations<'static> {
+    Migrations::new(vec![
+        M::up(SCHEMA_V1),
+        M::up_with_hook("", add_run_columns),
+        M::up(SCHEMA_V3),
+        // Version 4: `missed_passages` (the step adds whatever run column is missing).
+        M::up_with_hook("", add_run_columns),
+    ])
+}
+
+/// A tiny write (`/healthz`): fails when the database cannot be written.
+pub fn health_write(tx: &Connection, now: i64) -> Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO server_health (id, checked_at_ms) VALUES (1, ?1)
+         ON CONFLICT(id) DO UPDATE SET checked_at_ms = excluded.checked_at_ms",
+    )?
+    .execute([now])?;
+    Ok(())
+}
+
+fn add_run_columns(tx: &Transaction) -> HookResult {
+    let have = columns(tx, "dnd_zone_run")?;
+    for (name, decl) in RUN_COLUMNS {
+        if !have.iter().any(|c| c == name) {
+            tx.execute_batch(&format!(
+                "ALTER TABLE dnd_zone_run ADD COLUMN {name} {decl}"
+            ))?;
+        }
+    }
+    // Legacy rows get an engine run id and a link token of their own.
+    tx.execute(
+        "UPDATE dnd_zone_run SET run_id = 'legacy-' || id WHERE run_id = ''",
+        [],
+    )?;
+    let ids: Vec<i64> = {
+        let mut st = tx.prepare("SELECT id FROM dnd_zone_run WHERE link_token = ''")?;
+        st.query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?
+    };
+    for id in ids {
+        let token = random_hex().map_err(|e| rusqlite_migration::HookError::Hook(e.to_string()))?;
+        tx.execute(
+            "UPDATE dnd_zone_run SET link_token = ?1 WHERE id = ?2",
+            params![token, id],
+        )?;
+    }
+    if have.iter().any(|c| c == "completed") {
+        // A legacy run marked completed ended in victory; one marked abandoned was given up.
+        tx.execute_batch(
+            "UPDATE dnd_zone_run SET outcome = 'abandoned' WHERE outcome = '' AND abandoned != 0;
+             UPDATE dnd_zone_run SET outcome = 'victory', boss_defeated = 1
+               WHERE outcome = '' AND completed != 0;",
+        )?;
+    }
+    tx.execute_batch(
+        "CREATE UNIQUE INDEX IF NOT EXISTS idx_zone_run_run_id ON dnd_zone_run(run_id);
+         CREATE UNIQUE INDEX IF NOT EXISTS idx_zone_run_link ON dnd_zone_run(link_token);
+         CREATE INDEX IF NOT EXISTS idx_zone_run_user ON dnd_zone_run(user_id, id);
+         -- At most one active run per player.
+         CREATE UNIQUE INDEX IF NOT EXISTS idx_zone_run_active
+           ON dnd_zone_run(user_id) WHERE outcome = '' AND current_node != '';
+         CREATE INDEX IF NOT EXISTS idx_zone_run_fork
+           ON dnd_zone_run(fork_created_at_ms) WHERE fork_created_at_ms IS NOT NULL;",
+    )?;
+    Ok(())
+}
+
+/// The column names of `table`.
+pub fn columns(conn: &Connection, table: &str) -> rusqlite::Result<Vec<String>> {
+    let mut st = conn.prepare(&format!("PRAGMA table_info({table})"))?;
+    st.query_map([], |r| r.get::<_, String>(1))?.collect()
+}
+
+/// 128 random bits as 32 lowercase hex digits (run-link tokens, run ids).
+pub fn random_hex() -> Result<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("no randomness: {e}"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Opens (creating if needed) a database with the durability settings of the module docs.
+pub fn open(path: &Path) -> Result<Connection> {
+    let conn = Connection::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    configure(&conn).with_context(|| format!("cannot configure {}", path.display()))?;
+    Ok(conn)
+}
+
+/// WAL, `synchronous = FULL` (see the module docs), a busy timeout for the other
+/// connections of the pool (and another process, e.g. `zonegraph migrate`).
+pub fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(Duration::from_secs(10))?;
+    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(rusqlite::Error::InvalidQuery);
+    }
+    conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")?;
+    Ok(())
+}
+
+/// Runs every pending migration.
+pub fn migrate(conn: &mut Connection) -> Result<()> {
+    migrations()
+        .to_latest(conn)
+        .context("cannot migrate the database")
+}
+
+/// Whether `dnd_zone_run` still has the legacy columns.
+pub fn has_legacy_columns(conn: &Connection) -> Result<bool> {
+    let cols = columns(conn, "dnd_zone_run")?;
+    Ok(LEGACY_COLUMNS.iter().all(|l| cols.iter().any(|c| c == l)))
+}
