@@ -26,11 +26,12 @@ const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 /// map, the layout) and miniz_oxide; see crates/zonegraph-wasm/README.md. Above it, `test`
 /// warns.
 const WASM_GZIP_BUDGET: u64 = 80 * 1024;
-/// The hard limit `test` enforces until the budget is met or changed: today's size plus ~5 %,
-/// so a size regression fails the day it happens. Lower it as the module shrinks; raise it
-/// only on purpose (a new export), in the same commit, with the figures in the README.
-/// Raised from 210 KB for `command` (the bot's pipeline) and the new player view: 216.0 KB.
-const WASM_GZIP_LIMIT: u64 = 227 * 1024;
+/// The hard limit `test` enforces until the budget is met or changed: today's size plus 3 %,
+/// or 210 KB once the module fits under that, so a size regression fails the day it happens.
+/// Lower it as the module shrinks; raise it only on purpose (a new export), in the same
+/// commit, with the figures in BENCHMARKS.md. Today 219,667 bytes (214.5 KB) with `command`
+/// in place of the engine's step exports.
+const WASM_GZIP_LIMIT: u64 = 219_667 * 103 / 100;
 
 mod matrix;
 mod web;

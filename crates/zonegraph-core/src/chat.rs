@@ -479,13 +479,14 @@ pub fn refusal(r: &Refusal) -> Reply {
                 "Your {} run is in {zone_id}, a zone that has been withdrawn from this server. ",
                 if *run_over { "last" } else { "current" }
             ));
-            if !*run_over {
+            if *run_over {
+                out.put("Start another with ");
+            } else {
                 out.put("Leave it with ")
                     .code("!zone abandon")
-                    .put(", then ");
+                    .put(", then start another with ");
             }
-            out.put("Start another with ")
-                .code("!zone enter <zone>")
+            out.code("!zone enter <zone>")
                 .put(" (see ")
                 .code("!zone list")
                 .put(").");

@@ -5,7 +5,8 @@
 //
 // Prints findings like `zonegraph check` and exits 1 when a zone has an error. With
 // --selftest it also checks what the package promises JS callers: share links round-trip,
-// and bad input throws an Error with a code instead of trapping.
+// every zone plays to its end through `command`, and bad input throws an Error with a code
+// instead of trapping.
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -54,35 +55,45 @@ if (selftest) {
     assert.deepEqual(zg.checkZone(JSON.parse(text), file), report);
     assert.deepEqual(zg.analyzeZone(text), report.stats);
     assert.equal(zg.layoutZone(text).nodes.length, report.stats.nodes);
-    // Play the zone to its end the way a bot would: the first open option at every fork.
+    // Play the zone to its end the way a chat bot does, through `command` (the bot's one
+    // pipeline): every zone offered, chat syntax, the first open option at every fork.
     const character = { level: 20, scores: { wis: 20 } };
+    const zones = sources.map((s) => s.zone);
+    const options = { fork_timeout_ms: 300_000 };
     let now = 1_700_000_000_000;
-    let step = zg.startRun(text, `selftest:${file}`, character, now);
-    for (let i = 0; step.run && !step.run.outcome && i < 200; i++) {
-      now += 1000;
-      const fork = step.run.pending_fork;
-      step = fork
-        ? zg.choose(text, step.run, character, fork.options.findIndex((o) => o.open) + 1, now)
-        : zg.advance(text, step.run, character, now);
-      assert.ok(step.reply && step.reply.text.length > 0 && !step.refusal, JSON.stringify(step));
-    }
-    assert.equal(step.run?.outcome, "victory", `${file}: ${JSON.stringify(step.refusal)}`);
-    assert.match(zg.renderMap(text, step.run), /Map of /);
-    // The player's view of the finished run: the path walked, no lock data anywhere.
-    const view = zg.playerView(text, step.run, character);
-    assert.equal(view.rooms.filter((r) => r.visit !== null).length, step.run.visited_nodes.length);
-    assert.ok(!JSON.stringify(view).includes('"dc"'), `${file}: a DC in the player view`);
-    // The same play through the bot's pipeline, as a chat bot embeds it: text in, replies out.
-    let player = { character, run: null };
-    let said = zg.command(sources.map((s) => s.zone), player, `!zone enter ${JSON.parse(text).zone_id}`,
-      now, `selftest-cmd:${file}`);
+    let said = zg.command(zones, { character, run: null }, `!zone enter ${JSON.parse(text).zone_id}`,
+      now, `selftest:${file}`, options);
+    let timedOut = false;
     for (let i = 0; said.player.run && !said.player.run.outcome && i < 200; i++) {
+      now += 1000;
       const fork = said.player.run.pending_fork;
-      const typed = fork ? `go ${fork.options.findIndex((o) => o.open) + 1}` : "advance";
-      said = zg.command(text, said.player, typed, now + i, "unused", { syntax: "loose" });
-      assert.ok(said.replies.length > 0 && said.replies[0].text.length > 0, JSON.stringify(said));
+      if (fork && !timedOut) {
+        // The fork timeout: nothing is taken before it; after it, any command first takes the
+        // first open option for the player and says so.
+        timedOut = true;
+        const before = zg.command(zones, said.player, "!zone status", fork.created_at + 1000, "unused", options);
+        assert.deepEqual(before.player, said.player);
+        assert.equal(before.replies.length, 1);
+        const after = zg.command(zones, said.player, "!zone status", fork.created_at + 600_000, "unused", options);
+        assert.equal(after.replies.length, 2, JSON.stringify(after.replies));
+        assert.ok(after.events.some((e) => e.event === "picked_for_you"));
+      }
+      const typed = fork ? `!zone go ${fork.options.findIndex((o) => o.open) + 1}` : "!zone advance";
+      said = zg.command(zones, said.player, typed, now, "unused", options);
+      assert.ok(said.replies.length === 1 && said.replies[0].text.length > 0, JSON.stringify(said));
+      // The run-map page's view of every step: the path walked, no lock data anywhere.
+      const view = zg.playerView(text, said.player.run, said.player.character);
+      assert.equal(view.rooms.filter((r) => r.visit !== null).length,
+        said.player.run.visited_nodes.length);
+      assert.ok(!JSON.stringify(view).includes('"dc"'), `${file}: a DC in the player view`);
     }
-    assert.equal(said.player.run?.outcome, "victory", `${file}: command`);
+    assert.equal(said.player.run?.outcome, "victory", `${file}: ${JSON.stringify(said.replies)}`);
+    assert.match(zg.renderMap(text, said.player.run), /Map of /);
+    // The same in loose syntax, as a terminal types it.
+    const loose = { syntax: "loose" };
+    said = zg.command(text, { character }, `enter ${JSON.parse(text).zone_id}`, now, "loose", loose);
+    said = zg.command(text, said.player, "status", now, "loose", loose);
+    assert.match(said.replies[0].text, /room 1 of/);
   }
 }
 

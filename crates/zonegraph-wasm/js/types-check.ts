@@ -4,11 +4,11 @@ import init, {
   initSync, checkZone, checkZones, analyzeZone, rollD20, encodeShareLink, decodeShareLink,
   versionInfo, type ZoneFile, type CheckedZone, type ZoneStats, type LockStats, type Diagnostic,
   type DiagnosticCode, type Severity, type ZonegraphError, type ZonegraphErrorCode,
-  type VersionInfo, type ParseErrorInfo, layoutZone, renderMap, startRun, advance, choose,
-  expire, status, forkPrompt, type Layout, type Step, type Run, type Event, type Reply,
-  type Character, type StatusReply, playerView, command, type PlayerView, type CommandResult,
-  type Player,
+  type VersionInfo, type ParseErrorInfo, layoutZone, renderMap, type Layout, type Run,
+  type Event, type Reply, type Character, type Status, type ExitView, playerView, command,
+  type PlayerView, type CommandResult, type Player,
 } from "./zonegraph_wasm.js";
+import * as wasm from "./zonegraph_wasm.js";
 
 const zone: ZoneFile = {
   format: 1, zone_id: "t", name: "T", tier: 1, min_level: 1, max_level: 2,
@@ -43,37 +43,32 @@ const layout: Layout = layoutZone(zone);
 const firstPoint: [number, number] | undefined = layout.edges[0]?.points[0];
 const designerMap: string = renderMap(zone);
 const character: Character = { level: 3, scores: { wis: 14 }, keys: ["skull_key"] };
-const started: Step = startRun(zone, "run-1", character, Date.now());
-if (started.run) {
-  const run: Run = started.run;
-  const runMap: string = renderMap(zone, run, { cell_width: 20, max_rows: 10 });
-  const next: Step = started.run.pending_fork
-    ? choose(zone, run, character, 1, Date.now())
-    : advance(zone, run, character, Date.now());
-  const timedOut: Step = expire(zone, run, null, Date.now(), 300_000);
-  const st: StatusReply = status(zone, run, character);
-  const prompt: Reply | null = forkPrompt(zone, run);
-  const seen: PlayerView = playerView(zone, run, character);
-  const seenLabels: (string | null)[] = seen.rooms.map((r) => r.label);
-  const roomTotal: number = playerView(zone, run).status.room_total;
-  for (const e of next.events as Event[]) {
-    if (e.event === "arrived") {
-      const n: number = e.room_number;
-    }
-  }
-  const text: string | undefined = timedOut.reply?.text ?? st.reply.text ?? prompt?.html ?? runMap;
-  if (next.refusal?.refusal === "locked") {
-    const why: string = next.refusal.reason.reason;
-  }
-}
 
 // The bot's pipeline: one zone or several, a new player or the one the last call returned.
-const said: CommandResult = command(zone, null, "!zone enter t", Date.now(), "run-2");
+const said: CommandResult = command(zone, { character }, "!zone enter t", Date.now(), "run-2");
 const player: Player = said.player;
 const next: CommandResult = command([zone, JSON.stringify(zone)], player, "go 1", Date.now(), "run-2",
   { syntax: "loose", fork_timeout_ms: 60_000, run_link: "https://example.invalid/run/x" });
-const replyTexts: string[] = next.replies.map((r) => r.text);
+const replies: Reply[] = next.replies;
+const replyTexts: string[] = replies.map((r) => r.text);
 const runAfter: Run | null = next.player.run;
+for (const e of next.events as Event[]) {
+  if (e.event === "arrived") {
+    const n: number = e.room_number;
+  } else if (e.event === "picked_for_you") {
+    const option: number = e.option;
+  }
+}
+if (runAfter) {
+  const runMap: string = renderMap(zone, runAfter, { cell_width: 20, max_rows: 10 });
+  // What `!zone status` says, as data; the fork's menu is its exits.
+  const seen: PlayerView = playerView(zone, runAfter, next.player.character);
+  const status: Status = playerView(zone, runAfter).status;
+  const exits: ExitView[] = status.exits;
+  const seenLabels: (string | null)[] = seen.rooms.map((r) => r.label);
+  const roomTotal: number = status.room_total;
+  const why: string | undefined = exits[0]?.revealed?.reason;
+}
 
 function describe(e: unknown): string {
   const err = e as ZonegraphError;
@@ -102,7 +97,11 @@ rollD20("run-1", "t.a");
 // @ts-expect-error the syntax is "chat" or "loose"
 command(zone, null, "go 1", 0, "r", { syntax: "shout" });
 // @ts-expect-error a player view has no run id
-playerView(zone, started.run!).run_id;
+playerView(zone, runAfter!).run_id;
+// @ts-expect-error the engine's step functions are gone: `command` replaces them
+wasm.startRun;
+// @ts-expect-error no StatusReply either: `playerView(…).status` and `command("!zone status")`
+const gone: wasm.StatusReply | undefined = undefined;
 
 export const used = [replyTexts, runAfter, firstPoint, designerMap, badEvent, init, initSync, fromText, all, parseError, zoneId, routes, chokes, chance, code, severity, edgeFrom, longest, d20, text,
-  prefix, describe, badKind, badFormat, badCode];
+  prefix, describe, badKind, badFormat, badCode, gone];

@@ -6,8 +6,8 @@
 use serde::Serialize;
 use zonegraph_core::bot::{self, Player};
 use zonegraph_core::command::Syntax;
-use zonegraph_core::engine::{self, Character, Event, PlayerView, Refusal, Run, Status};
-use zonegraph_core::{Reply, chat, format, narration, roll, share, zone};
+use zonegraph_core::engine::{self, Character, Event, PlayerView, Run};
+use zonegraph_core::{Reply, format, roll, share, zone};
 
 /// An error as JS sees it: an `Error` whose `message` is the core's message, with a stable
 /// `code` and, for zone text that is not valid JSON or not the format, where.
@@ -180,128 +180,6 @@ pub fn version_info() -> VersionInfo {
     }
 }
 
-/// What one engine call did: the run after it, its events, and the exact chat reply the bot
-/// sends for it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Step {
-    /// The run after the call: unchanged when refused, `null` when a start was refused.
-    pub run: Option<Run>,
-    pub events: Vec<Event>,
-    /// The bot's reply: the events worded, or the refusal; `null` when it says nothing (an
-    /// `expire` before the timeout).
-    pub reply: Option<Reply>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub refusal: Option<Refusal>,
-}
-
-impl Step {
-    fn of(run: Option<Run>, result: Result<Vec<Event>, Refusal>) -> Step {
-        match result {
-            Ok(events) => Step {
-                run,
-                reply: (!events.is_empty()).then(|| chat::events(&events)),
-                events,
-                refusal: None,
-            },
-            Err(r) => Step {
-                run,
-                events: Vec::new(),
-                reply: Some(chat::refusal(&r)),
-                refusal: Some(r),
-            },
-        }
-    }
-}
-
-/// The zone, the run and the character of an engine call, read from their JSON.
-fn engine_args(
-    zone_text: &str,
-    run_json: Option<&str>,
-    character_json: Option<&str>,
-) -> Result<(zone::Zone, Option<Run>, Character), ApiError> {
-    let (zone, _) = zone::load(zone_text)?;
-    let run = run_json.map(|r| from_json(r, "run")).transpose()?;
-    let character = match character_json {
-        Some(c) => from_json(c, "character")?,
-        None => Character::default(),
-    };
-    Ok((zone, run, character))
-}
-
-/// `!zone start`: a new run in the zone's entry, or the refusal (unplayable zone, level too low).
-pub fn start_run(
-    zone_text: &str,
-    run_id: &str,
-    character_json: Option<&str>,
-    now: i64,
-) -> Result<Step, ApiError> {
-    let (zone, _, character) = engine_args(zone_text, None, character_json)?;
-    Ok(match engine::start(&zone, run_id, &character, now) {
-        Ok((run, events)) => Step::of(Some(run), Ok(events)),
-        Err(r) => Step::of(None, Err(r)),
-    })
-}
-
-/// `!zone advance`: clear the current room and move on.
-pub fn advance(
-    zone_text: &str,
-    run_json: &str,
-    character_json: Option<&str>,
-    now: i64,
-) -> Result<Step, ApiError> {
-    let (zone, run, character) = engine_args(zone_text, Some(run_json), character_json)?;
-    let mut run = run.ok_or_else(|| ApiError::new("internal", "run missing"))?;
-    let result = engine::advance(&zone, &mut run, &character, now);
-    Ok(Step::of(Some(run), result))
-}
-
-/// `!zone go N`: take option `choice` of the pending fork.
-pub fn choose(
-    zone_text: &str,
-    run_json: &str,
-    character_json: Option<&str>,
-    choice: &str,
-    now: i64,
-) -> Result<Step, ApiError> {
-    let (zone, run, character) = engine_args(zone_text, Some(run_json), character_json)?;
-    let mut run = run.ok_or_else(|| ApiError::new("internal", "run missing"))?;
-    let result = engine::choose(&zone, &mut run, &character, choice, now);
-    Ok(Step::of(Some(run), result))
-}
-
-/// The fork timeout: after `timeout_ms` the first open option is taken for the player.
-pub fn expire(
-    zone_text: &str,
-    run_json: &str,
-    character_json: Option<&str>,
-    now: i64,
-    timeout_ms: i64,
-) -> Result<Step, ApiError> {
-    let (zone, run, character) = engine_args(zone_text, Some(run_json), character_json)?;
-    let mut run = run.ok_or_else(|| ApiError::new("internal", "run missing"))?;
-    let events = engine::expire(&zone, &mut run, &character, now, timeout_ms);
-    Ok(Step::of(Some(run), Ok(events)))
-}
-
-/// `!zone status`: where the run stands, and its chat text.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct StatusReply {
-    pub status: Status,
-    pub reply: Reply,
-}
-
-pub fn status(
-    zone_text: &str,
-    run_json: &str,
-    character_json: Option<&str>,
-) -> Result<StatusReply, ApiError> {
-    let (zone, run, character) = engine_args(zone_text, Some(run_json), character_json)?;
-    let run = run.ok_or_else(|| ApiError::new("internal", "run missing"))?;
-    let status = engine::status(&zone, &run, &character);
-    let reply = chat::status(&status);
-    Ok(StatusReply { status, reply })
-}
-
 /// Everything the run's player may know of the zone ([`engine::player_view`], the one owner):
 /// what the run-map page draws and `!zone status` words. No lock data, no run id.
 pub fn player_view(
@@ -309,8 +187,12 @@ pub fn player_view(
     run_json: &str,
     character_json: Option<&str>,
 ) -> Result<PlayerView, ApiError> {
-    let (zone, run, character) = engine_args(zone_text, Some(run_json), character_json)?;
-    let run = run.ok_or_else(|| ApiError::new("internal", "run missing"))?;
+    let (zone, _) = zone::load(zone_text)?;
+    let run: Run = from_json(run_json, "run")?;
+    let character: Character = match character_json {
+        Some(c) => from_json(c, "character")?,
+        None => Character::default(),
+    };
     Ok(engine::player_view(&zone, &run, &character))
 }
 
@@ -370,8 +252,8 @@ pub fn command(
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    // The player's two parts are read with the readers the step functions use already: a
-    // derived reader for `{character, run}` would add its own to the module.
+    // The player's two parts are read with the readers `player_view` uses already: a derived
+    // reader for `{character, run}` would add its own to the module.
     let mut player = Player {
         character: match character_json {
             Some(c) => from_json(c, "player.character")?,
@@ -392,28 +274,4 @@ pub fn command(
         events: out.events,
         player,
     })
-}
-
-/// The pending fork's prompt again, worded as when it was offered; `None` without a fork
-/// waiting in the current room.
-pub fn fork_prompt(zone_text: &str, run_json: &str) -> Result<Option<Reply>, ApiError> {
-    let (zone, run, _) = engine_args(zone_text, Some(run_json), None)?;
-    let run = run.ok_or_else(|| ApiError::new("internal", "run missing"))?;
-    let Some(fork) = run
-        .pending_fork
-        .as_ref()
-        .filter(|f| f.at == run.current_node && !run.is_over())
-    else {
-        return Ok(None);
-    };
-    let Some(node) = zone.node_by_id(fork.at.as_str()) else {
-        return Ok(None);
-    };
-    let event = Event::ForkOffered {
-        at: node.id.clone(),
-        label: narration::room_label(node).to_string(),
-        options: engine::exit_views(&zone, &run),
-        waiting: !fork.options.iter().any(|o| o.open),
-    };
-    Ok(Some(chat::events(&[event])))
 }

@@ -107,86 +107,6 @@ pub fn render_map(
     api::render_map(&text, run.as_deref(), options.as_deref()).map_err(error)
 }
 
-/// Starts a run in the zone's entry (`!zone start`). `now` is milliseconds since the epoch
-/// (any clock the host keeps); `character` defaults to level 1, all scores 10, no keys.
-/// A refusal (unplayable zone, level too low) is a result with `refusal`, not a throw.
-#[wasm_bindgen(js_name = startRun, unchecked_return_type = "Step")]
-pub fn start_run(
-    #[wasm_bindgen(unchecked_param_type = "string | ZoneFile")] zone: JsValue,
-    #[wasm_bindgen(js_name = runId)] run_id: String,
-    #[wasm_bindgen(unchecked_param_type = "Character | null | undefined")] character: JsValue,
-    now: f64,
-) -> Result<JsValue, JsValue> {
-    let text = zone_text(&zone, "startRun: zone")?;
-    let character = optional_json(&character, "startRun: character")?;
-    let now = time_arg(now, "startRun: now")?;
-    to_js(&api::start_run(&text, &run_id, character.as_deref(), now).map_err(error)?)
-}
-
-/// Clears the current room and moves on (`!zone advance`): the new run, events and reply.
-#[wasm_bindgen(unchecked_return_type = "Step")]
-pub fn advance(
-    #[wasm_bindgen(unchecked_param_type = "string | ZoneFile")] zone: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "Run")] run: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "Character | null | undefined")] character: JsValue,
-    now: f64,
-) -> Result<JsValue, JsValue> {
-    let (text, run, character) = engine_in(&zone, &run, &character, "advance")?;
-    let now = time_arg(now, "advance: now")?;
-    to_js(&api::advance(&text, &run, character.as_deref(), now).map_err(error)?)
-}
-
-/// Takes option `choice` (1-based, as typed in `!zone go N`) of the pending fork.
-#[wasm_bindgen(unchecked_return_type = "Step")]
-pub fn choose(
-    #[wasm_bindgen(unchecked_param_type = "string | ZoneFile")] zone: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "Run")] run: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "Character | null | undefined")] character: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "number | string")] choice: JsValue,
-    now: f64,
-) -> Result<JsValue, JsValue> {
-    let (text, run, character) = engine_in(&zone, &run, &character, "choose")?;
-    let choice = match (choice.as_string(), choice.as_f64()) {
-        (Some(s), _) => s,
-        (None, Some(n)) if n.is_finite() => format!("{n}"),
-        _ => {
-            return Err(error(ApiError::new(
-                "invalid_argument",
-                "choose: choice must be a number or a string",
-            )));
-        }
-    };
-    let now = time_arg(now, "choose: now")?;
-    to_js(&api::choose(&text, &run, character.as_deref(), &choice, now).map_err(error)?)
-}
-
-/// The fork timeout: once `timeoutMs` have passed since the fork was offered, the first open
-/// option is taken for the player. Before that, nothing happens (`reply` is null).
-#[wasm_bindgen(unchecked_return_type = "Step")]
-pub fn expire(
-    #[wasm_bindgen(unchecked_param_type = "string | ZoneFile")] zone: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "Run")] run: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "Character | null | undefined")] character: JsValue,
-    now: f64,
-    #[wasm_bindgen(js_name = timeoutMs)] timeout_ms: f64,
-) -> Result<JsValue, JsValue> {
-    let (text, run, character) = engine_in(&zone, &run, &character, "expire")?;
-    let now = time_arg(now, "expire: now")?;
-    let timeout = time_arg(timeout_ms, "expire: timeoutMs")?;
-    to_js(&api::expire(&text, &run, character.as_deref(), now, timeout).map_err(error)?)
-}
-
-/// Where the run stands (`!zone status`), with its chat text.
-#[wasm_bindgen(unchecked_return_type = "StatusReply")]
-pub fn status(
-    #[wasm_bindgen(unchecked_param_type = "string | ZoneFile")] zone: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "Run")] run: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "Character | null | undefined")] character: JsValue,
-) -> Result<JsValue, JsValue> {
-    let (text, run, character) = engine_in(&zone, &run, &character, "status")?;
-    to_js(&api::status(&text, &run, character.as_deref()).map_err(error)?)
-}
-
 /// Everything the run's player may know of the zone (the core's one player view): rooms
 /// (undiscovered secrets absent, rooms behind a failed Perception check without id, label or
 /// kind), passages with their lock kind and hint only, and `status`, the data behind
@@ -198,8 +118,17 @@ pub fn player_view(
     #[wasm_bindgen(unchecked_param_type = "Run")] run: JsValue,
     #[wasm_bindgen(unchecked_param_type = "Character | null")] character: Option<JsValue>,
 ) -> Result<JsValue, JsValue> {
-    let character = character.unwrap_or(JsValue::UNDEFINED);
-    let (text, run, character) = engine_in(&zone, &run, &character, "playerView")?;
+    let text = zone_text(&zone, "playerView: zone")?;
+    let run = optional_json(&run, "playerView: run")?.ok_or_else(|| {
+        error(ApiError::new(
+            "invalid_argument",
+            "playerView: run must be a run object",
+        ))
+    })?;
+    let character = optional_json(
+        character.as_ref().unwrap_or(&JsValue::UNDEFINED),
+        "playerView: character",
+    )?;
     to_js(&api::player_view(&text, &run, character.as_deref()).map_err(error)?)
 }
 
@@ -327,34 +256,6 @@ fn command_options(options: &JsValue) -> Result<api::CommandOptions, JsValue> {
         );
     }
     Ok(out)
-}
-
-/// The pending fork's prompt, worded as the bot offered it; null when no fork waits.
-#[wasm_bindgen(js_name = forkPrompt, unchecked_return_type = "Reply | null")]
-pub fn fork_prompt(
-    #[wasm_bindgen(unchecked_param_type = "string | ZoneFile")] zone: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "Run")] run: JsValue,
-) -> Result<JsValue, JsValue> {
-    let (text, run, _) = engine_in(&zone, &run, &JsValue::NULL, "forkPrompt")?;
-    to_js(&api::fork_prompt(&text, &run).map_err(error)?)
-}
-
-/// The zone text, run JSON and optional character JSON of an engine call.
-fn engine_in(
-    zone: &JsValue,
-    run: &JsValue,
-    character: &JsValue,
-    what: &str,
-) -> Result<(String, String, Option<String>), JsValue> {
-    let text = zone_text(zone, &format!("{what}: zone"))?;
-    let run = optional_json(run, &format!("{what}: run"))?.ok_or_else(|| {
-        error(ApiError::new(
-            "invalid_argument",
-            format!("{what}: run must be a run object"),
-        ))
-    })?;
-    let character = optional_json(character, &format!("{what}: character"))?;
-    Ok((text, run, character))
 }
 
 /// A time in milliseconds from a JS number: finite and a whole number of milliseconds.
@@ -852,38 +753,10 @@ export type LockReason =
   | { reason: "region"; region_name: string }
   | { reason: "sealed" };
 
-/** Why a command was refused. */
-export type Refusal =
-  | { refusal: "no_run" }
-  | { refusal: "already_in_run"; zone_name: string }
-  | { refusal: "unknown_zone"; given: string; known: string[] }
-  | { refusal: "unplayable"; zone_name: string }
-  | { refusal: "level_too_low"; zone_name: string; min_level: number; level: number }
-  | { refusal: "run_over"; outcome: Outcome }
-  | { refusal: "wrong_zone"; run_zone: string; zone: string }
-  | { refusal: "unknown_room"; node: string }
-  | { refusal: "legacy_room_unknown"; current_room: number; rooms: number }
-  | { refusal: "no_fork_pending" }
-  | { refusal: "fork_pending"; options: number }
-  | { refusal: "not_a_number"; given: string; max: number }
-  | { refusal: "out_of_range"; given: string; max: number }
-  | { refusal: "locked"; option: number; label: string | null; reason: LockReason }
-  | { refusal: "zone_withdrawn"; zone_id: string; run_over: boolean };
-
 /** One chat reply: plain text, and HTML with every label, hint and narration escaped. */
 export interface Reply {
   text: string;
   html: string;
-}
-
-/** What one engine call did. */
-export interface Step {
-  /** The run after the call: unchanged when refused, null when a start was refused. */
-  run: Run | null;
-  events: Event[];
-  /** The bot's reply; null when it says nothing (an expire before the timeout). */
-  reply: Reply | null;
-  refusal?: Refusal;
 }
 
 /** What `!zone status` shows. */
@@ -998,11 +871,6 @@ export function command(
   runId: string,
   options?: CommandOptions | null,
 ): CommandResult;
-
-export interface StatusReply {
-  status: Status;
-  reply: Reply;
-}
 
 /** The ASCII map the chat shows: the designer's view without a run, the player's with one. */
 export function renderMap(zone: string | ZoneFile, run?: Run | null, options?: MapOptions | null): string;

@@ -209,7 +209,6 @@ fn fixture() -> Value {
         }));
     }
 
-    let runs = scripted_runs(&all_zone_texts);
     let commands = scripted_commands(&all_zone_texts);
 
     json!({
@@ -219,140 +218,226 @@ fn fixture() -> Value {
         "check_all_zones": check_all,
         "check_mixed": check_mixed,
         "rolls": rolls,
-        "runs": runs,
         "commands": commands,
         "links": bad_links,
         "max_payload": zonegraph_core::share::MAX_PAYLOAD,
     })
 }
 
-/// Plays every shipped zone to its end through the façade, recording each call with its
-/// inputs and output, so the browser test can replay the calls one by one and compare.
-/// At a fork it first tries option 1 (a locked option gives a refusal), waits once without
-/// and once past the timeout on the first fork, and otherwise takes the first open option.
-fn scripted_runs(zones: &[(String, String)]) -> Vec<Value> {
-    let character = json!({"level": 3, "scores": {"wis": 14, "str": 12}, "keys": ["Skull_Key"]});
-    let ch = character.to_string();
-    let mut calls = Vec::new();
-    for (name, text) in zones {
-        let mut now: i64 = 1_700_000_000_000;
-        let start = api::start_run(text, &format!("parity:{name}"), Some(&ch), now);
-        calls.push(
-            json!({"call": "startRun", "zone": name, "character": character,
-            "run_id": format!("parity:{name}"), "now": now, "output": outcome(start.clone())}),
-        );
-        let Some(mut run) = start.ok().and_then(|s| s.run) else {
-            continue;
+/// Records `command` calls (the bot's one pipeline) with their inputs and output, so the
+/// browser test can replay them one by one and compare. After a call that changes the
+/// player's run, the record also holds `views`: `playerView` and `renderMap` of the run after
+/// it, as the run-map page would ask for them.
+struct Transcripts<'a> {
+    /// The shipped zones, `(name, text)`.
+    zones: &'a [(String, String)],
+    calls: Vec<Value>,
+}
+
+impl Transcripts<'_> {
+    fn text_of(&self, name: &str) -> &str {
+        self.zones
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or_else(|| panic!("no zone {name}"), |(_, t)| t.as_str())
+    }
+
+    /// One line of text from `player` (`{character, run}`, or null for a new player) with
+    /// `zone_names` offered; the player after it (unchanged when the call throws).
+    fn call(
+        &mut self,
+        zone_names: &[&str],
+        player: &Value,
+        text: &str,
+        now: i64,
+        run_id: &str,
+        options: &Value,
+    ) -> Value {
+        let zone_texts: Vec<String> = zone_names
+            .iter()
+            .map(|n| self.text_of(n).to_string())
+            .collect();
+        let part = |k: &str| {
+            Some(&player[k])
+                .filter(|v| !v.is_null())
+                .map(Value::to_string)
         };
-        let mut waited = false;
+        let out = api::command(
+            &zone_texts,
+            part("character").as_deref(),
+            part("run").as_deref(),
+            text,
+            now,
+            run_id,
+            &options_of(options),
+        );
+        let next = out
+            .as_ref()
+            .ok()
+            .map(|o| serde_json::to_value(&o.player).expect("player serialises"))
+            .unwrap_or_else(|| player.clone());
+        let mut record = json!({"zones": zone_names, "player": player, "text": text,
+            "now": now, "run_id": run_id, "options": options, "output": outcome(out)});
+        let views = (next["run"] != player["run"])
+            .then(|| self.views(zone_names, &next))
+            .flatten();
+        if let Some(views) = views {
+            record["views"] = views;
+        }
+        self.calls.push(record);
+        next
+    }
+
+    /// `playerView` and `renderMap` of the player's run, in the zone it belongs to.
+    fn views(&self, zone_names: &[&str], player: &Value) -> Option<Value> {
+        let run = &player["run"];
+        let zone = zone_names.iter().copied().find(|n| {
+            serde_json::from_str::<Value>(self.text_of(n))
+                .is_ok_and(|z| z["zone_id"] == run["zone_id"])
+        })?;
+        let text = self.text_of(zone);
+        let (rj, cj) = (run.to_string(), player["character"].to_string());
+        Some(json!({
+            "zone": zone,
+            "playerView": outcome(api::player_view(text, &rj, Some(&cj))),
+            "renderMap": outcome(api::render_map(text, Some(&rj), None)),
+        }))
+    }
+}
+
+/// Chat transcripts through `command`, covering what a JS bot sees:
+/// - every shipped zone played to its end in chat syntax: entered (after `!char level` when
+///   the zone refuses the character's level), `!zone status` at every fork, the last option
+///   tried first (a locked one is refused and reveals its roll) and then the first open one, the
+///   first fork left once before and once past the fork timeout (a branch the play does not
+///   continue from), and `!zone status` and a refused `!zone advance` after the end;
+/// - the refusals and command errors, each from a state it leaves unchanged;
+/// - the Crypt in a chat room that offers every zone (chatter, `!zone list`, `!char`, a
+///   locked option, `!zone map` with a link, a fork left past the timeout);
+/// - a zone played to its end in loose syntax.
+fn scripted_commands(zones: &[(String, String)]) -> Vec<Value> {
+    let mut t = Transcripts {
+        zones,
+        calls: Vec::new(),
+    };
+    let names: Vec<&str> = zones.iter().map(|(n, _)| n.as_str()).collect();
+    let t0: i64 = 1_700_000_000_000;
+
+    let character = json!({"level": 3, "scores": {"wis": 14, "str": 12}, "keys": ["Skull_Key"]});
+    let timeout = json!({"fork_timeout_ms": 300_000});
+    for &name in &names {
+        let zone: Value = serde_json::from_str(t.text_of(name)).expect("zone is JSON");
+        let run_id = format!("parity:{name}");
+        let call = |t: &mut Transcripts, player: &Value, text: &str, now: i64| {
+            t.call(&[name], player, text, now, &run_id, &timeout)
+        };
+        let mut now = t0;
+        let enter = format!("!zone enter {}", s(&zone["zone_id"]));
+        let mut player = json!({"character": character, "run": null});
+        player = call(&mut t, &player, &enter, now);
+        if player["run"].is_null() {
+            // Level too low: the refusal is recorded; level up and enter again.
+            let level = format!("!char level {}", zone["min_level"]);
+            player = call(&mut t, &player, &level, now);
+            player = call(&mut t, &player, &enter, now);
+        }
+        let mut timed_out = false;
         for _ in 0..80 {
-            if run.is_over() {
+            if !player["run"]["outcome"].is_null() {
                 break;
             }
             now += 60_000;
-            let run_json = serde_json::to_value(&run).expect("run serialises");
-            let rj = run_json.to_string();
-            // The read-only calls on this state, in one record (one copy of the run).
-            calls.push(json!({"call": "views", "zone": name, "run": run_json,
-            "character": character, "output": {
-                "status": outcome(api::status(text, &rj, Some(&ch))),
-                "forkPrompt": outcome(api::fork_prompt(text, &rj)),
-                "renderMap": outcome(api::render_map(text, Some(&rj), None)),
-                "playerView": outcome(api::player_view(text, &rj, Some(&ch))),
-            }}));
-            let step = if let Some(fork) = run.pending_fork.clone() {
-                if !waited {
-                    waited = true;
-                    for later in [1_000, 600_000] {
-                        let out =
-                            api::expire(text, &rj, Some(&ch), fork.created_at + later, 300_000);
-                        calls.push(json!({"call": "expire", "zone": name, "run": run_json,
-                            "character": character, "now": fork.created_at + later,
-                            "timeout_ms": 300_000, "output": outcome(out)}));
-                    }
-                }
-                let first = api::choose(text, &rj, Some(&ch), "1", now);
-                calls.push(json!({"call": "choose", "zone": name, "run": run_json,
-                    "character": character, "choice": "1", "now": now,
-                    "output": outcome(first.clone())}));
-                match first {
-                    Ok(s) if s.refusal.is_none() => s,
-                    _ => {
-                        let n = fork
-                            .options
-                            .iter()
-                            .position(|o| o.open)
-                            .map_or(1, |i| i + 1);
-                        let choice = n.to_string();
-                        let s = api::choose(text, &rj, Some(&ch), &choice, now);
-                        calls.push(json!({"call": "choose", "zone": name, "run": run_json,
-                            "character": character, "choice": choice, "now": now,
-                            "output": outcome(s.clone())}));
-                        match s {
-                            Ok(s) if s.refusal.is_none() => s,
-                            _ => break,
-                        }
-                    }
-                }
+            let fork = player["run"]["pending_fork"].clone();
+            if fork.is_null() {
+                player = call(&mut t, &player, "!zone advance", now);
+                continue;
+            }
+            let at_fork = |p: &Value| p["run"]["pending_fork"]["at"] == fork["at"];
+            if !timed_out {
+                timed_out = true;
+                let created = fork["created_at"].as_i64().expect("created_at");
+                call(&mut t, &player, "!zone status", created + 1_000);
+                let picked = call(&mut t, &player, "!zone status", created + 600_000);
+                assert!(!at_fork(&picked), "{name}: the fork timeout took no option");
             } else {
-                let s = api::advance(text, &rj, Some(&ch), now);
-                calls.push(json!({"call": "advance", "zone": name, "run": run_json,
-                    "character": character, "now": now, "output": outcome(s.clone())}));
-                match s {
-                    Ok(s) if s.refusal.is_none() => s,
-                    _ => break,
+                call(&mut t, &player, "!zone status", now);
+            }
+            let options = fork["options"].as_array().expect("options");
+            player = call(&mut t, &player, &format!("!zone go {}", options.len()), now);
+            if at_fork(&player) {
+                let n = options
+                    .iter()
+                    .position(|o| o["open"] == true)
+                    .map_or(1, |i| i + 1);
+                player = call(&mut t, &player, &format!("!zone go {n}"), now);
+                if at_fork(&player) {
+                    break;
                 }
-            };
-            match step.run {
-                Some(r) => run = r,
-                None => break,
             }
         }
-        assert!(run.is_over(), "{name}: the scripted run did not end");
+        assert!(
+            !player["run"]["outcome"].is_null(),
+            "{name}: the scripted run did not end"
+        );
+        // A legacy linear zone (`room_kinds` only) has no fork.
+        assert!(
+            timed_out || zone["nodes"].is_null(),
+            "{name}: no fork timed out"
+        );
+        call(&mut t, &player, "!zone status", now + 60_000);
+        let after = call(&mut t, &player, "!zone advance", now + 60_000);
+        assert_eq!(after, player, "{name}: advancing a finished run changed it");
     }
-    calls
-}
 
-/// Chat transcripts through `command` (the bot's one pipeline), each call with its inputs and
-/// output, so the browser test can replay them: the Crypt in chat syntax with every zone
-/// offered (chatter that is no command, `!char`, a locked option, `!zone map` with a link, a
-/// fork left past the timeout), and a zone played to its end in loose syntax.
-fn scripted_commands(zones: &[(String, String)]) -> Vec<Value> {
-    let names: Vec<&str> = zones.iter().map(|(n, _)| n.as_str()).collect();
-    let texts: Vec<String> = zones.iter().map(|(_, t)| t.clone()).collect();
-    let mut calls = Vec::new();
-    let mut record =
-        |zone_names: Vec<&str>, player: &Value, text: &str, now: i64, options: &Value| -> Value {
-            let zone_texts: Vec<String> = zone_names
-                .iter()
-                .filter_map(|n| names.iter().position(|m| m == n).map(|i| texts[i].clone()))
-                .collect();
-            let part = |k: &str| {
-                Some(&player[k])
-                    .filter(|v| !v.is_null())
-                    .map(Value::to_string)
-            };
-            let out = api::command(
-                &zone_texts,
-                part("character").as_deref(),
-                part("run").as_deref(),
-                text,
-                now,
-                "cmd-run",
-                &options_of(options),
-            );
-            let next = out
-                .as_ref()
-                .ok()
-                .map(|o| serde_json::to_value(&o.player).expect("player serialises"))
-                .unwrap_or_else(|| player.clone());
-            calls.push(
-                json!({"zones": zone_names, "player": player, "text": text, "now": now,
-            "run_id": "cmd-run", "options": options, "output": outcome(out)}),
-            );
-            next
-        };
-    let t0: i64 = 1_700_000_000_000;
+    // Refusals and command errors, each from the state it names: none of them changes the
+    // player (a refused `!zone go` on a locked option does: it reveals the roll; see above).
+    let all: &[&str] = &names;
+    let mossback: &[&str] = &["zones/mossback_warren.json"];
+    let long_key = format!(
+        "!char key add {}",
+        "k".repeat(zonegraph_core::engine::MAX_KEY_BYTES + 1)
+    );
+    // (zones offered, text, whether it is refused)
+    let script: Vec<(&[&str], &str, bool)> = vec![
+        (all, "!zone status", true),  // no run
+        (all, "!zone advance", true), // no run
+        (all, "!zone enter atlantis", true),
+        (all, "!zone dance", true),    // no such command
+        (all, "!char level 99", true), // out of range
+        (all, "!zone enter crypt_valdris", false),
+        (all, "!zone enter mossback_warren", true), // already in a run
+        (all, "!zone go 1", true),                  // no fork pending
+        (all, &long_key, true),
+        (mossback, "!zone status", true), // the run's zone is not offered
+        (all, "!zone advance", false),
+        (all, "!zone advance", false), // to the fork
+        (all, "!zone advance", true),  // a fork is pending
+        (all, "!zone go 7", true),
+        (all, "!zone go north", true),
+        (all, "!zone go", true),
+        (all, "!zone abandon", false),
+        (all, "!zone advance", true), // the run is over
+        (all, "!zone abandon", true),
+        (all, "!zone map", false), // still shows the last run
+    ];
+    let state = |p: &Value| -> Option<zonegraph_core::bot::Player> {
+        if p.is_null() {
+            Some(Default::default())
+        } else {
+            serde_json::from_value(p.clone()).ok()
+        }
+    };
+    let mut player = Value::Null;
+    for (i, (offered, text, refused)) in script.into_iter().enumerate() {
+        let now = t0 + 1_000 * i as i64;
+        let after = t.call(offered, &player, text, now, "cmd-refusals", &Value::Null);
+        if refused {
+            assert_eq!(state(&after), state(&player), "{text} changed the player");
+        }
+        player = after;
+    }
+    assert_eq!(player["run"]["outcome"], "abandoned");
+
     // The Crypt, in a chat room that offers every zone.
     let short_fork = json!({"fork_timeout_ms": 60_000, "run_link": "https://x.invalid/run/t"});
     let mut player = Value::Null;
@@ -373,7 +458,7 @@ fn scripted_commands(zones: &[(String, String)]) -> Vec<Value> {
     {
         // The last command comes two minutes after the fork: past the one-minute timeout.
         let now = t0 + 1_000 * i as i64 + if i == 9 { 120_000 } else { 0 };
-        player = record(names.clone(), &player, text, now, &short_fork);
+        player = t.call(&names, &player, text, now, "cmd-run", &short_fork);
     }
     // A zone played to its end in loose syntax, the first open option at every fork.
     let loose = json!({"syntax": "loose"});
@@ -381,7 +466,7 @@ fn scripted_commands(zones: &[(String, String)]) -> Vec<Value> {
     let mut player = json!({"character": {"level": 20, "scores": {"wis": 20}}, "run": null});
     let mut text = "enter sunless_deep".to_string();
     for step in 0..60 {
-        player = record(vec![zone], &player, &text, t0 + step, &loose);
+        player = t.call(&[zone], &player, &text, t0 + step, "cmd-run", &loose);
         let run = &player["run"];
         if !run["outcome"].is_null() {
             break;
@@ -398,7 +483,11 @@ fn scripted_commands(zones: &[(String, String)]) -> Vec<Value> {
         player["run"]["outcome"], "victory",
         "the loose transcript ends"
     );
-    calls
+    t.calls
+}
+
+fn s(v: &Value) -> &str {
+    v.as_str().expect("a string")
 }
 
 /// `command`'s options from their JSON, as the wasm export reads the JS object.

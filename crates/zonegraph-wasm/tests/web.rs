@@ -284,72 +284,6 @@ fn js_of(v: &Value) -> JsValue {
 }
 
 #[wasm_bindgen_test]
-fn run_engine_replays_the_native_runs() {
-    let f = fixture();
-    let zone_text = |name: &str| {
-        f["zones"]
-            .as_array()
-            .expect("zones")
-            .iter()
-            .find(|z| z["name"] == name)
-            .map(|z| JsValue::from_str(s(&z["input"])))
-            .expect("zone of the run is in the fixture")
-    };
-    let calls = f["runs"].as_array().expect("runs");
-    let mut seen = std::collections::BTreeSet::new();
-    for c in calls {
-        let call = s(&c["call"]);
-        seen.insert(call.to_string());
-        let zone = zone_text(s(&c["zone"]));
-        let run = js_of(&c["run"]);
-        let character = js_of(&c["character"]);
-        let now = c["now"].as_f64().unwrap_or(0.0);
-        let got = match call {
-            "startRun" => {
-                zonegraph_wasm::start_run(zone, s(&c["run_id"]).to_string(), character, now)
-            }
-            "advance" => zonegraph_wasm::advance(zone, run, character, now),
-            "choose" => zonegraph_wasm::choose(
-                zone,
-                run,
-                character,
-                c["choice"].as_str().expect("choice").into(),
-                now,
-            ),
-            "expire" => zonegraph_wasm::expire(
-                zone,
-                run,
-                character,
-                now,
-                c["timeout_ms"].as_f64().expect("timeout"),
-            ),
-            "views" => {
-                let map = zonegraph_wasm::render_map(zone.clone(), Some(run.clone()), None)
-                    .map(JsValue::from);
-                let views = serde_json::json!({
-                    "status": outcome(zonegraph_wasm::status(zone.clone(), run.clone(), character.clone())),
-                    "forkPrompt": outcome(zonegraph_wasm::fork_prompt(zone.clone(), run.clone())),
-                    "renderMap": outcome(map),
-                    "playerView": outcome(zonegraph_wasm::player_view(zone, run, Some(character.clone()))),
-                });
-                assert_eq!(
-                    numbers_as_f64(views),
-                    c["output"],
-                    "views on {}",
-                    s(&c["zone"])
-                );
-                continue;
-            }
-            other => panic!("unknown call {other}"),
-        };
-        assert_eq!(outcome(got), c["output"], "{call} on {}", s(&c["zone"]));
-    }
-    for call in ["startRun", "advance", "choose", "expire", "views"] {
-        assert!(seen.contains(call), "the scripted runs never call {call}");
-    }
-}
-
-#[wasm_bindgen_test]
 fn command_replays_the_native_transcripts() {
     let f = fixture();
     let zone_text = |name: &str| {
@@ -362,7 +296,8 @@ fn command_replays_the_native_transcripts() {
             .expect("zone of the transcript is in the fixture")
     };
     let calls = f["commands"].as_array().expect("commands");
-    assert!(calls.len() > 10, "the fixture has transcripts");
+    assert!(calls.len() > 100, "the fixture has transcripts");
+    let mut views = 0;
     for (i, c) in calls.iter().enumerate() {
         let names = c["zones"].as_array().expect("zone names");
         // One zone is passed as itself, several as an array: both forms are tested.
@@ -384,27 +319,57 @@ fn command_replays_the_native_transcripts() {
             JsValue::from_str(s(&c["run_id"])),
             options,
         );
-        assert_eq!(outcome(got), c["output"], "command {i}: {}", s(&c["text"]));
+        let got = outcome(got);
+        assert_eq!(got, c["output"], "command {i}: {}", s(&c["text"]));
+        // What the run-map page asks for after a command that changed the run.
+        let v = &c["views"];
+        if v.is_null() {
+            continue;
+        }
+        views += 1;
+        let player = &got["ok"]["player"];
+        let (zone, run) = (zone_text(s(&v["zone"])), js_of(&player["run"]));
+        let view = zonegraph_wasm::player_view(
+            zone.clone(),
+            run.clone(),
+            Some(js_of(&player["character"])),
+        );
+        assert_eq!(
+            outcome(view),
+            v["playerView"],
+            "playerView after command {i}"
+        );
+        let map = zonegraph_wasm::render_map(zone, Some(run), None).map(JsValue::from);
+        assert_eq!(outcome(map), v["renderMap"], "renderMap after command {i}");
     }
+    assert!(
+        views > 50,
+        "the transcripts look at the run after every step"
+    );
 }
 
 #[wasm_bindgen_test]
 fn engine_arguments_are_checked() {
     let zone = JsValue::from_str(s(&fixture()["zones"][0]["input"]));
     let e = error_json(
-        &zonegraph_wasm::advance(zone.clone(), JsValue::NULL, JsValue::NULL, 0.0)
-            .expect_err("no run"),
+        &zonegraph_wasm::player_view(zone.clone(), JsValue::NULL, None).expect_err("no run"),
     );
     assert_eq!(e["code"], "invalid_argument");
     let bad_run = js_sys::JSON::parse(r#"{"run_id": 5}"#).expect("json");
-    let e = error_json(
-        &zonegraph_wasm::status(zone.clone(), bad_run, JsValue::NULL).expect_err("bad run"),
-    );
+    let e =
+        error_json(&zonegraph_wasm::player_view(zone.clone(), bad_run, None).expect_err("bad run"));
     assert_eq!(e["code"], "invalid_argument");
     assert!(s(&e["message"]).starts_with("run: invalid type"), "{e}");
     let e = error_json(
-        &zonegraph_wasm::start_run(zone.clone(), "r".into(), JsValue::NULL, f64::NAN)
-            .expect_err("NaN"),
+        &zonegraph_wasm::command(
+            zone.clone(),
+            JsValue::NULL,
+            "!zone list".into(),
+            f64::NAN,
+            "r".into(),
+            None,
+        )
+        .expect_err("NaN"),
     );
     assert_eq!(e["code"], "invalid_argument");
     // command: a text that is no string, a player that is no object, unknown options.
