@@ -7,11 +7,12 @@ use anyhow::{Context as _, Result};
 use rusqlite::{Connection, Transaction, params};
 use rusqlite_migration::{HookResult, M, Migrations};
 
-/// `zone_node` and `zone_edge` exactly as the seed defines them, zone metadata, characters,
+/// `zone_node` and `zone_edge` exactly as the seed defines them (gogobee creates both, empty,
+/// with IF NOT EXISTS: so do we), zone metadata, characters,
 /// the notice outbox, and the base of `dnd_zone_run` when the database has none (a legacy
 /// database keeps its own; migration 2 brings either shape up to date).
 const SCHEMA_V1: &str = r#"
-CREATE TABLE zone_node (
+CREATE TABLE IF NOT EXISTS zone_node (
     node_id        TEXT PRIMARY KEY,
     zone_id        TEXT NOT NULL,
     region_id      TEXT NOT NULL DEFAULT '',
@@ -23,9 +24,9 @@ CREATE TABLE zone_node (
     pos_y          INTEGER NOT NULL DEFAULT 0,
     content_json   TEXT NOT NULL DEFAULT '{}'
 );
-CREATE INDEX idx_zone_node_zone ON zone_node(zone_id);
+CREATE INDEX IF NOT EXISTS idx_zone_node_zone ON zone_node(zone_id);
 
-CREATE TABLE zone_edge (
+CREATE TABLE IF NOT EXISTS zone_edge (
     edge_id        INTEGER PRIMARY KEY AUTOINCREMENT,
     zone_id        TEXT NOT NULL,
     from_node      TEXT NOT NULL,
@@ -35,7 +36,7 @@ CREATE TABLE zone_edge (
     hint           TEXT NOT NULL DEFAULT '',
     weight         INTEGER NOT NULL DEFAULT 1
 );
-CREATE INDEX idx_zone_edge_from ON zone_edge(zone_id, from_node);
+CREATE INDEX IF NOT EXISTS idx_zone_edge_from ON zone_edge(zone_id, from_node);
 
 -- One row per zone: what the file says besides its rooms and passages.
 CREATE TABLE zone_meta (
