@@ -1203,6 +1203,12 @@ fn a_carried_fork_keeps_gogobees_outcome_and_gogobee_sees_our_writes() {
     say1(&mut c, "@gus:gogobee.test", "!zone abandon");
     let t = say1(&mut c, "@ash:gogobee.test", "!zone advance");
     assert!(t.contains("Room 5 of 9"), "{t}");
+    // Rows that could not be carried answer, and can be given up.
+    for user in ["@ivy:gogobee.test", "@jo:gogobee.test"] {
+        say1(&mut c, user, "!zone status");
+        let t = say1(&mut c, user, "!zone abandon");
+        assert!(t.to_lowercase().contains("abandon"), "{user}: {t}");
+    }
     server.stop().expect("stops");
 
     // gogobee's columns say what happened.

@@ -96,6 +96,7 @@ struct Cold {
     zone_id: String,
     current_room: i64,
     started_ms: i64,
+    last_action_ms: i64,
     completed_ms: Option<i64>,
     outcome: String,
 }
@@ -161,7 +162,9 @@ pub fn warm_up_legacy(conn: &mut Connection, zones: &[Zone], now: i64) -> Result
                 continue;
             }
         };
-        let ended = c.completed_ms.unwrap_or(c.started_ms);
+        // gogobee's last action stays what it was (the update writes it back for gogobee).
+        run.last_action_at = run.last_action_at.max(c.last_action_ms);
+        let ended = c.completed_ms.unwrap_or(run.last_action_at);
         match c.outcome.as_str() {
             "victory" => {
                 run.outcome = Some(Outcome::Victory);
@@ -172,6 +175,11 @@ pub fn warm_up_legacy(conn: &mut Connection, zones: &[Zone], now: i64) -> Result
             "abandoned" => {
                 run.outcome = Some(Outcome::Abandoned);
                 run.abandoned = true;
+                run.completed_at = Some(ended);
+                run.last_action_at = ended;
+            }
+            "dead_end" => {
+                run.outcome = Some(Outcome::DeadEnd);
                 run.completed_at = Some(ended);
                 run.last_action_at = ended;
             }
@@ -299,8 +307,8 @@ pub fn warm_up_legacy(conn: &mut Connection, zones: &[Zone], now: i64) -> Result
 
 fn cold_rows(tx: &Connection) -> Result<Vec<Cold>> {
     let mut st = tx.prepare(
-        "SELECT rowid, run_id, user_id, zone_id, current_room, started_at_ms, completed_at_ms,
-           outcome
+        "SELECT rowid, run_id, user_id, zone_id, current_room, started_at_ms, last_action_at_ms,
+           completed_at_ms, outcome
          FROM dnd_zone_run WHERE current_node = '' ORDER BY rowid",
     )?;
     let rows = st
@@ -312,8 +320,9 @@ fn cold_rows(tx: &Connection) -> Result<Vec<Cold>> {
                 zone_id: r.get(3)?,
                 current_room: r.get::<_, Option<i64>>(4)?.unwrap_or(0),
                 started_ms: r.get(5)?,
-                completed_ms: r.get(6)?,
-                outcome: r.get(7)?,
+                last_action_ms: r.get(6)?,
+                completed_ms: r.get(7)?,
+                outcome: r.get(8)?,
             })
         })?
         .collect::<rusqlite::Result<_>>()?;

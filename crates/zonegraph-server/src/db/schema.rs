@@ -212,7 +212,8 @@ fn add_run_columns(tx: &Transaction) -> HookResult {
     }
     // gogobee's run is over when it was won (boss_defeated), given up (abandoned) or
     // completed otherwise (completed_at): the outcome says which, so a finished run stays
-    // finished. A run completed without either flag is counted as given up.
+    // finished. A run completed without either flag (neither won nor given up) ended where it
+    // stood: a dead end, which leaves gogobee's flags as they were.
     tx.execute_batch(
         "UPDATE dnd_zone_run SET outcome = 'abandoned', completed = 1
            WHERE outcome = '' AND abandoned != 0;
@@ -228,7 +229,7 @@ fn add_run_columns(tx: &Transaction) -> HookResult {
     }
     if have.iter().any(|c| c == "completed_at") {
         tx.execute_batch(
-            "UPDATE dnd_zone_run SET outcome = 'abandoned', abandoned = 1, completed = 1
+            "UPDATE dnd_zone_run SET outcome = 'dead_end', completed = 1
                WHERE outcome = '' AND completed_at IS NOT NULL;",
         )?;
     }
