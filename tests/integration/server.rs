@@ -1209,7 +1209,18 @@ fn a_carried_fork_keeps_gogobees_outcome_and_gogobee_sees_our_writes() {
         let t = say1(&mut c, user, "!zone abandon");
         assert!(t.to_lowercase().contains("abandon"), "{user}: {t}");
     }
+    // A new run goes into gogobee's table, with gogobee's columns filled in.
+    let t = say1(&mut c, "@jo:gogobee.test", "!zone enter crypt_valdris");
+    assert!(t.contains("Crypt Threshold"), "{t}");
     server.stop().expect("stops");
+    let active = gogobee_active(&path);
+    assert!(
+        active
+            .iter()
+            .any(|(id, &on)| id.starts_with("@jo:gogobee.test/") && on),
+        "{active:?}"
+    );
+    assert!(!active["g2-jo-a"] && !active["g2-ivy-a"], "{active:?}");
 
     // gogobee's columns say what happened.
     let conn = rusqlite::Connection::open(&path).expect("db");
