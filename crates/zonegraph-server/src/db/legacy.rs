@@ -586,3 +586,44 @@ pub fn purge_legacy(conn: &mut Connection) -> Result<bool> {
     tx.commit()?;
     Ok(true)
 }
+
+#[cfg(test)]
+mod tests {
+    use zonegraph_core::zone::{Ability, DC_RANGE, Lock};
+
+    use super::frozen_check;
+
+    /// Whatever the lock and its data, the frozen check opens exactly when gogobee said.
+    #[test]
+    fn a_frozen_check_reproduces_gogobees_outcome() {
+        let mut locks = vec![
+            Lock::None,
+            Lock::KeyRequired {
+                key_id: "skull_key".into(),
+            },
+            Lock::RegionClear {
+                region_id: "upper".into(),
+            },
+        ];
+        // A zone's DCs are within DC_RANGE (others load as an invalid lock).
+        for dc in DC_RANGE {
+            locks.push(Lock::PerceptionCheck { dc });
+            locks.push(Lock::StatCheck {
+                ability: Ability::Str,
+                dc,
+            });
+        }
+        for min_level in [0, 1, 5, 20, u32::MAX] {
+            locks.push(Lock::LevelMin { min_level });
+        }
+        for lock in &locks {
+            for unlocked in [true, false] {
+                let check = frozen_check(lock, unlocked);
+                // A level minimum of 0 is met by every level: it cannot be shut.
+                let expect = unlocked || matches!(lock, Lock::LevelMin { min_level: 0 });
+                assert_eq!(check.passes(), expect, "{lock:?} unlocked={unlocked}");
+                assert_eq!(check.lock_kind(), lock.kind(), "{lock:?}");
+            }
+        }
+    }
+}
