@@ -143,6 +143,20 @@ pub fn warm_up_legacy(conn: &mut Connection, zones: &[Zone], now: i64) -> Result
             });
             continue;
         };
+        if !zone.legacy {
+            // Room ids `<zone>.r<n>` exist only in a zone given as a room_kinds list; which
+            // room of a graph a linear index meant is not known.
+            out.stuck.push(Stuck {
+                why: format!(
+                    "zone {} is a graph, and current_room {} names a room only in a zone given \
+                     as room_kinds",
+                    c.zone_id, c.current_room
+                ),
+                run_id: c.run_id,
+                zone_id: c.zone_id,
+            });
+            continue;
+        }
         let Ok(room) = usize::try_from(c.current_room) else {
             out.stuck.push(Stuck {
                 why: format!("current_room {} is negative", c.current_room),
@@ -573,7 +587,7 @@ pub fn purge_legacy(conn: &mut Connection) -> Result<bool> {
     if !cold.is_empty() {
         bail!(
             "cannot drop the legacy columns: {} run row{} still need current_room (runs {}); \
-             import their zones with --zones so they can be warmed up",
+             `zonegraph migrate --zones DIR` says why each cannot be warmed up",
             cold.len(),
             if cold.len() == 1 { "" } else { "s" },
             cold.join(", ")
