@@ -1165,6 +1165,18 @@ fn serve_opens_gogobee_databases_at_every_stage_directly() {
         check_carried(stage, &path, &before);
         check_play(stage, &server);
         server.stop().expect("stops");
+        if stage.name == "after_purge" {
+            // gogobee's count of rooms entered follows the move through the fork.
+            let conn = rusqlite::Connection::open(&path).expect("db");
+            let n: i64 = conn
+                .query_row(
+                    "SELECT rooms_traversed FROM dnd_zone_run WHERE run_id = 'g3-fen-a'",
+                    [],
+                    |r| r.get(0),
+                )
+                .expect("rooms_traversed");
+            assert_eq!(n, 4);
+        }
         // Opening it again changes nothing.
         let rows = dump_runs(&path);
         let server = start(&path);

@@ -94,6 +94,8 @@ pub struct LegacyColumns {
     pub started_at: bool,
     pub last_action_at: bool,
     pub completed_at: bool,
+    /// How many rooms the run has entered (gogobee's count, the length of `visited_nodes`).
+    pub rooms_traversed: bool,
 }
 
 /// Which of gogobee's columns `dnd_zone_run` has.
@@ -106,6 +108,7 @@ pub fn legacy_columns(conn: &Connection) -> Result<LegacyColumns> {
         started_at: has("started_at"),
         last_action_at: has("last_action_at"),
         completed_at: has("completed_at"),
+        rooms_traversed: has("rooms_traversed"),
     })
 }
 
@@ -186,6 +189,9 @@ pub fn insert_run(
     if legacy_cols.completed_at {
         extra("completed_at", datetime_sql(14));
     }
+    if legacy_cols.rooms_traversed {
+        extra("rooms_traversed", "json_array_length(?6)".into());
+    }
     let sql = format!(
         "INSERT INTO dnd_zone_run (user_id, zone_id, run_id, link_token, current_node,
            visited_nodes, node_choices, cleared_regions, harvested_nodes, keys_granted,
@@ -250,6 +256,9 @@ pub fn update_run_cas(
     }
     if legacy_cols.completed_at {
         legacy.push_str(&format!(", completed_at = {}", datetime_sql(11)));
+    }
+    if legacy_cols.rooms_traversed {
+        legacy.push_str(", rooms_traversed = json_array_length(?4)");
     }
     let sql = format!(
         "UPDATE dnd_zone_run SET current_node = ?3, visited_nodes = ?4, node_choices = ?5,
