@@ -1,6 +1,7 @@
-//! `zonegraph migrate`: brings a database (new, or a legacy one from before zones were graphs)
-//! to the current schema, warms legacy runs up, and with `--purge-legacy` drops the old
-//! `current_room` and `room_seq_json` columns once no reader needs them.
+//! `zonegraph migrate`: brings a database (new, or gogobee's at any stage of its schema) to the
+//! current schema, carries gogobee's runs over (`crate::db::warm_up_legacy`), lists the rows it
+//! cannot carry and still succeeds, and with `--purge-legacy` drops the old `current_room` and
+//! `room_seq_json` columns once no reader needs them.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

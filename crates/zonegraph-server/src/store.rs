@@ -59,7 +59,7 @@ pub struct Store {
     /// Idle read connections (WAL readers run beside the writer).
     readers: Mutex<Vec<Connection>>,
     zones: Vec<Zone>,
-    legacy_cols: bool,
+    legacy_cols: db::LegacyColumns,
 }
 
 /// The settings a command needs from the server.
@@ -167,7 +167,7 @@ impl Store {
         db::import_zones(&mut conn, &files, now_ms()).context("cannot import the zones")?;
         let zones = db::load_zones(&conn)?;
         let warm_up = db::warm_up_legacy(&mut conn, &zones, now_ms())?;
-        let legacy_cols = db::has_legacy_columns(&conn)?;
+        let legacy_cols = db::legacy_columns(&conn)?;
         let store = Store {
             path: path.to_path_buf(),
             writer: Mutex::new(spawn_writer(conn)?),
@@ -441,7 +441,7 @@ fn write_player(
     replaced: &Option<Run>,
     after: &Player,
     now: i64,
-    legacy_cols: bool,
+    legacy_cols: db::LegacyColumns,
 ) -> Result<bool> {
     let stored = rows.run;
     if after.character != before.character

@@ -19,8 +19,10 @@ pub struct StoredRun {
     pub run: Run,
 }
 
-/// The columns [`run_from_row`] reads, in order.
-pub const RUN_SELECT: &str = "SELECT id, user_id, version, link_token, run_id, zone_id,
+/// The columns [`run_from_row`] reads, in order. The row key is `rowid`: our own table's
+/// `id INTEGER PRIMARY KEY` is its alias, and gogobee's table (keyed by `run_id TEXT`) has one
+/// too.
+pub const RUN_SELECT: &str = "SELECT rowid, user_id, version, link_token, run_id, zone_id,
     current_node, visited_nodes, node_choices, cleared_regions, harvested_nodes, keys_granted,
     revealed_secrets, started_at_ms, last_action_at_ms, completed_at_ms, boss_defeated,
     abandoned, outcome, missed_passages FROM dnd_zone_run";
@@ -30,8 +32,10 @@ pub fn run_from_row(r: &Row) -> rusqlite::Result<StoredRun> {
     let node_choices: serde_json::Value = json_col(r, 8)?;
     let pending_fork: Option<PendingFork> = if node_choices
         .as_object()
-        .is_some_and(serde_json::Map::is_empty)
+        .is_none_or(|o| o.is_empty() || is_gogobee_choices(o))
     {
+        // A fork in gogobee's shape is carried over by the warm-up (`crate::db::warm_up_legacy`);
+        // one it could not carry stays as gogobee wrote it and reads as no fork.
         None
     } else {
         Some(serde_json::from_value(node_choices).map_err(|e| {
@@ -70,6 +74,47 @@ pub fn run_from_row(r: &Row) -> rusqlite::Result<StoredRun> {
             outcome,
         },
     })
+}
+
+/// Whether `node_choices` is in gogobee's shape (`{"options": [...], "pending_at": ...}`) rather
+/// than ours (a `PendingFork`, which has `at`).
+pub fn is_gogobee_choices(o: &serde_json::Map<String, serde_json::Value>) -> bool {
+    !o.contains_key("at") && (o.contains_key("pending_at") || o.contains_key("options"))
+}
+
+/// The columns of gogobee's `dnd_zone_run` that its readers use and that are not ours, written
+/// beside ours while they exist so that a gogobee reader still sees every run's state.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LegacyColumns {
+    /// The room index of a linear run, and the room sequence (`'[]'` for a graph run).
+    pub current_room: bool,
+    pub room_seq_json: bool,
+    /// gogobee's `DATETIME` columns (UTC text like `2026-01-02 03:04:05`). `completed_at` is
+    /// what makes a run over for gogobee when it is neither won nor abandoned.
+    pub started_at: bool,
+    pub last_action_at: bool,
+    pub completed_at: bool,
+    /// How many rooms the run has entered (gogobee's count, the length of `visited_nodes`).
+    pub rooms_traversed: bool,
+}
+
+/// Which of gogobee's columns `dnd_zone_run` has.
+pub fn legacy_columns(conn: &Connection) -> Result<LegacyColumns> {
+    let cols = super::columns(conn, "dnd_zone_run")?;
+    let has = |name: &str| cols.iter().any(|c| c == name);
+    Ok(LegacyColumns {
+        current_room: has("current_room"),
+        room_seq_json: has("room_seq_json"),
+        started_at: has("started_at"),
+        last_action_at: has("last_action_at"),
+        completed_at: has("completed_at"),
+        rooms_traversed: has("rooms_traversed"),
+    })
+}
+
+/// Unix milliseconds (SQL parameter `?{p}`) as gogobee's DATETIME text, NULL stays NULL.
+fn datetime_sql(p: usize) -> String {
+    format!("CASE WHEN ?{p} IS NULL THEN NULL ELSE datetime(?{p} / 1000, 'unixepoch') END")
 }
 
 /// The column values of a run, in the order of [`RUN_WRITE_COLUMNS`].
@@ -114,15 +159,39 @@ fn values(run: &Run) -> Result<RunValues> {
 }
 
 /// Inserts a new run for `user` with a fresh link token; returns the row.
-pub fn insert_run(tx: &Connection, user: &str, run: &Run, legacy_cols: bool) -> Result<StoredRun> {
+pub fn insert_run(
+    tx: &Connection,
+    user: &str,
+    run: &Run,
+    legacy_cols: LegacyColumns,
+) -> Result<StoredRun> {
     let v = values(run)?;
     let token = random_hex()?;
-    let legacy = if legacy_cols {
-        ", current_room, room_seq_json"
-    } else {
-        ""
+    let (mut legacy, mut legacy_vals) = (String::new(), String::new());
+    let mut extra = |col: &str, val: String| {
+        legacy.push_str(", ");
+        legacy.push_str(col);
+        legacy_vals.push_str(", ");
+        legacy_vals.push_str(&val);
     };
-    let legacy_vals = if legacy_cols { ", ?19, '[]'" } else { "" };
+    if legacy_cols.current_room {
+        extra("current_room", "?19".into());
+    }
+    if legacy_cols.room_seq_json {
+        extra("room_seq_json", "'[]'".into());
+    }
+    if legacy_cols.started_at {
+        extra("started_at", datetime_sql(12));
+    }
+    if legacy_cols.last_action_at {
+        extra("last_action_at", datetime_sql(13));
+    }
+    if legacy_cols.completed_at {
+        extra("completed_at", datetime_sql(14));
+    }
+    if legacy_cols.rooms_traversed {
+        extra("rooms_traversed", "json_array_length(?6)".into());
+    }
     let sql = format!(
         "INSERT INTO dnd_zone_run (user_id, zone_id, run_id, link_token, current_node,
            visited_nodes, node_choices, cleared_regions, harvested_nodes, keys_granted,
@@ -133,7 +202,7 @@ pub fn insert_run(tx: &Connection, user: &str, run: &Run, legacy_cols: bool) -> 
            ?18, ?20, ?21, 0{legacy_vals})"
     );
     let mut st = tx.prepare_cached(&sql)?;
-    st.execute(params![
+    let all = params![
         user,
         run.zone_id,
         run.run_id,
@@ -155,8 +224,10 @@ pub fn insert_run(tx: &Connection, user: &str, run: &Run, legacy_cols: bool) -> 
         v.current_room,
         v.fork_created,
         v.missed,
-    ])
-    .with_context(|| format!("cannot store run {}", run.run_id))?;
+    ];
+    // SQLite counts parameters up to the highest index (?21), so ?19 is bound even unused.
+    st.execute(all)
+        .with_context(|| format!("cannot store run {}", run.run_id))?;
     Ok(StoredRun {
         id: tx.last_insert_rowid(),
         user_id: user.to_string(),
@@ -173,21 +244,29 @@ pub fn update_run_cas(
     id: i64,
     version: i64,
     run: &Run,
-    legacy_cols: bool,
+    legacy_cols: LegacyColumns,
 ) -> Result<bool> {
     let v = values(run)?;
-    let legacy = if legacy_cols {
-        ", current_room = ?18"
-    } else {
-        ""
-    };
+    let mut legacy = String::new();
+    if legacy_cols.current_room {
+        legacy.push_str(", current_room = ?18");
+    }
+    if legacy_cols.last_action_at {
+        legacy.push_str(&format!(", last_action_at = {}", datetime_sql(10)));
+    }
+    if legacy_cols.completed_at {
+        legacy.push_str(&format!(", completed_at = {}", datetime_sql(11)));
+    }
+    if legacy_cols.rooms_traversed {
+        legacy.push_str(", rooms_traversed = json_array_length(?4)");
+    }
     let sql = format!(
         "UPDATE dnd_zone_run SET current_node = ?3, visited_nodes = ?4, node_choices = ?5,
            cleared_regions = ?6, harvested_nodes = ?7, keys_granted = ?8, revealed_secrets = ?9,
            last_action_at_ms = ?10, completed_at_ms = ?11, completed = ?12, boss_defeated = ?13,
            abandoned = ?14, outcome = ?15, fork_created_at_ms = ?16, missed_passages = ?17,
            version = version + 1{legacy}
-         WHERE id = ?1 AND version = ?2"
+         WHERE rowid = ?1 AND version = ?2"
     );
     let mut st = tx.prepare_cached(&sql)?;
     let all = params![
@@ -211,7 +290,7 @@ pub fn update_run_cas(
         v.current_room,
     ];
     // ?18 (current_room) is bound only while the legacy column exists.
-    let n = st.execute(&all[..if legacy_cols { 18 } else { 17 }])?;
+    let n = st.execute(&all[..if legacy_cols.current_room { 18 } else { 17 }])?;
     Ok(n == 1)
 }
 
@@ -219,7 +298,7 @@ pub fn update_run_cas(
 pub fn player_run(conn: &Connection, user: &str) -> Result<Option<StoredRun>> {
     let mut st = conn.prepare_cached(&format!(
         "{RUN_SELECT} WHERE user_id = ?1 AND current_node != ''
-         ORDER BY (outcome = '') DESC, id DESC LIMIT 1"
+         ORDER BY (outcome = '') DESC, rowid DESC LIMIT 1"
     ))?;
     Ok(st.query_row([user], run_from_row).optional()?)
 }
@@ -232,14 +311,14 @@ pub fn run_by_token(conn: &Connection, token: &str) -> Result<Option<StoredRun>>
 
 /// The run of row `id`.
 pub fn run_by_id(conn: &Connection, id: i64) -> Result<Option<StoredRun>> {
-    let mut st = conn.prepare_cached(&format!("{RUN_SELECT} WHERE id = ?1"))?;
+    let mut st = conn.prepare_cached(&format!("{RUN_SELECT} WHERE rowid = ?1"))?;
     Ok(st.query_row([id], run_from_row).optional()?)
 }
 
 /// Every run row (for checks and `zonegraph migrate`).
 pub fn all_runs(conn: &Connection) -> Result<Vec<StoredRun>> {
     let mut st = conn.prepare(&format!(
-        "{RUN_SELECT} WHERE current_node != '' ORDER BY id"
+        "{RUN_SELECT} WHERE current_node != '' ORDER BY rowid"
     ))?;
     let rows = st
         .query_map([], run_from_row)?

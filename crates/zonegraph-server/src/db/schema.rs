@@ -7,11 +7,12 @@ use anyhow::{Context as _, Result};
 use rusqlite::{Connection, Transaction, params};
 use rusqlite_migration::{HookResult, M, Migrations};
 
-/// `zone_node` and `zone_edge` exactly as the seed defines them, zone metadata, characters,
+/// `zone_node` and `zone_edge` exactly as the seed defines them (gogobee creates both, empty,
+/// with IF NOT EXISTS: so do we), zone metadata, characters,
 /// the notice outbox, and the base of `dnd_zone_run` when the database has none (a legacy
 /// database keeps its own; migration 2 brings either shape up to date).
 const SCHEMA_V1: &str = r#"
-CREATE TABLE zone_node (
+CREATE TABLE IF NOT EXISTS zone_node (
     node_id        TEXT PRIMARY KEY,
     zone_id        TEXT NOT NULL,
     region_id      TEXT NOT NULL DEFAULT '',
@@ -23,9 +24,9 @@ CREATE TABLE zone_node (
     pos_y          INTEGER NOT NULL DEFAULT 0,
     content_json   TEXT NOT NULL DEFAULT '{}'
 );
-CREATE INDEX idx_zone_node_zone ON zone_node(zone_id);
+CREATE INDEX IF NOT EXISTS idx_zone_node_zone ON zone_node(zone_id);
 
-CREATE TABLE zone_edge (
+CREATE TABLE IF NOT EXISTS zone_edge (
     edge_id        INTEGER PRIMARY KEY AUTOINCREMENT,
     zone_id        TEXT NOT NULL,
     from_node      TEXT NOT NULL,
@@ -35,7 +36,7 @@ CREATE TABLE zone_edge (
     hint           TEXT NOT NULL DEFAULT '',
     weight         INTEGER NOT NULL DEFAULT 1
 );
-CREATE INDEX idx_zone_edge_from ON zone_edge(zone_id, from_node);
+CREATE INDEX IF NOT EXISTS idx_zone_edge_from ON zone_edge(zone_id, from_node);
 
 -- One row per zone: what the file says besides its rooms and passages.
 CREATE TABLE zone_meta (
@@ -163,42 +164,109 @@ fn add_run_columns(tx: &Transaction) -> HookResult {
             ))?;
         }
     }
-    // Legacy rows get an engine run id and a link token of their own.
+    // gogobee's own run columns may hold NULL where ours hold an empty value.
+    tx.execute_batch(
+        "UPDATE dnd_zone_run SET current_node = '' WHERE current_node IS NULL;
+         UPDATE dnd_zone_run SET visited_nodes = '[]'
+           WHERE visited_nodes IS NULL OR trim(visited_nodes) = '';
+         UPDATE dnd_zone_run SET node_choices = '{}'
+           WHERE node_choices IS NULL OR trim(node_choices) = '';",
+    )?;
+    // Legacy rows get an engine run id and a link token of their own (gogobee's rows have a
+    // run id; `rowid` is the row key of any table, see `crate::db::RUN_SELECT`).
     tx.execute(
-        "UPDATE dnd_zone_run SET run_id = 'legacy-' || id WHERE run_id = ''",
+        "UPDATE dnd_zone_run SET run_id = 'legacy-' || rowid WHERE run_id = '' OR run_id IS NULL",
         [],
     )?;
     let ids: Vec<i64> = {
-        let mut st = tx.prepare("SELECT id FROM dnd_zone_run WHERE link_token = ''")?;
+        let mut st = tx.prepare("SELECT rowid FROM dnd_zone_run WHERE link_token = ''")?;
         st.query_map([], |r| r.get(0))?
             .collect::<rusqlite::Result<_>>()?
     };
     for id in ids {
         let token = random_hex().map_err(|e| rusqlite_migration::HookError::Hook(e.to_string()))?;
         tx.execute(
-            "UPDATE dnd_zone_run SET link_token = ?1 WHERE id = ?2",
+            "UPDATE dnd_zone_run SET link_token = ?1 WHERE rowid = ?2",
             params![token, id],
         )?;
     }
+    // gogobee's times are DATETIME text in UTC ('2026-01-02 03:04:05'); ours are unix ms.
+    let ms = |col: &str| {
+        format!(
+            "CASE typeof({col}) WHEN 'integer' THEN {col} * 1000
+               ELSE CAST(strftime('%s', {col}) AS INTEGER) * 1000 END"
+        )
+    };
+    for (theirs, ours, unset) in [
+        ("started_at", "started_at_ms", "= 0"),
+        ("last_action_at", "last_action_at_ms", "= 0"),
+        ("completed_at", "completed_at_ms", "IS NULL"),
+    ] {
+        if have.iter().any(|c| c == theirs) {
+            tx.execute_batch(&format!(
+                "UPDATE dnd_zone_run SET {ours} = COALESCE({}, {ours})
+                 WHERE {ours} {unset} AND {theirs} IS NOT NULL",
+                ms(theirs)
+            ))?;
+        }
+    }
+    // gogobee's run is over when it was won (boss_defeated), given up (abandoned) or
+    // completed otherwise (completed_at): the outcome says which, so a finished run stays
+    // finished. A run completed without either flag (neither won nor given up) ended where it
+    // stood: a dead end, which leaves gogobee's flags as they were.
+    tx.execute_batch(
+        "UPDATE dnd_zone_run SET outcome = 'abandoned', completed = 1
+           WHERE outcome = '' AND abandoned != 0;
+         UPDATE dnd_zone_run SET outcome = 'victory', completed = 1
+           WHERE outcome = '' AND boss_defeated != 0;",
+    )?;
     if have.iter().any(|c| c == "completed") {
-        // A legacy run marked completed ended in victory; one marked abandoned was given up.
+        // The older shape of the legacy table: a run marked completed ended in victory.
         tx.execute_batch(
-            "UPDATE dnd_zone_run SET outcome = 'abandoned' WHERE outcome = '' AND abandoned != 0;
-             UPDATE dnd_zone_run SET outcome = 'victory', boss_defeated = 1
+            "UPDATE dnd_zone_run SET outcome = 'victory', boss_defeated = 1
                WHERE outcome = '' AND completed != 0;",
         )?;
     }
+    if have.iter().any(|c| c == "completed_at") {
+        tx.execute_batch(
+            "UPDATE dnd_zone_run SET outcome = 'dead_end', completed = 1
+               WHERE outcome = '' AND completed_at IS NOT NULL;",
+        )?;
+    }
     tx.execute_batch(
-        "CREATE UNIQUE INDEX IF NOT EXISTS idx_zone_run_run_id ON dnd_zone_run(run_id);
+        "UPDATE dnd_zone_run
+           SET completed_at_ms = COALESCE(NULLIF(last_action_at_ms, 0), started_at_ms)
+           WHERE outcome != '' AND completed_at_ms IS NULL;
+         CREATE UNIQUE INDEX IF NOT EXISTS idx_zone_run_run_id ON dnd_zone_run(run_id);
          CREATE UNIQUE INDEX IF NOT EXISTS idx_zone_run_link ON dnd_zone_run(link_token);
-         CREATE INDEX IF NOT EXISTS idx_zone_run_user ON dnd_zone_run(user_id, id);
-         -- At most one active run per player.
-         CREATE UNIQUE INDEX IF NOT EXISTS idx_zone_run_active
-           ON dnd_zone_run(user_id) WHERE outcome = '' AND current_node != '';
+         CREATE INDEX IF NOT EXISTS idx_zone_run_user ON dnd_zone_run(user_id);
          CREATE INDEX IF NOT EXISTS idx_zone_run_fork
            ON dnd_zone_run(fork_created_at_ms) WHERE fork_created_at_ms IS NOT NULL;",
     )?;
+    // gogobee enforced one active run per player only in code: while a player has two, the
+    // warm-up (`crate::db::warm_up_legacy`) ends the older ones and then creates the index.
+    if !has_duplicate_active_runs(tx)? {
+        ensure_active_index(tx)?;
+    }
     Ok(())
+}
+
+/// Whether a player has more than one active run (warm rows only).
+pub fn has_duplicate_active_runs(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM dnd_zone_run WHERE outcome = '' AND current_node != ''
+           GROUP BY user_id HAVING count(*) > 1)",
+        [],
+        |r| r.get(0),
+    )
+}
+
+/// At most one active run per player (the store relies on it to refuse a second start).
+pub fn ensure_active_index(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(
+        "CREATE UNIQUE INDEX IF NOT EXISTS idx_zone_run_active
+           ON dnd_zone_run(user_id) WHERE outcome = '' AND current_node != '';",
+    )
 }
 
 /// The column names of `table`.
