@@ -523,7 +523,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         eprintln!("zonegraph: {w}");
     }
     let warm = &server.opened.warm_up;
-    if warm.warmed > 0 || !warm.stuck.is_empty() {
+    if warm.warmed > 0 || warm.forks > 0 || !warm.stuck.is_empty() || !warm.abandoned.is_empty() {
         for line in warm.report() {
             eprintln!("zonegraph: {line}");
         }

@@ -1,6 +1,6 @@
-//! Runs gogobee wrote (seed G4, G9c): warming linear rows up from `current_room`, carrying
-//! gogobee's pending forks into ours, one active run per player, and dropping the old columns
-//! once nothing needs them.
+//! Runs gogobee (the chat bot before zones were graphs) wrote: warming linear rows up from
+//! `current_room`, carrying gogobee's pending forks into ours, one active run per player, and
+//! dropping the old columns once nothing needs them.
 //!
 //! gogobee's `dnd_zone_run` is keyed by `run_id TEXT` and has no integer `id`; every query here
 //! uses `rowid`, which is our table's `id` and exists in gogobee's too.
@@ -114,7 +114,7 @@ struct WarmRow {
 /// Brings every run row to a state the engine can play, at each stage of gogobee's schema,
 /// without dropping a row:
 ///
-/// - a cold row (no `current_node`) is warmed up from `current_room` (seed G4);
+/// - a cold row (no `current_node`) is warmed up from `current_room`;
 /// - a warm row whose zone or node the tables do not know is reported and left untouched;
 /// - a pending fork in gogobee's `node_choices` shape becomes ours ([`carry_fork`]);
 /// - a player left with more than one active run keeps the newest (highest row); the older
@@ -566,7 +566,7 @@ fn write_warmed(tx: &Connection, w: &Warmed, cols: LegacyColumns) -> Result<()> 
     Ok(())
 }
 
-/// Drops `current_room` and `room_seq_json` (seed G9c). Idempotent: a database without them
+/// Drops `current_room` and `room_seq_json` once no reader needs them. Idempotent: a database without them
 /// is left alone. Refuses while a row still needs them (not warmed up).
 pub fn purge_legacy(conn: &mut Connection) -> Result<bool> {
     let cols = columns(conn, "dnd_zone_run")?;

@@ -1,4 +1,5 @@
-//! SQLite: the schema (seed §2, G1, G4, G9) and its migrations (`schema`), zone import
+//! SQLite: the schema (the zone tables, the bot's run table, the retirement of its old
+//! columns) and its migrations (`schema`), zone import
 //! (`zones`), runs (`runs`, with the legacy warm-up in `legacy`), characters and notices.
 //! The only module that knows SQL; the rest of the server calls these functions.
 //!

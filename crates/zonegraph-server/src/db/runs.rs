@@ -129,7 +129,8 @@ struct RunValues {
     missed: String,
     outcome: String,
     fork_created: Option<i64>,
-    /// For legacy readers while the old columns exist (seed G4 dual write).
+    /// Written beside `current_node` while the old columns exist, so an older bot reading the
+    /// same database still finds the run.
     current_room: i64,
 }
 

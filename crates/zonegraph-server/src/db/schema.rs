@@ -80,7 +80,7 @@ CREATE TABLE zone_notice (
 );
 CREATE INDEX idx_zone_notice_user ON zone_notice(user_id, delivered_at_ms);
 
--- Grandfathered (seed §2): a legacy database already has this table, with current_room and
+-- Kept as it is: a legacy database already has this table, with current_room and
 -- room_seq_json; a new one starts from the columns every version shares.
 CREATE TABLE IF NOT EXISTS dnd_zone_run (
     id             INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -89,10 +89,10 @@ CREATE TABLE IF NOT EXISTS dnd_zone_run (
 );
 "#;
 
-/// The run-state columns of `dnd_zone_run` (seed §2 plus the rest of the engine's run),
+/// The run-state columns of `dnd_zone_run` (the graph's three, then the rest of the engine's run),
 /// added when missing so a legacy table and a new one end up alike.
 const RUN_COLUMNS: &[(&str, &str)] = &[
-    // The seed's three.
+    // Where the run is, where it has been, and the fork waiting for the player.
     ("current_node", "TEXT NOT NULL DEFAULT ''"),
     ("visited_nodes", "TEXT NOT NULL DEFAULT '[]'"),
     ("node_choices", "TEXT NOT NULL DEFAULT '{}'"),
@@ -119,7 +119,7 @@ const RUN_COLUMNS: &[(&str, &str)] = &[
     ("version", "INTEGER NOT NULL DEFAULT 0"),
 ];
 
-/// The columns a legacy `dnd_zone_run` had before the graph model (seed G9c drops them).
+/// The columns a legacy `dnd_zone_run` had before the graph model (`migrate --purge-legacy` drops them).
 pub const LEGACY_COLUMNS: [&str; 2] = ["current_room", "room_seq_json"];
 
 /// Version 3: characters are written by compare-and-set like runs; a queued notice counts

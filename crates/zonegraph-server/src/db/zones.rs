@@ -76,7 +76,7 @@ pub fn import_zones(conn: &mut Connection, zones: &[(String, Zone)], now: i64) -
 }
 
 /// `content_json`: the file's `content` object, plus `"pos_hint": false` for a room without
-/// layout hints (the seed's pos_x/pos_y columns cannot say "none").
+/// layout hints (the `pos_x`/`pos_y` columns are NOT NULL, so they cannot say "none").
 fn content_json(n: &NodeFile) -> Result<String> {
     let mut v = serde_json::to_value(&n.content)?;
     if n.pos_x.is_none()
