@@ -177,6 +177,7 @@ fn chat(
         run_link: Some("https://zones.example/run/abc".into()),
         fork_timeout_ms: zonegraph_core::engine::DEFAULT_FORK_TIMEOUT_MS,
         syntax: command::Syntax::Chat,
+        authority: zonegraph_core::bot::Authority::Sandbox,
     };
     let mut out = Vec::new();
     for line in lines {

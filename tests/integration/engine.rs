@@ -72,6 +72,7 @@ impl<'a> Host<'a> {
             run_link: Some("http://x/run/abc".to_string()),
             fork_timeout_ms: DEFAULT_FORK_TIMEOUT_MS,
             syntax: Syntax::Loose,
+            authority: bot::Authority::Sandbox,
         }
     }
 
@@ -1426,6 +1427,7 @@ fn a_mistyped_command_still_delivers_the_fork_timeout() {
     host.now += 7 * HOUR;
     let cx = bot::Context {
         syntax: Syntax::Chat,
+        authority: bot::Authority::Sandbox,
         ..host.context()
     };
     let response = bot::handle(&host.zones, &mut host.player, "!zone dacne", &cx);

@@ -180,6 +180,7 @@ fn play_and_check(
         run_link: Some("https://zones.example/run/0123".into()),
         fork_timeout_ms: engine::DEFAULT_FORK_TIMEOUT_MS,
         syntax: Syntax::Chat,
+        authority: bot::Authority::Sandbox,
     };
     let mut pick = picks.iter().copied().cycle();
     for i in 0..steps {
@@ -259,6 +260,7 @@ fn a_room_behind_a_failed_perception_check_is_unknown_on_every_map() {
         run_link: None,
         fork_timeout_ms: engine::DEFAULT_FORK_TIMEOUT_MS,
         syntax: Syntax::Chat,
+        authority: bot::Authority::Sandbox,
     };
     for line in [
         "!zone enter crypt_valdris",

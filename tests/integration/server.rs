@@ -14,7 +14,7 @@ use zonegraph_server::client::Conn;
 use zonegraph_server::db;
 use zonegraph_server::migrate;
 use zonegraph_server::serve::{self, Auth, Server, ServerConfig};
-use zonegraph_server::store::RunIds;
+use zonegraph_server::store::{CharacterRules, RunIds};
 
 const FORK: &str = "crypt_valdris.fork";
 const CHAPEL: &str = "crypt_valdris.side_chapel";
@@ -1588,6 +1588,8 @@ fn the_compare_and_set_holds_between_two_servers_on_one_database() {
         public_url: "http://test".into(),
         fork_timeout_ms: 3_600_000,
         run_ids: per_user_run_ids(),
+        admins: Arc::default(),
+        characters: CharacterRules::Sandbox,
     };
     let user = "@twice:test";
     for cmd in [
@@ -1749,6 +1751,8 @@ fn character_writes_are_compare_and_set_between_two_servers() {
         public_url: "http://test".into(),
         fork_timeout_ms: 3_600_000,
         run_ids: per_user_run_ids(),
+        admins: Arc::default(),
+        characters: CharacterRules::Sandbox,
     };
     let user = "@keys:test";
     // At most as many writers as a command's compare-and-set attempts: each loses only to

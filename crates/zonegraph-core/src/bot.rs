@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::chat::{self, Reply};
 use crate::command::{self, Command, Syntax};
-use crate::engine::{self, Character, Event, Refusal, Run};
+use crate::engine::{self, CharEdit, Character, Event, Refusal, Run};
 use crate::map;
-use crate::zone::{self, Zone};
+use crate::zone::Zone;
 
 /// What the bot keeps per player.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -31,6 +31,34 @@ impl Player {
     }
 }
 
+/// Who may edit character sheets, as the host decides for the sender of one command.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Authority {
+    /// A player: `!char` shows the sheet; only admins set it.
+    #[default]
+    Player,
+    /// An operator: edits their own sheet and, through the host, anyone's
+    /// (`!char set @user …`, `!char grant`, `!char revoke`).
+    Admin,
+    /// A designer's playtest (the terminal, the viewer, a `--sandbox` server): everyone edits
+    /// their own sheet.
+    Sandbox,
+}
+
+impl Authority {
+    fn edits_own_sheet(self) -> bool {
+        matches!(self, Authority::Admin | Authority::Sandbox)
+    }
+}
+
+/// An admin's edit of `user`'s sheet, for the host to apply to that user's stored character
+/// (with [`Character::edit`]) and answer with [`chat::admin_edited`] or [`chat::refusal`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AdminEdit {
+    pub user: String,
+    pub edit: CharEdit,
+}
+
 /// What the host supplies for one command.
 #[derive(Clone, Debug)]
 pub struct Context {
@@ -44,6 +72,8 @@ pub struct Context {
     pub fork_timeout_ms: i64,
     /// Whether the text must start with `!zone`/`!char` (a chat room) or not (a terminal).
     pub syntax: Syntax,
+    /// Who may edit character sheets.
+    pub authority: Authority,
 }
 
 /// Finds a zone by id or by name, case-insensitively.
@@ -66,6 +96,9 @@ pub struct Response {
     /// timeout this very command applied): a host that stores runs one row each writes it.
     #[serde(skip)]
     pub replaced_run: Option<Run>,
+    /// An admin's edit of a user's sheet: the host applies it and adds the reply.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub admin_edit: Option<AdminEdit>,
 }
 
 /// Applies one line of `player`'s chat `text`: a fork that timed out before it is resolved
@@ -84,6 +117,15 @@ pub fn handle(zones: &[Zone], player: &mut Player, text: &str, cx: &Context) -> 
                 && let Some(reply) = abandon_withdrawn(zones, player, cx.now)
             {
                 out.replies.push(reply);
+            }
+            if let Command::CharAdmin { user, edit } = cmd {
+                match cx.authority {
+                    Authority::Admin => out.admin_edit = Some(AdminEdit { user, edit }),
+                    Authority::Player | Authority::Sandbox => {
+                        out.replies.push(chat::refusal(&Refusal::AdminsOnly));
+                    }
+                }
+                return out;
             }
             match answer(zones, player, &cmd, cx, &mut out) {
                 Ok(reply) => out.replies.push(reply),
@@ -190,34 +232,31 @@ fn answer(
             Ok(said(events, out))
         }
         Command::CharShow => Ok(chat::character(&player.character)),
-        Command::CharLevel { level } => {
-            player.character.level = *level;
-            Ok(chat::character(&player.character))
-        }
-        Command::CharScore { ability, score } => {
-            player.character.set_score(*ability, *score);
-            Ok(chat::character(&player.character))
-        }
-        Command::CharKeyAdd { key } => {
-            let c = &mut player.character;
-            if zone::normalize_key(key).len() > engine::MAX_KEY_BYTES {
-                return Err(Refusal::KeyTooLong {
-                    max_bytes: engine::MAX_KEY_BYTES,
-                });
-            }
-            if !c.has_key(key) && c.keys.len() >= engine::MAX_KEYS {
-                return Err(Refusal::TooManyKeys {
-                    max: engine::MAX_KEYS,
-                });
-            }
-            c.add_key(key);
-            Ok(chat::character(c))
-        }
+        Command::CharLevel { level } => edit_own(player, cx, CharEdit::Level { level: *level }),
+        Command::CharScore { ability, score } => edit_own(
+            player,
+            cx,
+            CharEdit::Score {
+                ability: *ability,
+                score: *score,
+            },
+        ),
+        Command::CharKeyAdd { key } => edit_own(player, cx, CharEdit::Grant { key: key.clone() }),
         Command::CharKeyRemove { key } => {
-            player.character.remove_key(key);
-            Ok(chat::character(&player.character))
+            edit_own(player, cx, CharEdit::Revoke { key: key.clone() })
         }
+        // Taken out by `handle`: the host applies it to another user's sheet.
+        Command::CharAdmin { .. } => Err(Refusal::AdminsOnly),
     }
+}
+
+/// The sender's edit of their own sheet, when [`Context::authority`] allows it.
+fn edit_own(player: &mut Player, cx: &Context, edit: CharEdit) -> Result<Reply, Refusal> {
+    if !cx.authority.edits_own_sheet() {
+        return Err(Refusal::SheetLocked);
+    }
+    player.character.edit(&edit)?;
+    Ok(chat::character(&player.character))
 }
 
 /// The player's run (active or last) and its zone.

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::command::{COMMANDS, CommandError};
 use crate::engine::{
-    Character, Event, ExitState, ExitView, LockReason, Outcome, Phase, Refusal, Status,
+    CharEdit, Character, Event, ExitState, ExitView, LockReason, Outcome, Phase, Refusal, Status,
 };
 use crate::format::NodeKind;
 use crate::zone::{Ability, Zone};
@@ -474,6 +474,22 @@ pub fn refusal(r: &Refusal) -> Reply {
             .code("!char key remove <key>")
             .put(" first.");
         }
+        Refusal::SheetLocked => {
+            out.put(
+                "Your character sheet is set by this server's admins, not by you: ask one to run ",
+            )
+            .code("!char set <you> level <n>")
+            .put(" (or ")
+            .code("!char grant <you> <key>")
+            .put("). ")
+            .code("!char")
+            .put(" shows it.");
+        }
+        Refusal::AdminsOnly => {
+            out.put("Only this server's admins (named with ")
+                .code("--admin")
+                .put(") may set another user's sheet.");
+        }
         Refusal::ZoneWithdrawn { zone_id, run_over } => {
             out.put(&format!(
                 "Your {} run is in {zone_id}, a zone that has been withdrawn from this server. ",
@@ -532,6 +548,11 @@ pub fn command_error(e: &CommandError) -> Reply {
 /// `!char`.
 pub fn character(c: &Character) -> Reply {
     let mut out = Out::default();
+    sheet(&mut out, c);
+    out.done()
+}
+
+fn sheet(out: &mut Out, c: &Character) {
     out.put(&format!("Level {}", c.level));
     for a in Ability::ALL {
         let m = c.modifier(a);
@@ -549,7 +570,29 @@ pub fn character(c: &Character) -> Reply {
         let keys: Vec<&str> = c.keys.iter().map(String::as_str).collect();
         out.put(&keys.join(", ")).put(".");
     }
+}
+
+/// An admin's edit applied to `user`'s sheet: what changed and the sheet now.
+pub fn admin_edited(user: &str, edit: &CharEdit, c: &Character) -> Reply {
+    let mut out = Out::default();
+    out.bold(user)
+        .put(&format!("'s sheet: {}.", edit_words(edit)));
+    out.nl();
+    sheet(&mut out, c);
     out.done()
+}
+
+/// What an edit did, as the log and the admin's reply say it: `level 5`, `WIS 14`,
+/// `granted skull_key`, `revoked skull_key`.
+pub fn edit_words(edit: &CharEdit) -> String {
+    match edit {
+        CharEdit::Level { level } => format!("level {level}"),
+        CharEdit::Score { ability, score } => {
+            format!("{} {score}", ability.as_str().to_ascii_uppercase())
+        }
+        CharEdit::Grant { key } => format!("granted {}", crate::zone::normalize_key(key)),
+        CharEdit::Revoke { key } => format!("revoked {}", crate::zone::normalize_key(key)),
+    }
 }
 
 /// `!zone list`: every zone, marking those the character is not yet level for.

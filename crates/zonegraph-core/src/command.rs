@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::engine::{LEVEL_RANGE, SCORE_RANGE};
+use crate::engine::{CharEdit, LEVEL_RANGE, SCORE_RANGE};
 use crate::zone::Ability;
 
 /// One player command.
@@ -41,6 +41,12 @@ pub enum Command {
     CharKeyRemove {
         key: String,
     },
+    /// `!char set @user level 5`, `!char grant @user key`, `!char revoke @user key`: an
+    /// admin's edit of another user's sheet, applied by the host (it stores that sheet).
+    CharAdmin {
+        user: String,
+        edit: CharEdit,
+    },
 }
 
 /// Every command: usage and what it does. `!zone help` and command errors list these.
@@ -57,13 +63,22 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("!zone map", "the map of your run"),
     ("!zone abandon", "give up the current run"),
     ("!char", "show your character"),
-    ("!char level <n>", "set your level (1-20)"),
+    ("!char level <n>", "set your level (1-20; sandbox only)"),
     (
         "!char <str|dex|con|int|wis|cha> <n>",
-        "set an ability score (1-30)",
+        "set an ability score (1-30; sandbox only)",
     ),
-    ("!char key add <key>", "add a key"),
-    ("!char key remove <key>", "remove a key"),
+    ("!char key add <key>", "add a key (sandbox only)"),
+    ("!char key remove <key>", "remove a key (sandbox only)"),
+    (
+        "!char set <user> level|<ability> <n>",
+        "admins: set a user's level or score",
+    ),
+    ("!char grant <user> <key>", "admins: give a user a key"),
+    (
+        "!char revoke <user> <key>",
+        "admins: take a key from a user",
+    ),
 ];
 
 /// What was wrong with a command. Messages are lowercase with no trailing period; the chat
@@ -207,6 +222,9 @@ fn character(words: &[&str]) -> Result<Command, CommandError> {
     if sub == "show" {
         return no_more(rest, "!char").map(|()| Command::CharShow);
     }
+    if matches!(sub.as_str(), "set" | "grant" | "revoke") {
+        return parse_admin(&sub, rest).map(|(user, edit)| Command::CharAdmin { user, edit });
+    }
     if sub == "level" {
         let usage = "!char level <n>";
         let n = one_number(rest, "level", usage)?;
@@ -246,6 +264,58 @@ fn character(words: &[&str]) -> Result<Command, CommandError> {
         family: "!char",
         word: sub,
     })
+}
+
+/// An admin's edit, `set <user> level|<ability> <n>`, `grant <user> <key>` or
+/// `revoke <user> <key>`: `sub` is the verb (lowercase) and `rest` the words after it. The
+/// chat's `!char set …` and the `zonegraph char` command both read edits with it.
+pub fn parse_admin(sub: &str, rest: &[&str]) -> Result<(String, CharEdit), CommandError> {
+    let usage = match sub {
+        "set" => "!char set <user> level|<ability> <n>",
+        "grant" => "!char grant <user> <key>",
+        _ => "!char revoke <user> <key>",
+    };
+    let Some((user, rest)) = rest.split_first() else {
+        return Err(CommandError::MissingArgument {
+            what: "user",
+            usage,
+        });
+    };
+    let user = (*user).to_string();
+    if sub != "set" {
+        if rest.is_empty() {
+            return Err(CommandError::MissingArgument { what: "key", usage });
+        }
+        let key = rest.join(" ");
+        let edit = if sub == "grant" {
+            CharEdit::Grant { key }
+        } else {
+            CharEdit::Revoke { key }
+        };
+        return Ok((user, edit));
+    }
+    let Some((what, rest)) = rest.split_first() else {
+        return Err(CommandError::MissingArgument {
+            what: "level or ability",
+            usage,
+        });
+    };
+    let what = what.to_ascii_lowercase();
+    let edit = if what == "level" {
+        let n = one_number(rest, "level", usage)?;
+        let level = in_range(n, "level", *LEVEL_RANGE.start(), *LEVEL_RANGE.end())?;
+        CharEdit::Level { level }
+    } else if let Some(ability) = ability(&what) {
+        let n = one_number(rest, "score", usage)?;
+        let score = in_range(n, "score", *SCORE_RANGE.start(), *SCORE_RANGE.end())?;
+        CharEdit::Score { ability, score }
+    } else {
+        return Err(CommandError::Unknown {
+            family: "!char set <user>",
+            word: what,
+        });
+    };
+    Ok((user, edit))
 }
 
 /// `str` or `strength`, any case.

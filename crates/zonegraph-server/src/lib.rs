@@ -1,8 +1,9 @@
 //! zonegraph-server: the shell around zonegraph-core that reads files, terminals, SQLite and
-//! the network. It hosts the CLI (`check`, `play`, `schema`, `serve`, `migrate`) and the bot's
+//! the network. It hosts the CLI (`check`, `play`, `schema`, `serve`, `migrate`, `char`) and the bot's
 //! server (`db`, `store`, `http`, `serve`; `matrix`, the Matrix transport); `main.rs` only
 //! parses the command line, so tests drive the same code in memory.
 
+pub mod character;
 pub mod check;
 pub mod client;
 pub mod db;
@@ -39,9 +40,11 @@ pub enum Cmd {
     /// Print the JSON Schema of the zone file format.
     Schema,
     /// Run the bot's server: SQLite, the HTTP API, the run-map viewer.
-    Serve(serve::Args),
+    Serve(Box<serve::Args>),
     /// Migrate a database to the current schema (and drop the legacy columns).
     Migrate(migrate::Args),
+    /// Show or set a user's character sheet on a database (the admins' `!char set`).
+    Char(character::Args),
 }
 
 /// Runs a parsed command line; errors become exit code 2 with the message on stderr.
@@ -51,6 +54,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Cmd::Play(args) => play::run(&args),
         Cmd::Serve(args) => serve::run(&args),
         Cmd::Migrate(args) => migrate::run(&args),
+        Cmd::Char(args) => character::run(&args),
         Cmd::Schema => {
             print!("{}", zonegraph_core::format::json_schema());
             Ok(ExitCode::SUCCESS)

@@ -144,6 +144,7 @@ fn context(run_id: &str) -> bot::Context {
         run_link: None,
         fork_timeout_ms: engine::DEFAULT_FORK_TIMEOUT_MS,
         syntax: Syntax::Loose,
+        authority: bot::Authority::Sandbox,
     }
 }
 

@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 use zonegraph_core::limits::Rate;
 
 use crate::http::{self, Access, AppState, Limiter, Limits, UserLocks};
-use crate::store::{self, CommandSettings, RunIds, Store};
+use crate::store::{self, CharacterRules, CommandSettings, RunIds, Store};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -45,6 +45,14 @@ pub struct Args {
     /// Commands per user: PER_SECOND/BURST (e.g. 2/10, 0.5/5), or `off` (load tests).
     #[arg(long, default_value = "2/10", value_parser = parse_rate_limit)]
     pub rate_limit: RateLimit,
+    /// A user who may set anyone's character sheet (`!char set @user level 5`, `!char grant`,
+    /// `!char revoke`); repeat for more. Every change is logged on stderr.
+    #[arg(long = "admin", value_name = "USER")]
+    pub admins: Vec<String>,
+    /// Players edit their own sheets (`!char level 5`, `!char wis 14`, `!char key add …`),
+    /// for designers' playtests.
+    #[arg(long)]
+    pub sandbox: bool,
     #[cfg(feature = "matrix")]
     #[command(flatten)]
     pub matrix: crate::matrix::MatrixArgs,
@@ -223,6 +231,10 @@ pub struct ServerConfig {
     pub sweep_every: Duration,
     /// Run ids (they decide every roll); random unless a test injects its own.
     pub run_ids: RunIds,
+    /// The users who may set anyone's sheet (`--admin`).
+    pub admins: Vec<String>,
+    /// Whether players edit their own sheets (`--sandbox`).
+    pub characters: CharacterRules,
 }
 
 impl std::fmt::Debug for ServerConfig {
@@ -237,6 +249,8 @@ impl std::fmt::Debug for ServerConfig {
             .field("auth", &self.auth)
             .field("limits", &self.limits)
             .field("sweep_every", &self.sweep_every)
+            .field("admins", &self.admins)
+            .field("characters", &self.characters)
             .finish_non_exhaustive()
     }
 }
@@ -258,6 +272,8 @@ impl ServerConfig {
             limits: Limits::default(),
             sweep_every: Duration::from_secs(30),
             run_ids: store::random_run_ids(),
+            admins: Vec::new(),
+            characters: CharacterRules::AdminsOnly,
         }
     }
 
@@ -290,6 +306,12 @@ impl ServerConfig {
         };
         c.limits.rate = args.rate_limit.0;
         c.sweep_every = sweep_interval(args.fork_timeout);
+        c.admins = args.admins.iter().map(|a| a.trim().to_string()).collect();
+        c.characters = if args.sandbox {
+            CharacterRules::Sandbox
+        } else {
+            CharacterRules::AdminsOnly
+        };
         Ok(c)
     }
 }
@@ -394,6 +416,8 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
         public_url: public_url.clone(),
         fork_timeout_ms: i64::try_from(config.fork_timeout.as_millis()).unwrap_or(i64::MAX),
         run_ids: config.run_ids.clone(),
+        admins: Arc::new(config.admins.iter().cloned().collect()),
+        characters: config.characters,
     };
     let (access, token_file) = match &config.auth {
         Auth::Token(t) => (Access::Token(t.clone()), None),
@@ -581,6 +605,15 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         }
         None => None,
     };
+    if args.sandbox {
+        println!("  sandbox: players edit their own character sheets");
+    }
+    if !args.admins.is_empty() {
+        println!(
+            "  admins (may set anyone's sheet): {}",
+            args.admins.join(", ")
+        );
+    }
     println!("  Ctrl-C (or SIGTERM) stops it.");
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -4,16 +4,17 @@
 //! HTTP layer calls it from `spawn_blocking`, one command per user at a time (see
 //! `crate::http`).
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, mpsc};
 
 use anyhow::{Context as _, Result, bail};
 use rusqlite::{Connection, TransactionBehavior};
 use serde::Serialize;
-use zonegraph_core::bot::{self, Context, Player};
+use zonegraph_core::bot::{self, AdminEdit, Authority, Context, Player};
 use zonegraph_core::chat::{self, Reply};
 use zonegraph_core::command::Syntax;
-use zonegraph_core::engine::{self, PlayerView, Run};
+use zonegraph_core::engine::{self, CharEdit, Character, PlayerView, Refusal, Run};
 use zonegraph_core::validate;
 use zonegraph_core::zone::{self, Zone};
 
@@ -62,6 +63,16 @@ pub struct Store {
     legacy_cols: db::LegacyColumns,
 }
 
+/// Who edits character sheets on this server (`--sandbox`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CharacterRules {
+    /// Only the admins (`--admin`) set sheets; players see theirs.
+    #[default]
+    AdminsOnly,
+    /// Everyone edits their own sheet too (designers' playtests).
+    Sandbox,
+}
+
 /// The settings a command needs from the server.
 #[derive(Clone)]
 pub struct CommandSettings {
@@ -69,6 +80,22 @@ pub struct CommandSettings {
     pub public_url: String,
     pub fork_timeout_ms: i64,
     pub run_ids: RunIds,
+    /// The users who may set anyone's sheet (`--admin`).
+    pub admins: Arc<BTreeSet<String>>,
+    pub characters: CharacterRules,
+}
+
+impl CommandSettings {
+    /// What `user` may do to character sheets: admins first, then the server's rules.
+    pub fn authority(&self, user: &str) -> Authority {
+        if self.admins.contains(user) {
+            Authority::Admin
+        } else if self.characters == CharacterRules::Sandbox {
+            Authority::Sandbox
+        } else {
+            Authority::Player
+        }
+    }
 }
 
 impl std::fmt::Debug for CommandSettings {
@@ -76,6 +103,8 @@ impl std::fmt::Debug for CommandSettings {
         f.debug_struct("CommandSettings")
             .field("public_url", &self.public_url)
             .field("fork_timeout_ms", &self.fork_timeout_ms)
+            .field("admins", &self.admins)
+            .field("characters", &self.characters)
             .finish_non_exhaustive()
     }
 }
@@ -239,8 +268,27 @@ impl Store {
     }
 
     /// One chat command of `user`: parsed and answered by the core, every change committed
-    /// before the answer is returned, with the notices queued for the user.
+    /// before the answer is returned, with the notices queued for the user. An admin's edit
+    /// of a sheet is applied to that user's character after the sender's own changes.
     pub fn command(&self, user: &str, text: &str, s: &CommandSettings) -> Result<Answer> {
+        let (mut answer, admin_edit) = self.command_own(user, text, s)?;
+        if let Some(AdminEdit { user: whom, edit }) = admin_edit {
+            let reply = match self.edit_character(user, &whom, &edit)? {
+                Ok(character) => chat::admin_edited(&whom, &edit, &character),
+                Err(refusal) => chat::refusal(&refusal),
+            };
+            answer.replies.push(reply);
+        }
+        Ok(answer)
+    }
+
+    /// [`Store::command`] on the sender's own player; the admin edit it asks for, if any.
+    fn command_own(
+        &self,
+        user: &str,
+        text: &str,
+        s: &CommandSettings,
+    ) -> Result<(Answer, Option<AdminEdit>)> {
         for _ in 0..CAS_ATTEMPTS {
             let now = now_ms();
             let Loaded {
@@ -258,13 +306,15 @@ impl Store {
                     .map(|r| run_link(&s.public_url, &r.link_token)),
                 fork_timeout_ms: s.fork_timeout_ms,
                 syntax: Syntax::Chat,
+                authority: s.authority(user),
             };
             let response = bot::handle(&self.zones, &mut player, text, &cx);
             let replies = response.replies;
+            let admin_edit = response.admin_edit;
             // A run this command replaced is stored as it ended, before the new one.
             let replaced = response.replaced_run;
             if player == before {
-                return Ok(Answer { notices, replies });
+                return Ok((Answer { notices, replies }, admin_edit));
             }
             let legacy_cols = self.legacy_cols;
             let (u, after) = (user.to_string(), player.clone());
@@ -285,11 +335,34 @@ impl Store {
                 Ok(Wrote { applied, count: 0 })
             })?;
             if wrote.applied {
-                return Ok(Answer { notices, replies });
+                return Ok((Answer { notices, replies }, admin_edit));
             }
             // Lost a compare-and-set: recompute from the new state.
         }
         bail!("the run of {user} kept changing under the command; try again")
+    }
+
+    /// Applies `by`'s edit to `user`'s stored character in one write and logs it; the sheet
+    /// after, or why it was refused (a key past the limits).
+    pub fn edit_character(
+        &self,
+        by: &str,
+        user: &str,
+        edit: &CharEdit,
+    ) -> Result<Result<Character, Refusal>> {
+        let (sent, outcome) = mpsc::sync_channel(1);
+        let (u, e) = (user.to_string(), edit.clone());
+        self.write(move |tx| {
+            let result = edit_character(tx, &u, &e, now_ms())?;
+            let applied = result.is_ok();
+            let _ = sent.send(result);
+            Ok(Wrote { applied, count: 0 })
+        })?;
+        let result = outcome
+            .recv()
+            .map_err(|_| anyhow::anyhow!("the database writer has stopped"))?;
+        log_edit(by, user, edit, &result);
+        Ok(result)
     }
 
     /// Applies the fork timeout to every run whose fork is due, queueing the "picked for
@@ -316,6 +389,7 @@ impl Store {
                 run_link: None,
                 fork_timeout_ms: s.fork_timeout_ms,
                 syntax: Syntax::Chat,
+                authority: Authority::Player,
             };
             let Some(notice) = bot::sweep(&self.zones, &mut player, &cx) else {
                 return Ok(false);
@@ -421,6 +495,38 @@ impl Store {
             })
         })
         .map(|_| ())
+    }
+}
+
+/// Applies an admin's `edit` to `user`'s character in `tx` (the writer's transaction, or the
+/// `zonegraph char` command's); the sheet after, or the refusal. The caller logs it with
+/// [`log_edit`] once committed. The row is written by compare-and-set on the version just read.
+pub fn edit_character(
+    tx: &Connection,
+    user: &str,
+    edit: &CharEdit,
+    now: i64,
+) -> Result<Result<Character, Refusal>> {
+    let stored = db::character(tx, user)?;
+    let version = stored.as_ref().map(|s| s.version);
+    let mut character = stored.map(|s| s.character).unwrap_or_default();
+    if let Err(refusal) = character.edit(edit) {
+        return Ok(Err(refusal));
+    }
+    if !db::put_character_cas(tx, user, &character, version, now)? {
+        bail!("the character of {user} changed under the edit; try again");
+    }
+    Ok(Ok(character))
+}
+
+/// The log line of a sheet edit, once it is committed (or refused): who changed whom, and how.
+pub fn log_edit(by: &str, user: &str, edit: &CharEdit, result: &Result<Character, Refusal>) {
+    let what = chat::edit_words(edit);
+    match result {
+        Ok(_) => eprintln!("zonegraph: character {user}: {what} (by {by})"),
+        Err(refusal) => {
+            eprintln!("zonegraph: character {user}: {what} by {by} refused: {refusal:?}")
+        }
     }
 }
 

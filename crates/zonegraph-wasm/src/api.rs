@@ -267,6 +267,7 @@ pub fn command(
         run_link: options.run_link.clone(),
         fork_timeout_ms: options.fork_timeout_ms,
         syntax: options.syntax,
+        authority: bot::Authority::Sandbox,
     };
     let out = bot::handle(&zones, &mut player, text, &cx);
     Ok(CommandResult {

@@ -40,6 +40,7 @@ impl Playtest {
             // A playtest waits at a fork as long as the designer likes.
             fork_timeout_ms: i64::MAX,
             syntax: Syntax::Loose,
+            authority: bot::Authority::Sandbox,
         };
         let out = bot::handle(std::slice::from_ref(zone), &mut self.player, text, &cx);
         let text_out: Vec<String> = out.replies.into_iter().map(|r| r.text).collect();

@@ -81,6 +81,7 @@ fn context(run_id: &str, step: usize) -> bot::Context {
         run_link: None,
         fork_timeout_ms: i64::MAX,
         syntax: Syntax::Loose,
+        authority: bot::Authority::Sandbox,
     }
 }
 

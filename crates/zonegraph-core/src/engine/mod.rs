@@ -20,7 +20,8 @@ use crate::roll;
 use crate::zone::{Ability, Lock, NodeId, Zone, legacy_node_id, normalize_key};
 
 pub use run::{
-    Character, Check, ForkOption, LockReason, MAX_KEY_BYTES, MAX_KEYS, Outcome, PendingFork, Run,
+    CharEdit, Character, Check, ForkOption, LockReason, MAX_KEY_BYTES, MAX_KEYS, Outcome,
+    PendingFork, Run,
 };
 pub use view::{
     ExitState, ExitView, Knowledge, Phase, PlayerView, Status, exit_views, player_view, status,
@@ -173,6 +174,11 @@ pub enum Refusal {
     TooManyKeys {
         max: usize,
     },
+    /// A player tried to edit their own sheet: only the server's admins set it (outside a
+    /// sandbox).
+    SheetLocked,
+    /// `!char set`, `!char grant` or `!char revoke` from someone who is not an admin.
+    AdminsOnly,
     /// The run's zone is no longer loaded (withdrawn from the host between starts).
     ZoneWithdrawn {
         zone_id: String,

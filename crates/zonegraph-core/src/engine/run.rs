@@ -17,6 +17,17 @@ pub const MAX_KEYS: usize = 64;
 /// Longest key id, in bytes (after normalising).
 pub const MAX_KEY_BYTES: usize = 64;
 
+/// One change to a character sheet: what `!char level 5` does to the sender's own sheet (in a
+/// sandbox) and `!char set @user level 5` to another's (an admin).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "edit", rename_all = "snake_case")]
+pub enum CharEdit {
+    Level { level: u32 },
+    Score { ability: Ability, score: i32 },
+    Grant { key: String },
+    Revoke { key: String },
+}
+
 /// What the engine needs to know about the player.
 ///
 /// JSON: `{"level":3,"scores":{"str":10,"dex":10,"con":10,"int":10,"wis":14,"cha":10},
@@ -75,6 +86,29 @@ impl Character {
     /// Removes a key; false when it was not held.
     pub fn remove_key(&mut self, key: &str) -> bool {
         self.keys.remove(&normalize_key(key))
+    }
+
+    /// Applies `edit`, refusing a key that breaks the limits of [`Character::add_key`].
+    pub fn edit(&mut self, edit: &CharEdit) -> Result<(), super::Refusal> {
+        match edit {
+            CharEdit::Level { level } => self.level = *level,
+            CharEdit::Score { ability, score } => self.set_score(*ability, *score),
+            CharEdit::Grant { key } => {
+                if normalize_key(key).len() > MAX_KEY_BYTES {
+                    return Err(super::Refusal::KeyTooLong {
+                        max_bytes: MAX_KEY_BYTES,
+                    });
+                }
+                if !self.has_key(key) && self.keys.len() >= MAX_KEYS {
+                    return Err(super::Refusal::TooManyKeys { max: MAX_KEYS });
+                }
+                self.add_key(key);
+            }
+            CharEdit::Revoke { key } => {
+                self.remove_key(key);
+            }
+        }
+        Ok(())
     }
 
     /// Keeps the keys a run granted, so they open locks in later runs and other zones (up to

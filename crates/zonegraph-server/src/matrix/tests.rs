@@ -207,6 +207,8 @@ fn bot_with_rate(dir: &Path, rate: Option<Rate>) -> Bot {
             public_url: "https://zones.example".into(),
             fork_timeout_ms: 6 * 3_600_000,
             run_ids: Arc::new(|u| format!("run-{u}")),
+            admins: Arc::default(),
+            characters: crate::store::CharacterRules::AdminsOnly,
         },
         access: Access::Token("t".into()),
         web: None,

@@ -1,0 +1,83 @@
+//! `zonegraph char`: an operator shows or sets a user's character sheet on a database, with
+//! the same edits (and limits) as the chat's `!char set`, `!char grant` and `!char revoke`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context as _, Result, bail};
+use rusqlite::TransactionBehavior;
+use zonegraph_core::chat;
+use zonegraph_core::command;
+
+use crate::db;
+use crate::store;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The server's SQLite database.
+    #[arg(long, default_value = "zonegraph.db")]
+    pub db: PathBuf,
+    #[command(subcommand)]
+    pub action: Action,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Action {
+    /// Print a user's sheet.
+    Show { user: String },
+    /// Set a user's level or an ability score: `set @p:example.org level 5`, `set @p wis 14`.
+    Set {
+        user: String,
+        /// `level`, or an ability (str, dex, con, int, wis, cha).
+        what: String,
+        value: String,
+    },
+    /// Give a user a key.
+    Grant { user: String, key: Vec<String> },
+    /// Take a key from a user.
+    Revoke { user: String, key: Vec<String> },
+}
+
+/// Runs `zonegraph char`: the sheet (after the edit) on stdout, the change logged on stderr.
+pub fn run(args: &Args) -> Result<ExitCode> {
+    if !args.db.is_file() {
+        bail!("no database at {}", args.db.display());
+    }
+    let mut conn = db::open(&args.db)?;
+    db::migrate(&mut conn)?;
+    let (verb, user, rest): (&str, &str, Vec<&str>) = match &args.action {
+        Action::Show { user } => {
+            let c = db::character(&conn, user)?
+                .map(|s| s.character)
+                .unwrap_or_default();
+            println!("{}", chat::character(&c).text);
+            return Ok(ExitCode::SUCCESS);
+        }
+        Action::Set { user, what, value } => ("set", user, vec![what, value]),
+        Action::Grant { user, key } => ("grant", user, key.iter().map(String::as_str).collect()),
+        Action::Revoke { user, key } => ("revoke", user, key.iter().map(String::as_str).collect()),
+    };
+    let mut words = vec![user];
+    words.extend(rest);
+    let (user, edit) = command::parse_admin(verb, &words)
+        .map_err(|e| anyhow::anyhow!("{e}"))
+        .with_context(|| format!("cannot {verb} the sheet"))?;
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let result = store::edit_character(&tx, &user, &edit, store::now_ms())?;
+    tx.commit().context("cannot commit the edit")?;
+    let by = format!(
+        "zonegraph char ({})",
+        std::env::var("USER").unwrap_or_else(|_| "unknown user".into())
+    );
+    store::log_edit(&by, &user, &edit, &result);
+    match result {
+        Ok(c) => {
+            println!("{}", chat::admin_edited(&user, &edit, &c).text);
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(refusal) => {
+            eprintln!("{}", chat::refusal(&refusal).text);
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
