@@ -975,6 +975,49 @@ fn help_char_map_and_list_text() {
 
 // ---- commands ------------------------------------------------------------------------------
 
+/// Who may edit a sheet, through the pipeline: the reply, the sheet after and the admin edit
+/// handed to the host.
+#[test]
+fn the_authority_decides_who_edits_a_sheet() {
+    use bot::Authority::{Admin, Player as P, Sandbox};
+    let zones = vec![crypt()];
+    let check = |authority: bot::Authority, text: &str, expect: &str, level: u32| {
+        let mut player = Player::default();
+        let cx = bot::Context {
+            now: T0,
+            new_run_id: "r".into(),
+            run_link: None,
+            fork_timeout_ms: DEFAULT_FORK_TIMEOUT_MS,
+            syntax: Syntax::Chat,
+            authority,
+        };
+        let r = bot::handle(&zones, &mut player, text, &cx);
+        let said: Vec<String> = r.replies.into_iter().map(|r| r.text).collect();
+        let got = format!("{} | {:?}", said.join("\n"), r.admin_edit);
+        assert!(got.contains(expect), "{authority:?} {text}: {got}");
+        assert_eq!(player.character.level, level, "{authority:?} {text}");
+    };
+    let locked = "Your character sheet is set by this server's admins, not by you: ask one to \
+                  run !char set <you> level <n> (or !char grant <you> <key>). !char shows it.";
+    check(P, "!char level 5", locked, 1);
+    check(P, "!char wis 14", locked, 1);
+    check(P, "!char key add skull_key", locked, 1);
+    check(P, "!char key remove skull_key", locked, 1);
+    check(P, "!char", "Level 1 ", 1);
+    check(Sandbox, "!char level 5", "Level 5 ", 5);
+    check(Admin, "!char level 5", "Level 5 ", 5);
+    let admins_only =
+        "Only this server's admins (named with --admin) may set another user's sheet.";
+    check(P, "!char set @p:x level 5", admins_only, 1);
+    check(Sandbox, "!char grant @p:x k", admins_only, 1);
+    check(
+        Admin,
+        "!char set @p:x level 5",
+        r#" | Some(AdminEdit { user: "@p:x", edit: Level { level: 5 } })"#,
+        1,
+    );
+}
+
 fn check_cmd(input: &str, expect: &str) {
     let got = match command::parse(input) {
         Ok(c) => format!("{c:?}"),
@@ -1008,6 +1051,39 @@ fn command_parsing() {
     check_cmd("!zone map", "Map");
     check_cmd("!zone abandon", "Abandon");
     check_cmd("!char", "CharShow");
+    check_cmd(
+        "!char set @p:x level 5",
+        r#"CharAdmin { user: "@p:x", edit: Level { level: 5 } }"#,
+    );
+    check_cmd(
+        "!char SET @p:x Wisdom 14",
+        r#"CharAdmin { user: "@p:x", edit: Score { ability: Wis, score: 14 } }"#,
+    );
+    check_cmd(
+        "!char grant @p:x Skull Key",
+        r#"CharAdmin { user: "@p:x", edit: Grant { key: "Skull Key" } }"#,
+    );
+    check_cmd(
+        "!char revoke @p:x skull_key",
+        r#"CharAdmin { user: "@p:x", edit: Revoke { key: "skull_key" } }"#,
+    );
+    check_cmd(
+        "!char set",
+        "error: missing user: use !char set <user> level|<ability> <n>",
+    );
+    check_cmd(
+        "!char set @p:x",
+        "error: missing level or ability: use !char set <user> level|<ability> <n>",
+    );
+    check_cmd("!char set @p:x level 21", "error: level 21 is outside 1-20");
+    check_cmd(
+        "!char set @p:x luck 3",
+        "error: unknown command !char set <user> luck",
+    );
+    check_cmd(
+        "!char grant @p:x",
+        "error: missing key: use !char grant <user> <key>",
+    );
     check_cmd("!char level 5", "CharLevel { level: 5 }");
     check_cmd("!char str 14", "CharScore { ability: Str, score: 14 }");
     check_cmd("!char WIS 3", "CharScore { ability: Wis, score: 3 }");

@@ -22,6 +22,8 @@ const SECRET: &str = "crypt_valdris.secret_chamber";
 const NO_CHOICE: &str = "There is no choice to make right now.";
 /// The API token of the servers `config` makes.
 const TOKEN: &str = "test-token";
+/// The test servers' one admin (`--admin`).
+const ADMIN: &str = "@admin:test";
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -51,6 +53,7 @@ fn config(db: &Path) -> ServerConfig {
     c.run_ids = per_user_run_ids();
     c.sweep_every = Duration::from_millis(50);
     c.auth = Auth::Token(TOKEN.into());
+    c.admins = vec![ADMIN.into()];
     // Tests fire commands faster than a player; the limit has its own test.
     c.limits.rate = None;
     c
@@ -189,10 +192,113 @@ fn crypt_end_to_end_with_a_perception_pass_and_a_fail() {
     );
     let t = say1(&mut c, "@newbie:test", "!zone dance");
     assert!(t.contains("!zone help"), "{t}");
+    // A player's sheet is the admins' to set.
     let t = say1(&mut c, "@newbie:test", "!char wis 18");
-    assert!(t.contains("18"), "{t}");
+    assert!(t.contains("admins"), "{t}");
+    let t = say1(&mut c, ADMIN, "!char set @newbie:test wis 18");
+    assert!(t.contains("WIS 18"), "{t}");
     let t = say1(&mut c, "@newbie:test", "!zone list");
     assert!(t.contains("Crypt of Valdris"), "{t}");
+}
+
+#[test]
+fn only_admins_set_character_sheets() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = start(&dir.path().join("z.db"));
+    let mut c = connect(&server);
+    let p = "@p:test";
+    for text in ["!char level 20", "!char wis 14", "!char key add skull_key"] {
+        let t = say1(&mut c, p, text);
+        assert!(
+            t.contains("set by this server's admins") && t.contains("!char set <you> level <n>"),
+            "{text}: {t}"
+        );
+    }
+    assert!(say1(&mut c, p, "!char").starts_with("Level 1 "));
+    let t = say1(&mut c, "@other:test", &format!("!char set {p} level 20"));
+    assert!(t.contains("Only this server's admins"), "{t}");
+    let t = say1(&mut c, ADMIN, &format!("!char set {p} level 20"));
+    assert!(t.starts_with("@p:test's sheet: level 20."), "{t}");
+    let t = say1(&mut c, ADMIN, &format!("!char set {p} wis 14"));
+    assert!(t.contains("WIS 14 (+2)"), "{t}");
+    say(&mut c, ADMIN, &format!("!char grant {p} Skull_Key"));
+    let t = say1(&mut c, p, "!char");
+    assert!(t.starts_with("Level 20 "), "{t}");
+    assert!(
+        t.contains("WIS 14") && t.contains("Keys: skull_key."),
+        "{t}"
+    );
+    let t = say1(&mut c, ADMIN, &format!("!char revoke {p} skull_key"));
+    assert!(
+        t.contains("revoked skull_key") && t.contains("Keys: none."),
+        "{t}"
+    );
+    // The key limits hold for admins too.
+    let long = "k".repeat(65);
+    let t = say1(&mut c, ADMIN, &format!("!char grant {p} {long}"));
+    assert!(t.contains("too long"), "{t}");
+    // An admin edits their own sheet as well.
+    let t = say1(&mut c, ADMIN, "!char level 4");
+    assert!(t.starts_with("Level 4 "), "{t}");
+}
+
+#[test]
+fn a_sandbox_server_lets_players_edit_their_own_sheet() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut config = config(&dir.path().join("z.db"));
+    config.characters = CharacterRules::Sandbox;
+    let server = serve::spawn(config).expect("server starts");
+    let mut c = connect(&server);
+    let t = say1(&mut c, "@designer:test", "!char level 5");
+    assert!(t.starts_with("Level 5 "), "{t}");
+    say(&mut c, "@designer:test", "!char key add skull_key");
+    let t = say1(&mut c, "@designer:test", "!char");
+    assert!(t.contains("Keys: skull_key."), "{t}");
+    // Setting someone else's sheet stays with the admins.
+    let t = say1(&mut c, "@designer:test", "!char set @p:test level 5");
+    assert!(t.contains("Only this server's admins"), "{t}");
+}
+
+#[test]
+fn the_char_command_sets_and_shows_a_sheet_on_a_database() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("z.db");
+    start(&db).stop().expect("stops");
+    let char_cli = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_zonegraph-under-test"))
+            .arg("char")
+            .arg("--db")
+            .arg(&db)
+            .args(args)
+            .output()
+            .expect("runs");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (ok, out, log) = char_cli(&["set", "@p:test", "level", "7"]);
+    assert!(ok, "{out}{log}");
+    assert!(out.contains("level 7"), "{out}");
+    assert!(
+        log.contains("character @p:test: level 7 (by zonegraph char"),
+        "{log}"
+    );
+    let (ok, _, log) = char_cli(&["grant", "@p:test", "Skull_Key"]);
+    assert!(ok, "{log}");
+    let (ok, out, _) = char_cli(&["show", "@p:test"]);
+    assert!(ok);
+    assert!(
+        out.starts_with("Level 7 ") && out.contains("Keys: skull_key."),
+        "{out}"
+    );
+    let (ok, _, log) = char_cli(&["set", "@p:test", "level", "21"]);
+    assert!(!ok && log.contains("level 21 is outside 1-20"), "{log}");
+    // The server sees what the command set.
+    let server = start(&db);
+    let mut c = connect(&server);
+    assert!(say1(&mut c, "@p:test", "!char").starts_with("Level 7 "));
 }
 
 #[test]
@@ -203,8 +309,8 @@ fn runs_and_characters_survive_a_restart() {
     {
         let server = start(&db);
         let mut c = connect(&server);
-        say(&mut c, user, "!char level 3");
-        say(&mut c, user, "!char key add Skull_Key");
+        say(&mut c, ADMIN, &format!("!char set {user} level 3"));
+        say(&mut c, ADMIN, &format!("!char grant {user} Skull_Key"));
         say(&mut c, user, "!zone enter crypt_valdris");
         say(&mut c, user, "!zone advance");
         say(&mut c, user, "!zone advance");
@@ -926,6 +1032,13 @@ fn serve_flags_close_the_api_by_default() {
     assert!(err.to_string().contains("refusing --no-auth"), "{err}");
     let err = args(&["--no-auth", "--api-token", "t"]).expect_err("conflict");
     assert!(err.to_string().contains("cannot be used with"), "{err}");
+    // Who sets character sheets.
+    let c = parse(&["--admin", "@a:test", "--admin", "@b:test", "--sandbox"]).expect("ok");
+    assert_eq!(c.admins, ["@a:test", "@b:test"]);
+    assert_eq!(c.characters, CharacterRules::Sandbox);
+    let c = parse(&[]).expect("ok");
+    assert!(c.admins.is_empty());
+    assert_eq!(c.characters, CharacterRules::AdminsOnly);
     // Rate limits.
     use zonegraph_core::limits::Rate;
     assert_eq!(parse(&[]).expect("ok").limits.rate, Some(Rate::new(2, 10)));

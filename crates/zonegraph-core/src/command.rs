@@ -63,13 +63,13 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("!zone map", "the map of your run"),
     ("!zone abandon", "give up the current run"),
     ("!char", "show your character"),
-    ("!char level <n>", "set your level (1-20; sandbox only)"),
+    ("!char level <n>", "set your level (1-20; sandbox or admin)"),
     (
         "!char <str|dex|con|int|wis|cha> <n>",
-        "set an ability score (1-30; sandbox only)",
+        "set an ability score (1-30; sandbox or admin)",
     ),
-    ("!char key add <key>", "add a key (sandbox only)"),
-    ("!char key remove <key>", "remove a key (sandbox only)"),
+    ("!char key add <key>", "add a key (sandbox or admin)"),
+    ("!char key remove <key>", "remove a key (sandbox or admin)"),
     (
         "!char set <user> level|<ability> <n>",
         "admins: set a user's level or score",
