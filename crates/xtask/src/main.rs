@@ -20,17 +20,16 @@ const WASM_OPT_VERSION: &str = "version 132";
 /// Debian packages the browser tests drive (no browser downloads).
 const APT_PACKAGES: [&str; 2] = ["chromium", "chromium-driver"];
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
-/// Size budget of the release module after wasm-opt, gzipped: the size the project aims for.
-/// Not met: with every export the module is ~200 KB, nearly all of it zonegraph-core (serde
-/// parsing of zones and runs, the zone model, validation, analysis, the engine, chat text, the
-/// map, the layout) and miniz_oxide; see crates/zonegraph-wasm/README.md. Above it, `test`
-/// warns.
-const WASM_GZIP_BUDGET: u64 = 80 * 1024;
-/// The hard limit `test` enforces until the budget is met or changed: today's size plus 3 %,
-/// or 210 KB once the module fits under that, so a size regression fails the day it happens.
-/// Lower it as the module shrinks; raise it only on purpose (a new export), in the same
-/// commit, with the figures in BENCHMARKS.md. Today 219,667 bytes (214.5 KB) with `command`
-/// in place of the engine's step exports.
+/// Size budget of the npm module after wasm-opt, gzipped: 210 KB (the first round's 80 KB was
+/// replaced). Not met: with `command` (the bot's pipeline) and the player view it is ~216 KB,
+/// nearly all of it zonegraph-core; see BENCHMARKS.md and crates/zonegraph-wasm/README.md.
+/// Above it, `test` warns.
+const WASM_GZIP_BUDGET: u64 = 210 * 1024;
+/// The hard limit `test` enforces until the budget is met: the size when `command` replaced
+/// the engine's step exports (219,667 bytes, 214.5 KB) plus 3 %, so a size regression fails
+/// the day it happens (the character-authority rules since brought it to 216.5 KB). Lower it
+/// as the module shrinks; raise it only on purpose, in the same commit, with the figures in
+/// BENCHMARKS.md.
 const WASM_GZIP_LIMIT: u64 = 219_667 * 103 / 100;
 
 mod matrix;
