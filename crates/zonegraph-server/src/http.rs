@@ -435,26 +435,58 @@ fn check_user(user: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A request body that names the user it is for.
+trait ForUser {
+    fn user(&self) -> &str;
+}
+
+impl ForUser for CommandBody {
+    fn user(&self) -> &str {
+        &self.user
+    }
+}
+
+impl ForUser for NoticesBody {
+    fn user(&self) -> &str {
+        &self.user
+    }
+}
+
+impl ForUser for AckBody {
+    fn user(&self) -> &str {
+        &self.user
+    }
+}
+
+/// What every transport route that acts for a user checks first: the bearer token, the JSON
+/// body (a malformed one is answered with an example of what was `expected`), the user id.
+#[allow(clippy::result_large_err)] // a Response is the error we hand back
+fn user_body<T: ForUser>(
+    state: &AppState,
+    headers: &HeaderMap,
+    body: Result<Json<T>, JsonRejection>,
+    expected: &str,
+) -> Result<T, Response> {
+    authorize(state, headers)?;
+    let Json(body) = body.map_err(|rejection| json_rejection(&rejection, expected))?;
+    check_user(body.user()).map_err(|msg| error(StatusCode::UNPROCESSABLE_ENTITY, msg))?;
+    Ok(body)
+}
+
 async fn command(
     State(state): State<AppState>,
     headers: HeaderMap,
     body: Result<Json<CommandBody>, JsonRejection>,
 ) -> Response {
-    if let Err(r) = authorize(&state, &headers) {
-        return r;
-    }
-    let Json(body) = match body {
+    let body = match user_body(
+        &state,
+        &headers,
+        body,
+        "{\"user\": \"@alice:example.org\", \"text\": \"!zone help\"}",
+    ) {
         Ok(b) => b,
-        Err(rejection) => {
-            return json_rejection(
-                &rejection,
-                "{\"user\": \"@alice:example.org\", \"text\": \"!zone help\"}",
-            );
-        }
+        Err(r) => return r,
     };
-    if let Err(msg) = check_user(&body.user) {
-        return error(StatusCode::UNPROCESSABLE_ENTITY, msg);
-    }
     if body.text.len() > MAX_TEXT_LEN {
         return error(
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -553,18 +585,10 @@ async fn notices(
     headers: HeaderMap,
     body: Result<Json<NoticesBody>, JsonRejection>,
 ) -> Response {
-    if let Err(r) = authorize(&state, &headers) {
-        return r;
-    }
-    let Json(body) = match body {
+    let body = match user_body(&state, &headers, body, "{\"user\": \"@alice:example.org\"}") {
         Ok(b) => b,
-        Err(rejection) => {
-            return json_rejection(&rejection, "{\"user\": \"@alice:example.org\"}");
-        }
+        Err(r) => return r,
     };
-    if let Err(msg) = check_user(&body.user) {
-        return error(StatusCode::UNPROCESSABLE_ENTITY, msg);
-    }
     match state.notices(&body.user).await {
         Ok(list) => Json(json!({ "notices": list })).into_response(),
         Err(e) => internal(&e),
@@ -596,21 +620,15 @@ async fn ack_notices(
     headers: HeaderMap,
     body: Result<Json<AckBody>, JsonRejection>,
 ) -> Response {
-    if let Err(r) = authorize(&state, &headers) {
-        return r;
-    }
-    let Json(body) = match body {
+    let body = match user_body(
+        &state,
+        &headers,
+        body,
+        "{\"user\": \"@alice:example.org\", \"ids\": [1, 2]}",
+    ) {
         Ok(b) => b,
-        Err(rejection) => {
-            return json_rejection(
-                &rejection,
-                "{\"user\": \"@alice:example.org\", \"ids\": [1, 2]}",
-            );
-        }
+        Err(r) => return r,
     };
-    if let Err(msg) = check_user(&body.user) {
-        return error(StatusCode::UNPROCESSABLE_ENTITY, msg);
-    }
     if body.ids.len() > MAX_ACK_IDS {
         return error(
             StatusCode::UNPROCESSABLE_ENTITY,
