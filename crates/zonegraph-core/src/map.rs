@@ -301,9 +301,10 @@ struct State<'a> {
     width: usize,
 }
 
-/// The glyph and the label of a room the player knows only as "something".
+/// The glyph and the label of a room the player knows only as "something", as the fork menu
+/// calls it.
 const UNKNOWN_GLYPH: char = '?';
-const UNKNOWN_LABEL: &str = "?";
+const UNKNOWN_LABEL: &str = "something";
 
 impl State<'_> {
     fn is_unknown(&self, ix: NodeIndex) -> bool {
@@ -1160,11 +1161,15 @@ fn legend(out: &mut String, st: &State<'_>, d: &Drawing) {
         states.push("[n] your choice: !zone go n".to_string());
     }
     let mut lines = format!("Legend: {}\n", states.join("  "));
-    let kinds: Vec<String> = d
+    let mut kinds: Vec<String> = d
         .kinds
         .iter()
         .map(|&k| format!("{} {}", kind_glyph(k), kind_name(k)))
         .collect();
+    if !st.unknown.is_empty() {
+        // The fork menu's "something": a room behind a Perception check the run failed.
+        kinds.push(format!("{UNKNOWN_GLYPH} something you sensed"));
+    }
     if !kinds.is_empty() {
         let _ = writeln!(lines, "        {}", kinds.join("  "));
     }
