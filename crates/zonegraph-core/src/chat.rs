@@ -19,6 +19,24 @@ use crate::zone::{Ability, Zone};
 pub struct Reply {
     pub text: String,
     pub html: String,
+    /// For the player's eyes only (their run-map link, their sheet): a transport that
+    /// answers in a room others read sends it to the player privately instead. Decided here,
+    /// with the words; omitted from JSON when false.
+    #[serde(skip_serializing_if = "is_false")]
+    pub private: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+impl Reply {
+    /// The same reply, for the player's eyes only.
+    #[must_use]
+    pub fn private(mut self) -> Reply {
+        self.private = true;
+        self
+    }
 }
 
 /// Escapes text for HTML bodies and attributes.
@@ -87,6 +105,7 @@ impl Out {
         Reply {
             text: self.text.trim_end().to_string(),
             html: self.html.trim_end().trim_end_matches("<br>").to_string(),
+            private: false,
         }
     }
 }
@@ -313,7 +332,8 @@ pub fn status(s: &Status) -> Reply {
 }
 
 /// `!zone map`: the rendered map (from `crate::map`, drawn elsewhere) in a `<pre>` block, and
-/// the player's run-map link when the host has one.
+/// the player's run-map link when the host has one. With the link the reply is private: the
+/// link opens the player's own run.
 pub fn map(rendered_map: &str, run_link: Option<&str>) -> Reply {
     let mut text = rendered_map.trim_end().to_string();
     let mut html = format!("<pre>{}</pre>", escape(rendered_map.trim_end()));
@@ -321,7 +341,11 @@ pub fn map(rendered_map: &str, run_link: Option<&str>) -> Reply {
         text.push_str(&format!("\nRun map: {link}"));
         html.push_str(&format!("\nRun map: <a href=\"{0}\">{0}</a>", escape(link)));
     }
-    Reply { text, html }
+    Reply {
+        text,
+        html,
+        private: run_link.is_some(),
+    }
 }
 
 /// "rest camp" rather than "rest_camp".
@@ -545,11 +569,11 @@ pub fn command_error(e: &CommandError) -> Reply {
     out.done()
 }
 
-/// `!char`.
+/// `!char` (private: the player's own sheet).
 pub fn character(c: &Character) -> Reply {
     let mut out = Out::default();
     sheet(&mut out, c);
-    out.done()
+    out.done().private()
 }
 
 fn sheet(out: &mut Out, c: &Character) {
@@ -572,14 +596,15 @@ fn sheet(out: &mut Out, c: &Character) {
     }
 }
 
-/// An admin's edit applied to `user`'s sheet: what changed and the sheet now.
+/// An admin's edit applied to `user`'s sheet: what changed and the sheet now (private to the
+/// admin: it is that user's sheet).
 pub fn admin_edited(user: &str, edit: &CharEdit, c: &Character) -> Reply {
     let mut out = Out::default();
     out.bold(user)
         .put(&format!("'s sheet: {}.", edit_words(edit)));
     out.nl();
     sheet(&mut out, c);
-    out.done()
+    out.done().private()
 }
 
 /// What an edit did, as the log and the admin's reply say it: `level 5`, `WIS 14`,
@@ -668,6 +693,7 @@ pub fn after_dropped_notices(notice: &Reply, dropped: u64) -> Reply {
     Reply {
         text: format!("{}\n{}", out.text, notice.text),
         html: format!("{}<br>\n{}", out.html, notice.html),
+        private: notice.private,
     }
 }
 
@@ -683,10 +709,25 @@ pub fn server_error() -> Reply {
     notice("Something went wrong on the server; try again.")
 }
 
-/// Said once in an end-to-end encrypted room, which a host without encryption cannot read.
-pub fn encrypted_room() -> Reply {
+/// Said in a shared room when a private reply went to the player's direct messages.
+pub fn sent_privately(user: &str) -> Reply {
+    notice(&format!("{user}: sent you a direct message."))
+}
+
+/// Said in a shared room when a private reply could not be sent privately (the direct
+/// message could not be opened); the reply itself is not shown in the room.
+pub fn private_failed(user: &str) -> Reply {
+    notice(&format!(
+        "{user}: that answer is for you alone, and I could not open a direct message with \
+         you. Invite me to one and ask again there."
+    ))
+}
+
+/// Said once in a room whose message the host could not decrypt (the sender's device did
+/// not share the room key with the bot's device).
+pub fn undecryptable() -> Reply {
     notice(
-        "This room is encrypted and I cannot read encrypted messages. \
-         Talk to me in a room without encryption (a new DM with encryption off).",
+        "I could not decrypt your last message: your device did not share its key with mine. \
+         Send it again; if it keeps happening, verify or re-open this chat.",
     )
 }

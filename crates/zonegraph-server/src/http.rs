@@ -162,6 +162,17 @@ impl AppState {
             .map_err(|e| anyhow::anyhow!("notice task failed: {e}"))?
     }
 
+    /// Runs `f` on the store off the async threads (the store's calls block on SQLite).
+    pub async fn blocking<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Store) -> anyhow::Result<T> + Send + 'static,
+    ) -> anyhow::Result<T> {
+        let store = self.store.clone();
+        tokio::task::spawn_blocking(move || f(&store))
+            .await
+            .map_err(|e| anyhow::anyhow!("store task failed: {e}"))?
+    }
+
     /// Users with notices waiting (for a transport that pushes rather than polls per user).
     pub async fn users_with_notices(&self) -> anyhow::Result<Vec<String>> {
         let store = self.store.clone();

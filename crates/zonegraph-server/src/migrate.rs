@@ -35,9 +35,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
 pub fn migrate(args: &Args) -> Result<String> {
     let mut out = String::new();
     let mut conn = db::open(&args.db)?;
-    let before = usize::from(db::migrations().current_version(&conn)?);
+    let before = db::user_version(&conn)?;
     db::migrate(&mut conn)?;
-    let after = usize::from(db::migrations().current_version(&conn)?);
+    let after = db::user_version(&conn)?;
     out.push_str(&format!(
         "{}: schema {before} -> {after}\n",
         args.db.display()

@@ -454,6 +454,54 @@ impl Store {
         Ok(wrote.count)
     }
 
+    /// Claims a chat event for handling: `true` once per event id (see
+    /// [`db::claim_event`]); old claims are forgotten after [`db::EVENT_MEMORY_MS`].
+    pub fn claim_event(&self, event_id: &str, room_id: &str) -> Result<bool> {
+        let (e, r) = (event_id.to_string(), room_id.to_string());
+        let wrote = self.write(move |tx| {
+            let now = now_ms();
+            let claimed = db::claim_event(tx, &e, &r, now)?;
+            Ok(Wrote {
+                applied: claimed,
+                count: 0,
+            })
+        })?;
+        Ok(wrote.applied)
+    }
+
+    /// Forgets event claims older than [`db::EVENT_MEMORY_MS`]; returns how many.
+    pub fn prune_events(&self) -> Result<usize> {
+        let wrote = self.write(|tx| {
+            Ok(Wrote {
+                applied: true,
+                count: db::prune_events(tx, now_ms() - db::EVENT_MEMORY_MS)?,
+            })
+        })?;
+        Ok(wrote.count)
+    }
+
+    /// `user`'s direct-message room on Matrix, if known.
+    pub fn dm_room(&self, user: &str) -> Result<Option<String>> {
+        self.read(|c| db::dm_room(c, user))
+    }
+
+    /// Remembers (`Some`) or forgets (`None`: forget `room`) `user`'s direct-message room.
+    pub fn set_dm_room(&self, user: &str, room: &str, known: bool) -> Result<()> {
+        let (u, r) = (user.to_string(), room.to_string());
+        self.write(move |tx| {
+            if known {
+                db::set_dm_room(tx, &u, &r, now_ms())?;
+            } else {
+                db::forget_dm_room(tx, &u, &r)?;
+            }
+            Ok(Wrote {
+                applied: true,
+                count: 0,
+            })
+        })?;
+        Ok(())
+    }
+
     /// The player's view of the run a link token names; `None` for an unknown token.
     pub fn run_view(&self, token: &str) -> Result<Option<RunView>> {
         if !is_token(token) {
@@ -601,6 +649,7 @@ fn word_notices(list: Vec<Notice>) -> Vec<Notice> {
                 &Reply {
                     text: n.text,
                     html: n.html,
+                    private: true,
                 },
                 dropped,
             );

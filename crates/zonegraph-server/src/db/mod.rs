@@ -1,6 +1,7 @@
 //! SQLite: the schema (the zone tables, the bot's run table, the retirement of its old
 //! columns) and its migrations (`schema`), zone import
-//! (`zones`), runs (`runs`, with the legacy warm-up in `legacy`), characters and notices.
+//! (`zones`), runs (`runs`, with the legacy warm-up in `legacy`), characters, notices, and the
+//! Matrix transport's handled events and direct-message rooms (`matrix`).
 //! The only module that knows SQL; the rest of the server calls these functions.
 //!
 //! Durability: WAL with `synchronous = FULL`. In WAL mode FULL syncs the log on every commit,
@@ -13,6 +14,7 @@
 
 mod characters;
 mod legacy;
+mod matrix;
 mod notices;
 mod runs;
 mod schema;
@@ -20,6 +22,7 @@ mod zones;
 
 pub use characters::*;
 pub use legacy::*;
+pub use matrix::*;
 pub use notices::*;
 pub use runs::*;
 pub use schema::*;

@@ -4,8 +4,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
-use rusqlite::{Connection, Transaction, params};
-use rusqlite_migration::{HookResult, M, Migrations};
+use rusqlite::{Connection, Transaction, TransactionBehavior, params};
 
 /// `zone_node` and `zone_edge` exactly as the seed defines them (gogobee creates both, empty,
 /// with IF NOT EXISTS: so do we), zone metadata, characters,
@@ -134,17 +133,42 @@ CREATE TABLE server_health (
 );
 "#;
 
-/// The versioned migrations, applied in order and recorded in `PRAGMA user_version`.
-pub fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![
-        M::up(SCHEMA_V1),
-        M::up_with_hook("", add_run_columns),
-        M::up(SCHEMA_V3),
-        // Version 4: `missed_passages` (the step adds whatever run column is missing).
-        M::up_with_hook("", add_run_columns),
-    ])
+/// Version 5: the Matrix transport's handled events (each answered at most once, across
+/// restarts and re-joins) and each player's direct-message room with the bot (where private
+/// replies and notices go; was `rooms.json` in the state directory).
+const SCHEMA_V5: &str = r#"
+CREATE TABLE matrix_event (
+    event_id       TEXT PRIMARY KEY,
+    room_id        TEXT NOT NULL,
+    handled_at_ms  INTEGER NOT NULL
+);
+CREATE INDEX idx_matrix_event_time ON matrix_event(handled_at_ms);
+CREATE TABLE matrix_dm (
+    user_id        TEXT PRIMARY KEY,
+    room_id        TEXT NOT NULL,
+    updated_at_ms  INTEGER NOT NULL
+);
+"#;
+
+/// One schema migration: SQL, or a step that inspects the database first.
+enum Migration {
+    Sql(&'static str),
+    Step(fn(&Transaction) -> Result<()>),
 }
 
+/// The versioned migrations, applied in order; how many were applied is recorded in
+/// `PRAGMA user_version` (migration `i` brings the database to version `i + 1`).
+const MIGRATIONS: &[Migration] = &[
+    Migration::Sql(SCHEMA_V1),
+    Migration::Step(add_run_columns),
+    Migration::Sql(SCHEMA_V3),
+    // Version 4: `missed_passages` (the step adds whatever run column is missing).
+    Migration::Step(add_run_columns),
+    Migration::Sql(SCHEMA_V5),
+];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// A tiny write (`/healthz`): fails when the database cannot be written.
 pub fn health_write(tx: &Connection, now: i64) -> Result<()> {
     tx.prepare_cached(
@@ -155,7 +179,7 @@ pub fn health_write(tx: &Connection, now: i64) -> Result<()> {
     Ok(())
 }
 
-fn add_run_columns(tx: &Transaction) -> HookResult {
+fn add_run_columns(tx: &Transaction) -> Result<()> {
     let have = columns(tx, "dnd_zone_run")?;
     for (name, decl) in RUN_COLUMNS {
         if !have.iter().any(|c| c == name) {
@@ -184,7 +208,7 @@ fn add_run_columns(tx: &Transaction) -> HookResult {
             .collect::<rusqlite::Result<_>>()?
     };
     for id in ids {
-        let token = random_hex().map_err(|e| rusqlite_migration::HookError::Hook(e.to_string()))?;
+        let token = random_hex()?;
         tx.execute(
             "UPDATE dnd_zone_run SET link_token = ?1 WHERE rowid = ?2",
             params![token, id],
@@ -301,11 +325,42 @@ pub fn configure(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// Runs every pending migration.
+/// Runs every pending migration, each in its own immediate transaction that also records the
+/// new `user_version`, so a crash leaves the database at a whole version and two processes
+/// starting together apply each migration once (the second waits for the write lock, then
+/// finds the version already raised). A database written by a newer zonegraph is refused.
 pub fn migrate(conn: &mut Connection) -> Result<()> {
-    migrations()
-        .to_latest(conn)
-        .context("cannot migrate the database")
+    loop {
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .context("cannot migrate the database: cannot take the write lock")?;
+        let version = user_version(&tx)?;
+        if version > SCHEMA_VERSION {
+            anyhow::bail!(
+                "the database is at schema version {version}, newer than this zonegraph \
+                 knows ({SCHEMA_VERSION}); upgrade zonegraph instead"
+            );
+        }
+        let Some(migration) = usize::try_from(version)
+            .ok()
+            .and_then(|v| MIGRATIONS.get(v))
+        else {
+            return Ok(());
+        };
+        let to = version + 1;
+        match migration {
+            Migration::Sql(sql) => tx.execute_batch(sql).map_err(anyhow::Error::from),
+            Migration::Step(step) => step(&tx),
+        }
+        .and_then(|()| Ok(tx.pragma_update(None, "user_version", to)?))
+        .and_then(|()| Ok(tx.commit()?))
+        .with_context(|| format!("cannot migrate the database to schema version {to}"))?;
+    }
+}
+
+/// `PRAGMA user_version`: how many migrations the database has had.
+pub fn user_version(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
 }
 
 /// Whether `dnd_zone_run` still has the legacy columns.

@@ -1,14 +1,23 @@
-//! Mock-homeserver tests (wiremock): formatting, size cutting, retries and errors.
-//!
-//! matrix-sdk's own `testing` feature (MatrixMockServer) cannot be used here: it pulls in
-//! matrix-sdk-sqlite, whose rusqlite 0.37 conflicts with the server's rusqlite 0.40 over the
-//! one `sqlite3` a binary may link. MatrixMockServer is a wrapper over wiremock, so these
-//! tests mock the same client-server endpoints directly.
+//! Mock-homeserver tests (wiremock): formatting, size cutting, retries and errors, the
+//! hand-off to per-player queues, at-most-once answers, and where private replies go. They
+//! mock the client-server endpoints directly (matrix-sdk's MatrixMockServer is a wrapper
+//! over wiremock too).
 
 #![allow(clippy::unwrap_used, reason = "tests")]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use matrix_sdk::authentication::matrix::MatrixSession;
+use matrix_sdk::ruma::events::room::encrypted::OriginalSyncRoomEncryptedEvent;
+use matrix_sdk::ruma::events::room::message::{
+    OriginalSyncRoomMessageEvent, RoomMessageEventContent,
+};
+use matrix_sdk::ruma::{RoomId, UserId};
+use matrix_sdk::{SessionMeta, SessionTokens};
+use zonegraph_core::chat::{Reply, escape};
 
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path, path_regex};
@@ -20,13 +29,23 @@ use crate::store::{CommandSettings, Store};
 use zonegraph_core::limits::Rate;
 
 const ROOM: &str = "!dm:localhost";
+/// Alice's DM in the two-room syncs, and a room she shares with Carol.
+const DM: &str = "!dm:localhost";
+const SHARED: &str = "!shared:localhost";
+/// Bob's DM.
+const BOB_DM: &str = "!bobdm:localhost";
 const BOT: &str = "@bot:localhost";
 const PLAYER: &str = "@alice:localhost";
+const BOB: &str = "@bob:localhost";
+const CAROL: &str = "@carol:localhost";
+/// When the bot joined each room (homeserver time).
+const JOINED_AT: i64 = 1_000;
 
 fn reply(text: &str, html: &str) -> Reply {
     Reply {
         text: text.into(),
         html: html.into(),
+        private: false,
     }
 }
 
@@ -143,6 +162,11 @@ fn config_needs_a_secret_and_prefers_the_token() {
 
 /// A client logged in (restored session) against `server`, synced once into one joined DM.
 async fn synced_client(server: &MockServer) -> Client {
+    synced_into(server, sync_with(vec![])).await
+}
+
+/// A client logged in against `server`, synced once with `sync`.
+async fn synced_into(server: &MockServer, sync: Value) -> Client {
     Mock::given(method("GET"))
         .and(path("/_matrix/client/versions"))
         .respond_with(ResponseTemplate::new(200).set_body_json(json!({
@@ -151,13 +175,23 @@ async fn synced_client(server: &MockServer) -> Client {
         })))
         .mount(server)
         .await;
+    // No room here is encrypted (the SDK asks before its first send to a room).
+    Mock::given(method("GET"))
+        .and(path_regex(
+            r"^/_matrix/client/v3/rooms/.*/state/m\.room\.encryption/?$",
+        ))
+        .respond_with(ResponseTemplate::new(404).set_body_json(json!({
+            "errcode": "M_NOT_FOUND", "error": "Event not found."
+        })))
+        .mount(server)
+        .await;
     Mock::given(method("GET"))
         .and(path("/_matrix/client/v3/sync"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(sync_with(vec![])))
+        .respond_with(ResponseTemplate::new(200).set_body_json(sync))
         .up_to_n_times(1)
         .mount(server)
         .await;
-    let client = build_client(&server.uri()).await.unwrap();
+    let client = build_client(&server.uri(), None).await.unwrap();
     client
         .restore_session(MatrixSession {
             meta: SessionMeta {
@@ -175,11 +209,11 @@ async fn synced_client(server: &MockServer) -> Client {
     client
 }
 
-fn member(user: &str) -> Value {
+fn member(user: &str, room: &str) -> Value {
     json!({
         "type": "m.room.member", "state_key": user, "sender": user,
-        "content": {"membership": "join"}, "event_id": format!("$m{}", &user[1..3]),
-        "origin_server_ts": 1
+        "content": {"membership": "join"}, "event_id": format!("$m{}{}", &user[1..3], &room[1..3]),
+        "origin_server_ts": if user == BOT { JOINED_AT } else { 1 }
     })
 }
 
@@ -187,11 +221,42 @@ fn sync_with(timeline: Vec<Value>) -> Value {
     json!({
         "next_batch": "s1",
         "rooms": {"join": {ROOM: {
-            "state": {"events": [member(BOT), member(PLAYER)]},
+            "state": {"events": [member(BOT, ROOM), member(PLAYER, ROOM)]},
             "timeline": {"events": timeline, "limited": false},
             "summary": {"m.joined_member_count": 2}
         }}}
     })
+}
+
+/// A sync into rooms given as (room id, members besides the bot).
+fn sync_rooms(rooms: &[(&str, &[&str])]) -> Value {
+    let mut join = serde_json::Map::new();
+    for (room, members) in rooms {
+        let mut state = vec![member(BOT, room)];
+        state.extend(members.iter().map(|m| member(m, room)));
+        join.insert(
+            (*room).to_string(),
+            json!({
+                "state": {"events": state},
+                "timeline": {"events": [], "limited": false},
+                "summary": {"m.joined_member_count": members.len() + 1}
+            }),
+        );
+    }
+    json!({"next_batch": "s1", "rooms": {"join": join}})
+}
+
+fn room(client: &Client, id: &str) -> matrix_sdk::Room {
+    client.get_room(<&RoomId>::try_from(id).unwrap()).unwrap()
+}
+
+/// Waits until the bot's queues are empty.
+async fn settle(bot: &Bot) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while bot.busy() > 0 {
+        assert!(Instant::now() < deadline, "the bot's queues did not drain");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
 }
 
 fn bot_over_store(dir: &Path) -> Bot {
@@ -215,7 +280,10 @@ fn bot_with_rate(dir: &Path, rate: Option<Rate>) -> Bot {
         locks: UserLocks::default(),
         limiter: Limiter::new(rate),
     };
-    Bot::new(state, Some(dir))
+    Bot::new(
+        state,
+        Allow::parse(&[], <&UserId>::try_from(BOT).unwrap()).unwrap(),
+    )
 }
 
 /// A mock of the homeserver's send-message endpoint, to give a response.
@@ -250,11 +318,37 @@ fn message(body: &str) -> OriginalSyncRoomMessageEvent {
 }
 
 fn message_at(body: &str, ts: i64) -> OriginalSyncRoomMessageEvent {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let id = format!("$e{}", NEXT.fetch_add(1, Ordering::Relaxed));
+    event(PLAYER, &id, body, ts)
+}
+
+fn event(sender: &str, id: &str, body: &str, ts: i64) -> OriginalSyncRoomMessageEvent {
     serde_json::from_value(json!({
-        "type": "m.room.message", "sender": PLAYER, "event_id": "$x", "origin_server_ts": ts,
+        "type": "m.room.message", "sender": sender, "event_id": id, "origin_server_ts": ts,
         "content": {"msgtype": "m.text", "body": body}
     }))
     .unwrap()
+}
+
+/// The bodies sent to `room`, in order.
+async fn sent_to(server: &MockServer, room: &str) -> Vec<String> {
+    let enc = room.replace('!', "%21").replace(':', "%3A");
+    server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .filter(|r| {
+            r.method.as_str() == "PUT"
+                && r.url.path().contains("/send/m.room.message/")
+                && (r.url.path().contains(&enc) || r.url.path().contains(room))
+        })
+        .map(|r| {
+            let v: Value = serde_json::from_slice(&r.body).unwrap();
+            v["body"].as_str().unwrap().to_string()
+        })
+        .collect()
 }
 
 #[tokio::test]
@@ -266,7 +360,7 @@ async fn a_command_is_answered_with_notices_and_the_dm_is_remembered() {
     let bot = bot_over_store(dir.path());
     let room = client.get_room(<&RoomId>::try_from(ROOM).unwrap()).unwrap();
 
-    // Sent before the bot started (a homeserver replaying history): not answered.
+    // Sent before the bot joined (a homeserver replaying history): not answered.
     bot.on_message(&message_at("!zone enter crypt_valdris", 2), &room)
         .await;
     assert!(sent_bodies(&server.received_requests().await.unwrap()).is_empty());
@@ -276,6 +370,7 @@ async fn a_command_is_answered_with_notices_and_the_dm_is_remembered() {
     bot.on_message(&message("just chatting"), &room).await;
     let long = format!("!zone go {}", "9".repeat(5_000));
     bot.on_message(&message(&long), &room).await;
+    settle(&bot).await;
 
     let sent = sent_bodies(&server.received_requests().await.unwrap());
     assert!(!sent.is_empty());
@@ -293,14 +388,11 @@ async fn a_command_is_answered_with_notices_and_the_dm_is_remembered() {
     );
     let last = sent.last().unwrap()["body"].as_str().unwrap();
     assert!(last.contains("too long"), "{last}");
-    assert_eq!(bot.dm_room(PLAYER).unwrap().as_str(), ROOM);
-    // Persisted for the next start.
-    let again = bot_over_store_reopen(dir.path(), &bot);
-    assert_eq!(again.dm_room(PLAYER).unwrap().as_str(), ROOM);
-}
-
-fn bot_over_store_reopen(dir: &Path, bot: &Bot) -> Bot {
-    Bot::new(bot.state.clone(), Some(dir))
+    // Remembered in the database for private replies and notices.
+    assert_eq!(
+        bot.state().store.dm_room(PLAYER).unwrap().as_deref(),
+        Some(ROOM)
+    );
 }
 
 #[tokio::test]
@@ -342,7 +434,7 @@ async fn a_forbidden_room_is_an_error_not_a_panic_nor_a_retry_loop() {
 }
 
 #[tokio::test]
-async fn an_encrypted_room_is_told_once_and_nothing_crashes() {
+async fn an_undecryptable_message_is_told_once_in_a_dm_and_nothing_crashes() {
     let server = MockServer::start().await;
     let client = synced_client(&server).await;
     sends().respond_with(sent_ok()).mount(&server).await;
@@ -350,16 +442,21 @@ async fn an_encrypted_room_is_told_once_and_nothing_crashes() {
     let bot = bot_over_store(dir.path());
     let room = client.get_room(<&RoomId>::try_from(ROOM).unwrap()).unwrap();
     let ev: OriginalSyncRoomEncryptedEvent = serde_json::from_value(json!({
-        "type": "m.room.encrypted", "sender": PLAYER, "event_id": "$e", "origin_server_ts": 3,
+        "type": "m.room.encrypted", "sender": PLAYER, "event_id": "$e", "origin_server_ts": JOINED_AT + 1,
         "content": {"algorithm": "m.megolm.v1.aes-sha2", "ciphertext": "AAAA",
                     "sender_key": "k", "device_id": "D", "session_id": "s"}
     }))
     .unwrap();
-    bot.on_encrypted(&ev, &room).await;
-    bot.on_encrypted(&ev, &room).await;
+    bot.on_undecryptable(&ev, &room).await;
+    bot.on_undecryptable(&ev, &room).await;
     let sent = sent_bodies(&server.received_requests().await.unwrap());
     assert_eq!(sent.len(), 1);
-    assert!(sent[0]["body"].as_str().unwrap().contains("encrypted"));
+    assert!(
+        sent[0]["body"]
+            .as_str()
+            .unwrap()
+            .contains("could not decrypt")
+    );
 }
 
 #[test]
@@ -374,7 +471,7 @@ async fn undelivered_notices_stay_queued_in_order_and_refused_ones_are_dropped()
     let client = synced_client(&server).await;
     let dir = tempfile::tempdir().unwrap();
     let bot = bot_over_store(dir.path());
-    bot.remember_dm(PLAYER, <&RoomId>::try_from(ROOM).unwrap());
+    bot.state().store.set_dm_room(PLAYER, ROOM, true).unwrap();
     let conn = crate::db::open(&dir.path().join("z.db")).unwrap();
     for text in ["picked for you: first", "picked for you: second"] {
         crate::db::push_notice(&conn, PLAYER, "run-1", text, text, 1).unwrap();
@@ -387,7 +484,8 @@ async fn undelivered_notices_stay_queued_in_order_and_refused_ones_are_dropped()
         })))
         .mount_as_scoped(&server)
         .await;
-    assert_eq!(bot.deliver_notices(&client).await.unwrap(), 0);
+    bot.deliver_notices(&client).await.unwrap();
+    settle(&bot).await;
     drop(down);
     assert!(crate::db::has_pending_notices(&conn, PLAYER).unwrap());
 
@@ -396,7 +494,8 @@ async fn undelivered_notices_stay_queued_in_order_and_refused_ones_are_dropped()
         .respond_with(sent_ok())
         .mount_as_scoped(&server)
         .await;
-    assert_eq!(bot.deliver_notices(&client).await.unwrap(), 2);
+    bot.deliver_notices(&client).await.unwrap();
+    settle(&bot).await;
     drop(up);
     let sent = sent_bodies(&server.received_requests().await.unwrap());
     let ok: Vec<&str> = sent[sent.len() - 2..]
@@ -412,7 +511,8 @@ async fn undelivered_notices_stay_queued_in_order_and_refused_ones_are_dropped()
         .respond_with(not_in_room())
         .mount_as_scoped(&server)
         .await;
-    assert_eq!(bot.deliver_notices(&client).await.unwrap(), 0);
+    bot.deliver_notices(&client).await.unwrap();
+    settle(&bot).await;
     assert!(!crate::db::has_pending_notices(&conn, PLAYER).unwrap());
 }
 
@@ -432,6 +532,7 @@ async fn a_player_over_the_rate_limit_is_told_once() {
     for _ in 0..4 {
         bot.on_message(&message("!zone help"), &room).await;
     }
+    settle(&bot).await;
     let bodies: Vec<String> = sent_bodies(&server.received_requests().await.unwrap())
         .iter()
         .map(|v| v["body"].as_str().unwrap().to_string())
@@ -468,6 +569,7 @@ async fn notices_before_a_reply_stay_queued_until_the_homeserver_took_them() {
         .mount_as_scoped(&server)
         .await;
     bot.on_message(&message("!zone help"), &room).await;
+    settle(&bot).await;
     drop(down);
     assert!(crate::db::has_pending_notices(&conn, PLAYER).unwrap());
 
@@ -477,6 +579,7 @@ async fn notices_before_a_reply_stay_queued_until_the_homeserver_took_them() {
         .mount_as_scoped(&server)
         .await;
     bot.on_message(&message("!zone help"), &room).await;
+    settle(&bot).await;
     let sent = sent_bodies(&server.received_requests().await.unwrap());
     let last: Vec<&str> = sent[sent.len() - 2..]
         .iter()
@@ -485,4 +588,166 @@ async fn notices_before_a_reply_stay_queued_until_the_homeserver_took_them() {
     assert_eq!(last[0], "picked for you");
     assert!(last[1].contains("Zone commands"), "{last:?}");
     assert!(!crate::db::has_pending_notices(&conn, PLAYER).unwrap());
+}
+
+#[tokio::test]
+async fn a_send_stuck_in_one_room_does_not_delay_another_player() {
+    let server = MockServer::start().await;
+    let client = synced_into(&server, sync_rooms(&[(DM, &[PLAYER]), (BOB_DM, &[BOB])])).await;
+    // Alice's room answers 429 for a while; Bob's at once.
+    Mock::given(method("PUT"))
+        .and(path_regex(
+            r"^/_matrix/client/v3/rooms/(%21|!)dm.*/send/m\.room\.message/.*",
+        ))
+        .respond_with(
+            ResponseTemplate::new(429)
+                .set_body_json(json!({"errcode": "M_LIMIT_EXCEEDED", "error": "slow down",
+                                      "retry_after_ms": 300}))
+                .set_delay(Duration::from_millis(300)),
+        )
+        .mount(&server)
+        .await;
+    sends().respond_with(sent_ok()).mount(&server).await;
+    let dir = tempfile::tempdir().unwrap();
+    let bot = bot_over_store(dir.path());
+    let now = crate::store::now_ms();
+    let started = Instant::now();
+    bot.on_message(&event(PLAYER, "$a1", "!zone help", now), &room(&client, DM))
+        .await;
+    bot.on_message(
+        &event(BOB, "$b1", "!zone help", now),
+        &room(&client, BOB_DM),
+    )
+    .await;
+    // The sync loop's handlers returned at once: the work is queued.
+    assert!(
+        started.elapsed() < Duration::from_millis(200),
+        "{:?}",
+        started.elapsed()
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while sent_to(&server, BOB_DM).await.is_empty() {
+        assert!(Instant::now() < deadline, "Bob was never answered");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let bob_answered = started.elapsed();
+    // Alice's send is still being retried when Bob has his answer.
+    assert!(bot.busy() >= 1, "Alice's send should still be stuck");
+    assert!(
+        bob_answered < Duration::from_millis(1_000),
+        "Bob waited {bob_answered:?} behind Alice's room"
+    );
+    settle(&bot).await;
+}
+
+#[tokio::test]
+async fn each_event_is_answered_at_most_once_across_restarts() {
+    let server = MockServer::start().await;
+    let client = synced_client(&server).await;
+    sends().respond_with(sent_ok()).mount(&server).await;
+    let dir = tempfile::tempdir().unwrap();
+    let bot = bot_over_store(dir.path());
+    let dm = room(&client, ROOM);
+    let now = crate::store::now_ms();
+    let ev = event(PLAYER, "$once", "!zone help", now);
+    bot.on_message(&ev, &dm).await;
+    bot.on_message(&ev, &dm).await;
+    settle(&bot).await;
+    assert_eq!(sent_to(&server, ROOM).await.len(), 1);
+    // The same database after a restart (a re-join replays the room's history): still once.
+    let again = Bot::new(bot.state().clone(), bot.allow().clone());
+    again.on_message(&ev, &dm).await;
+    settle(&again).await;
+    assert_eq!(sent_to(&server, ROOM).await.len(), 1);
+    // A new event is answered.
+    again
+        .on_message(&event(PLAYER, "$twice", "!zone help", now), &dm)
+        .await;
+    settle(&again).await;
+    assert_eq!(sent_to(&server, ROOM).await.len(), 2);
+}
+
+#[tokio::test]
+async fn senders_not_allowed_get_nothing() {
+    let server = MockServer::start().await;
+    let client = synced_into(
+        &server,
+        sync_rooms(&[(SHARED, &[PLAYER, "@eve:elsewhere.org"])]),
+    )
+    .await;
+    sends().respond_with(sent_ok()).mount(&server).await;
+    let dir = tempfile::tempdir().unwrap();
+    let bot = bot_over_store(dir.path());
+    let now = crate::store::now_ms();
+    bot.on_message(
+        &event("@eve:elsewhere.org", "$eve", "!zone help", now),
+        &room(&client, SHARED),
+    )
+    .await;
+    settle(&bot).await;
+    assert!(sent_to(&server, SHARED).await.is_empty());
+    let allow = Allow::parse(
+        &["elsewhere.org,@ann:third.net".into()],
+        <&UserId>::try_from(BOT).unwrap(),
+    )
+    .unwrap();
+    assert!(allow.allows(<&UserId>::try_from("@eve:elsewhere.org").unwrap()));
+    assert!(allow.allows(<&UserId>::try_from("@ann:third.net").unwrap()));
+    assert!(!allow.allows(<&UserId>::try_from("@bob:third.net").unwrap()));
+    assert!(!allow.allows(<&UserId>::try_from(PLAYER).unwrap()));
+    let err =
+        Allow::parse(&["not a server".into()], <&UserId>::try_from(BOT).unwrap()).unwrap_err();
+    assert!(format!("{err:#}").contains("--matrix-allow"), "{err:#}");
+}
+
+#[tokio::test]
+async fn private_replies_in_a_shared_room_go_to_the_players_dm() {
+    let server = MockServer::start().await;
+    let client = synced_into(
+        &server,
+        sync_rooms(&[(SHARED, &[PLAYER, CAROL]), (DM, &[PLAYER])]),
+    )
+    .await;
+    sends().respond_with(sent_ok()).mount(&server).await;
+    let dir = tempfile::tempdir().unwrap();
+    let bot = bot_over_store(dir.path());
+    bot.state().store.set_dm_room(PLAYER, DM, true).unwrap();
+    let shared = room(&client, SHARED);
+    for body in ["!zone enter crypt_valdris", "!zone map", "!char"] {
+        bot.on_message(&message(body), &shared).await;
+    }
+    settle(&bot).await;
+    let in_room = sent_to(&server, SHARED).await;
+    let in_dm = sent_to(&server, DM).await;
+    // The run's progress stays in the room; the link and the sheet do not.
+    assert!(
+        in_room[0].contains("You enter Crypt of Valdris"),
+        "{in_room:?}"
+    );
+    assert!(
+        in_room
+            .iter()
+            .all(|b| !b.contains("/run/") && !b.contains("Keys:")),
+        "{in_room:?}"
+    );
+    assert_eq!(
+        in_room
+            .iter()
+            .filter(|b| b.contains("sent you a direct message"))
+            .count(),
+        2,
+        "{in_room:?}"
+    );
+    assert!(
+        in_dm
+            .iter()
+            .any(|b| b.contains("Run map: https://zones.example/run/")),
+        "{in_dm:?}"
+    );
+    assert!(in_dm.iter().any(|b| b.contains("Keys:")), "{in_dm:?}");
+    // In the DM itself, everything is answered there.
+    bot.on_message(&message("!char"), &room(&client, DM)).await;
+    settle(&bot).await;
+    assert_eq!(sent_to(&server, DM).await.len(), in_dm.len() + 1);
+    assert_eq!(sent_to(&server, SHARED).await.len(), in_room.len());
 }

@@ -1,0 +1,333 @@
+//! The Matrix transport (`zonegraph serve --matrix`): the bot logs in with matrix-sdk, joins
+//! the rooms allowed users invite it to and answers `!zone …` / `!char …` through the same
+//! pipeline as the HTTP API ([`AppState::command`]); the Matrix user id is the player.
+//!
+//! - End-to-end encryption is the normal case: the SDK's SQLite state and crypto stores live
+//!   in the state directory `<db>.matrix/` (see `session`), so the bot keeps its device, its
+//!   keys and its sync position across restarts, reads encrypted DMs and rooms, and shares
+//!   its room keys with the members' devices when it answers.
+//! - The sync loop only hands events off (`bot`): each player's commands go to a queue of
+//!   their own (`queue`), worked in order by one task, players in parallel.
+//! - Each event is answered at most once: its id is claimed in the database before the
+//!   command runs, and events from before the bot's own join in a room are not answered.
+//! - `--matrix-allow` decides whose invites are accepted and whose commands are answered.
+//! - Replies the core marks private (the run-map link, a sheet) and notices go to the
+//!   player's direct messages when the room is shared.
+//! - What is sent: `send` (an `m.notice`, cut under the event size limit).
+
+mod bot;
+mod queue;
+mod send;
+mod session;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context as _, Result, bail};
+use matrix_sdk::config::SyncSettings;
+use matrix_sdk::ruma::api::client::filter::{FilterDefinition, LazyLoadOptions};
+use matrix_sdk::ruma::api::client::sync::sync_events::v3::Filter;
+use matrix_sdk::ruma::events::room::encrypted::OriginalSyncRoomEncryptedEvent;
+use matrix_sdk::ruma::events::room::member::{
+    OriginalSyncRoomMemberEvent, StrippedRoomMemberEvent,
+};
+use matrix_sdk::ruma::events::room::message::OriginalSyncRoomMessageEvent;
+use matrix_sdk::{Client, Room};
+use serde::Deserialize;
+
+use crate::http::AppState;
+
+pub use bot::{Allow, Bot, is_shared};
+pub use queue::MAX_WAITING;
+pub use send::{MAX_CONTENT_BYTES, SendError, is_command, notice, notice_within, send_notice};
+pub use session::{build_client, login};
+
+/// How often queued fork-timeout notices are looked for.
+pub const NOTICE_EVERY: Duration = Duration::from_secs(5);
+/// How often handled event ids older than their memory are forgotten.
+const PRUNE_EVERY: Duration = Duration::from_secs(3_600);
+/// Long-poll timeout of one sync request.
+const SYNC_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Matrix flags of `zonegraph serve`. Secrets belong in the environment or the config file.
+#[derive(Debug, Default, Clone, clap::Args)]
+#[command(next_help_heading = "Matrix (with --matrix)")]
+pub struct MatrixArgs {
+    /// Also run the Matrix bot (needs a homeserver, a user and a password or token).
+    #[arg(long)]
+    pub matrix: bool,
+    /// JSON file with any of {"homeserver","user","password","token"}; flags and the
+    /// environment take precedence.
+    #[arg(long, value_name = "FILE")]
+    pub matrix_config: Option<PathBuf>,
+    /// Homeserver URL, e.g. https://matrix.example.org.
+    #[arg(long, env = "ZONEGRAPH_MATRIX_HOMESERVER")]
+    pub matrix_homeserver: Option<String>,
+    /// The bot's user id, e.g. @zonebot:example.org.
+    #[arg(long, env = "ZONEGRAPH_MATRIX_USER")]
+    pub matrix_user: Option<String>,
+    /// The bot's password (prefer ZONEGRAPH_MATRIX_PASSWORD).
+    #[arg(long, env = "ZONEGRAPH_MATRIX_PASSWORD", hide_env_values = true)]
+    pub matrix_password: Option<String>,
+    /// An access token instead of a password (prefer ZONEGRAPH_MATRIX_TOKEN). Its device
+    /// must be the bot's alone: the bot keeps that device's encryption keys.
+    #[arg(long, env = "ZONEGRAPH_MATRIX_TOKEN", hide_env_values = true)]
+    pub matrix_token: Option<String>,
+    /// Who may invite the bot and talk to it: a server name (example.org) or a user id
+    /// (@ann:example.org); repeatable, or comma-separated in ZONEGRAPH_MATRIX_ALLOW.
+    /// Default: the bot's own homeserver.
+    #[arg(
+        long,
+        env = "ZONEGRAPH_MATRIX_ALLOW",
+        value_name = "SERVER|USER",
+        value_delimiter = ','
+    )]
+    pub matrix_allow: Vec<String>,
+}
+
+/// The config file's shape.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    homeserver: Option<String>,
+    user: Option<String>,
+    password: Option<String>,
+    token: Option<String>,
+    #[serde(default)]
+    allow: Vec<String>,
+}
+
+/// How the bot logs in.
+#[derive(Clone)]
+pub enum Secret {
+    Password(String),
+    Token(String),
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Secret::Password(_) => "Password(<set>)",
+            Secret::Token(_) => "Token(<set>)",
+        })
+    }
+}
+
+/// A resolved Matrix configuration.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub homeserver: String,
+    pub user: String,
+    pub secret: Secret,
+    /// `<db>.matrix/`: the session and the SDK's stores.
+    pub state_dir: PathBuf,
+    /// `--matrix-allow` (empty: the bot's own homeserver).
+    pub allow: Vec<String>,
+}
+
+impl Config {
+    /// Flags and environment first, then the config file.
+    pub fn from_args(args: &MatrixArgs, db: &Path) -> Result<Config> {
+        let file: FileConfig = match &args.matrix_config {
+            Some(p) => {
+                let text = std::fs::read_to_string(p)
+                    .with_context(|| format!("cannot read {}", p.display()))?;
+                serde_json::from_str(&text)
+                    .with_context(|| format!("{} is not a Matrix config", p.display()))?
+            }
+            None => FileConfig::default(),
+        };
+        let pick = |a: &Option<String>, b: Option<String>| {
+            a.clone().filter(|s| !s.trim().is_empty()).or(b)
+        };
+        let homeserver = pick(&args.matrix_homeserver, file.homeserver).context(
+            "--matrix needs a homeserver: --matrix-homeserver or ZONEGRAPH_MATRIX_HOMESERVER",
+        )?;
+        let user = pick(&args.matrix_user, file.user)
+            .context("--matrix needs the bot's user id: --matrix-user or ZONEGRAPH_MATRIX_USER")?;
+        let secret = match (
+            pick(&args.matrix_token, file.token),
+            pick(&args.matrix_password, file.password),
+        ) {
+            (Some(t), _) => Secret::Token(t),
+            (None, Some(p)) => Secret::Password(p),
+            (None, None) => bail!(
+                "--matrix needs ZONEGRAPH_MATRIX_PASSWORD or ZONEGRAPH_MATRIX_TOKEN (or the config file)"
+            ),
+        };
+        let allow = if args.matrix_allow.is_empty() {
+            file.allow
+        } else {
+            args.matrix_allow.clone()
+        };
+        Ok(Config {
+            homeserver,
+            user,
+            secret,
+            state_dir: state_dir(db),
+            allow,
+        })
+    }
+}
+
+/// `<db>.matrix`, next to the database.
+pub fn state_dir(db: &Path) -> PathBuf {
+    let mut s = db.as_os_str().to_owned();
+    s.push(".matrix");
+    PathBuf::from(s)
+}
+
+/// Registers the handlers: invites, memberships, messages, undecryptable messages.
+pub fn add_handlers(client: &Client, bot: &Bot) {
+    let b = bot.clone();
+    client.add_event_handler(move |ev: StrippedRoomMemberEvent, room: Room| {
+        let b = b.clone();
+        async move { b.on_invite(&ev, room).await }
+    });
+    let b = bot.clone();
+    client.add_event_handler(move |ev: OriginalSyncRoomMemberEvent, room: Room| {
+        let b = b.clone();
+        async move { b.on_member(&ev, &room).await }
+    });
+    let b = bot.clone();
+    client.add_event_handler(move |ev: OriginalSyncRoomMessageEvent, room: Room| {
+        let b = b.clone();
+        async move { b.on_message(&ev, &room).await }
+    });
+    let b = bot.clone();
+    client.add_event_handler(move |ev: OriginalSyncRoomEncryptedEvent, room: Room| {
+        let b = b.clone();
+        async move { b.on_undecryptable(&ev, &room).await }
+    });
+}
+
+/// Sync settings: the long-poll timeout and lazy-loading of members (a big room's member
+/// list is not sent with every sync; the room summary counts them).
+pub async fn sync_settings(client: &Client) -> SyncSettings {
+    let mut filter = FilterDefinition::default();
+    let lazy = LazyLoadOptions::Enabled {
+        include_redundant_members: false,
+    };
+    filter.room.state.lazy_load_options = lazy.clone();
+    filter.room.timeline.lazy_load_options = lazy;
+    let settings = SyncSettings::new().timeout(SYNC_TIMEOUT);
+    match client.get_or_upload_filter("zonegraph", filter).await {
+        Ok(id) => settings.filter(Filter::FilterId(id)),
+        Err(e) => {
+            eprintln!("zonegraph: matrix: cannot upload the sync filter ({e}); syncing without");
+            settings
+        }
+    }
+}
+
+/// One sync, retried with backoff until the homeserver answers. A stored sync token makes
+/// it a resumption, not an initial full sync.
+async fn sync_once_retrying(client: &Client, settings: &SyncSettings) {
+    let mut delay = Duration::from_secs(1);
+    loop {
+        match client.sync_once(settings.clone()).await {
+            Ok(_) => return,
+            Err(e) => {
+                eprintln!("zonegraph: matrix: sync failed ({e}); retrying in {delay:?}");
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(Duration::from_secs(60));
+            }
+        }
+    }
+}
+
+/// Syncs forever (each response's events handed off by the handlers), delivers queued
+/// notices every [`NOTICE_EVERY`] and forgets old event ids every [`PRUNE_EVERY`].
+pub async fn run(client: Client, bot: Bot, settings: SyncSettings) {
+    let notices = {
+        let (client, bot) = (client.clone(), bot.clone());
+        tokio::spawn(async move {
+            let mut pruned = tokio::time::Instant::now();
+            loop {
+                tokio::time::sleep(NOTICE_EVERY).await;
+                if let Err(e) = bot.deliver_notices(&client).await {
+                    eprintln!("zonegraph: matrix: notices: {e:#}");
+                }
+                if pruned.elapsed() >= PRUNE_EVERY {
+                    pruned = tokio::time::Instant::now();
+                    if let Err(e) = bot.state().blocking(|s| s.prune_events()).await {
+                        eprintln!("zonegraph: matrix: cannot forget old events: {e:#}");
+                    }
+                }
+            }
+        })
+    };
+    loop {
+        sync_once_retrying(&client, &settings).await;
+        if notices.is_finished() {
+            eprintln!("zonegraph: matrix: the notice task stopped");
+        }
+    }
+}
+
+/// Logs in (or resumes), syncs once and starts the bot on `runtime` (the server's),
+/// answering through `state`; returns once it listens.
+pub fn start(
+    runtime: &tokio::runtime::Handle,
+    state: &AppState,
+    config: &Config,
+) -> Result<tokio::task::JoinHandle<()>> {
+    let (client, bot, settings) = runtime.block_on(async {
+        let client = login(config).await?;
+        let me = client
+            .user_id()
+            .context("logged in, but the SDK has no user id")?
+            .to_owned();
+        let bot = Bot::new(state.clone(), Allow::parse(&config.allow, &me)?);
+        import_rooms_json(&config.state_dir, state).await;
+        add_handlers(&client, &bot);
+        let settings = sync_settings(&client).await;
+        sync_once_retrying(&client, &settings).await;
+        for room in client.joined_rooms() {
+            bot::leave_if_alone(&room).await;
+        }
+        eprintln!(
+            "zonegraph: matrix: listening for !zone and !char (allowed: {})",
+            bot.allow().describe()
+        );
+        anyhow::Ok((client, bot, settings))
+    })?;
+    Ok(runtime.spawn(run(client, bot, settings)))
+}
+
+/// Earlier versions kept each player's DM room in `<state>/rooms.json`; they move into the
+/// database once.
+async fn import_rooms_json(state_dir: &Path, state: &AppState) {
+    let path = state_dir.join("rooms.json");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return;
+    };
+    let Ok(rooms) = serde_json::from_str::<std::collections::BTreeMap<String, String>>(&text)
+    else {
+        eprintln!(
+            "zonegraph: matrix: {} is not a room list; left as it is",
+            path.display()
+        );
+        return;
+    };
+    let result = state
+        .blocking(move |s| {
+            for (user, room) in &rooms {
+                if s.dm_room(user)?.is_none() {
+                    s.set_dm_room(user, room, true)?;
+                }
+            }
+            Ok(())
+        })
+        .await;
+    match result.and_then(|()| Ok(std::fs::remove_file(&path)?)) {
+        Ok(()) => eprintln!(
+            "zonegraph: matrix: moved the DM rooms of {} into the database",
+            path.display()
+        ),
+        Err(e) => eprintln!("zonegraph: matrix: cannot move {}: {e:#}", path.display()),
+    }
+}
+
+#[cfg(test)]
+mod tests;

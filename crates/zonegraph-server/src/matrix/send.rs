@@ -1,0 +1,153 @@
+//! What the bot sends: a reply as an `m.notice` (plain and HTML bodies, maps in
+//! `<pre><code>`, cut under the event size limit with a pointer to the run map), and the
+//! send itself with retries.
+
+use std::time::Duration;
+
+use matrix_sdk::Room;
+use matrix_sdk::ruma::events::room::message::RoomMessageEventContent;
+
+use zonegraph_core::chat::{Reply, escape};
+
+/// Largest serialized event content we send; Matrix caps a whole event at 65,536 bytes and
+/// the server adds its own fields (and encryption a third), so stay far below.
+pub const MAX_CONTENT_BYTES: usize = 32 * 1024;
+
+/// Whether a message is for the bot.
+pub fn is_command(body: &str) -> bool {
+    let b = body.trim_start();
+    ["!zone", "!char"].iter().any(|p| {
+        b.strip_prefix(p)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(char::is_whitespace))
+    })
+}
+
+/// The event content of one reply: an `m.notice` with a plain body and an HTML body (the map
+/// in `<pre><code>`), cut to stay under [`MAX_CONTENT_BYTES`].
+pub fn notice(reply: &Reply) -> RoomMessageEventContent {
+    notice_within(reply, MAX_CONTENT_BYTES)
+}
+
+/// [`notice`] with an explicit size limit (tests).
+pub fn notice_within(reply: &Reply, limit: usize) -> RoomMessageEventContent {
+    let html = code_blocks(&reply.html);
+    let content = RoomMessageEventContent::notice_html(reply.text.clone(), html);
+    if content_len(&content) <= limit {
+        return content;
+    }
+    let link = run_map_link(&reply.text);
+    let pointer = match &link {
+        Some(l) => format!("… too long for one message: the whole map is at {l}"),
+        None => "… too long for one message: `!zone map` has the run-map link".to_string(),
+    };
+    let pointer_html = match &link {
+        Some(l) => format!(
+            "<p>… too long for one message: the whole map is at <a href=\"{0}\">{0}</a></p>",
+            escape(l)
+        ),
+        None => "<p>… too long for one message: <code>!zone map</code> has the run-map link</p>"
+            .to_string(),
+    };
+    // Cut the text at line ends, halving until the escaped, serialized event fits.
+    let mut budget = reply.text.len().min(limit);
+    loop {
+        let cut = cut_lines(&reply.text, budget);
+        let body = format!("{cut}\n{pointer}");
+        let html = format!("<pre><code>{}</code></pre>{pointer_html}", escape(cut));
+        let content = RoomMessageEventContent::notice_html(body, html);
+        if content_len(&content) <= limit || budget == 0 {
+            return content;
+        }
+        budget /= 2;
+    }
+}
+
+/// The core puts maps in `<pre>`; Matrix clients expect `<pre><code>`. Labels are escaped,
+/// so a literal `<pre>` is always a tag.
+fn code_blocks(html: &str) -> String {
+    html.replace("<pre>", "<pre><code>")
+        .replace("</pre>", "</code></pre>")
+        .replace("<pre><code><code>", "<pre><code>")
+        .replace("</code></code></pre>", "</code></pre>")
+}
+
+/// The longest prefix of `text` of at most `max` bytes ending at a line end (or a char
+/// boundary when the first line alone is longer).
+fn cut_lines(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    match text[..end].rfind('\n') {
+        Some(nl) if nl > 0 => &text[..nl],
+        _ => &text[..end],
+    }
+}
+
+/// The run-map link in a reply ("Run map: URL"), if any.
+fn run_map_link(text: &str) -> Option<String> {
+    text.lines()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix("Run map: "))
+        .map(|l| l.trim().to_string())
+        .filter(|l| l.starts_with("http://") || l.starts_with("https://"))
+}
+
+fn content_len(content: &RoomMessageEventContent) -> usize {
+    serde_json::to_vec(content).map_or(usize::MAX, |v| v.len())
+}
+
+/// Why a notice was not sent, and whether trying again later could help.
+#[derive(Debug)]
+pub struct SendError {
+    /// Forbidden, unknown room, bad request: a retry cannot fix it.
+    pub permanent: bool,
+    pub error: anyhow::Error,
+}
+
+impl std::fmt::Display for SendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#}", self.error)
+    }
+}
+
+/// Sends one notice; the SDK retries rate limits and network errors with backoff, this adds a
+/// few slower attempts on top for a homeserver that is down for a while.
+pub async fn send_notice(
+    room: &Room,
+    content: RoomMessageEventContent,
+) -> std::result::Result<(), SendError> {
+    // Short in tests, which exercise the retries against a mock homeserver.
+    let mut delay = Duration::from_millis(if cfg!(test) { 10 } else { 500 });
+    let mut attempt = 1;
+    loop {
+        match room.send(content.clone()).await {
+            Ok(_) => return Ok(()),
+            Err(e) if attempt < 4 && !is_permanent(&e) => {
+                eprintln!(
+                    "zonegraph: matrix: sending to {} failed (attempt {attempt}): {e}; retrying in {delay:?}",
+                    room.room_id()
+                );
+                tokio::time::sleep(delay).await;
+                delay *= 4;
+                attempt += 1;
+            }
+            Err(e) => {
+                return Err(SendError {
+                    permanent: is_permanent(&e),
+                    error: anyhow::Error::new(e)
+                        .context(format!("cannot send to {}", room.room_id())),
+                });
+            }
+        }
+    }
+}
+
+/// Errors that a retry cannot fix (forbidden, unknown room, bad request).
+fn is_permanent(e: &matrix_sdk::Error) -> bool {
+    e.as_client_api_error()
+        .is_some_and(|api| api.status_code.is_client_error() && api.status_code.as_u16() != 429)
+}

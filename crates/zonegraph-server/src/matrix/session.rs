@@ -1,0 +1,246 @@
+//! The bot's Matrix session and state directory (`<db>.matrix/`, mode 0700):
+//! `session.json` (user, device, access token and the passphrase of the SDK's stores; 0600
+//! from its first byte) and `store/`, the SDK's SQLite state and crypto stores (the device's
+//! keys, the room keys, the sync token; each file 0600 from its first byte). A restart
+//! restores the session over the same stores: the same device, no new login, the sync goes
+//! on from its stored token.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context as _, Result};
+use matrix_sdk::authentication::matrix::MatrixSession;
+use matrix_sdk::config::RequestConfig;
+use matrix_sdk::{Client, SessionMeta, SessionTokens};
+use serde::{Deserialize, Serialize};
+
+use super::{Config, Secret};
+
+/// The SDK's store files, created empty with mode 0600 before the SDK opens them (SQLite gives
+/// its `-wal` and `-shm` files the database file's mode).
+const STORE_FILES: [&str; 4] = [
+    "matrix-sdk-state.sqlite3",
+    "matrix-sdk-crypto.sqlite3",
+    "matrix-sdk-event-cache.sqlite3",
+    "matrix-sdk-media.sqlite3",
+];
+
+/// The persisted session.
+#[derive(Debug, Serialize, Deserialize)]
+struct SavedSession {
+    homeserver: String,
+    user_id: String,
+    device_id: String,
+    access_token: String,
+    /// Encrypts the SDK's stores (the device's private keys among them).
+    #[serde(default)]
+    store_passphrase: String,
+}
+
+/// Creates `dir` with mode 0700 (and narrows an existing one to it).
+pub fn private_dir(dir: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .with_context(|| format!("cannot make {} private", dir.display()))?;
+    }
+    #[cfg(not(unix))]
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    Ok(())
+}
+
+/// Opens `path` for writing, created with mode 0600 (so no byte is ever readable by others).
+fn create_private(path: &Path, truncate: bool) -> std::io::Result<std::fs::File> {
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create(true).truncate(truncate);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        o.mode(0o600);
+    }
+    o.open(path)
+}
+
+/// Writes `bytes` to `path` atomically, mode 0600 from the first byte.
+pub fn write_private(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = path.with_extension("tmp");
+    let _ = std::fs::remove_file(&tmp);
+    let mut f =
+        create_private(&tmp, true).with_context(|| format!("cannot write {}", tmp.display()))?;
+    f.write_all(bytes)
+        .and_then(|()| f.sync_all())
+        .with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+/// `<state>/store`, with its files private before the SDK creates them.
+fn store_dir(state_dir: &Path) -> Result<PathBuf> {
+    let dir = state_dir.join("store");
+    private_dir(&dir)?;
+    for name in STORE_FILES {
+        let path = dir.join(name);
+        create_private(&path, false)
+            .with_context(|| format!("cannot create {}", path.display()))?;
+    }
+    Ok(dir)
+}
+
+/// A client for `homeserver` over the stores in `state_dir`, with retries: the SDK retries
+/// rate limits (honouring `retry_after`) and network errors with exponential backoff.
+pub async fn build_client(homeserver: &str, store: Option<(&Path, &str)>) -> Result<Client> {
+    let mut b = Client::builder().homeserver_url(homeserver).request_config(
+        RequestConfig::new()
+            .retry_limit(6)
+            // A minute of backoff per request; a second in the mock-homeserver tests.
+            .max_retry_time(Duration::from_secs(if cfg!(test) { 1 } else { 60 })),
+    );
+    if let Some((dir, passphrase)) = store {
+        b = b.sqlite_store(dir, Some(passphrase));
+    }
+    b.build()
+        .await
+        .with_context(|| format!("cannot set up a Matrix client for {homeserver}"))
+}
+
+/// 32 random bytes as hex.
+fn new_passphrase() -> Result<String> {
+    Ok(format!(
+        "{}{}",
+        crate::db::random_hex()?,
+        crate::db::random_hex()?
+    ))
+}
+
+/// Logs in, or restores the session saved in the state directory over its stores.
+pub async fn login(config: &Config) -> Result<Client> {
+    private_dir(&config.state_dir)?;
+    let session_path = config.state_dir.join("session.json");
+    let saved = std::fs::read_to_string(&session_path)
+        .ok()
+        .and_then(|t| serde_json::from_str::<SavedSession>(&t).ok())
+        .filter(|s| {
+            s.homeserver == config.homeserver
+                && s.user_id == config.user
+                && !s.store_passphrase.is_empty()
+        });
+    if let Some(saved) = saved {
+        let store = store_dir(&config.state_dir)?;
+        let client =
+            build_client(&config.homeserver, Some((&store, &saved.store_passphrase))).await?;
+        client
+            .restore_session(MatrixSession {
+                meta: SessionMeta {
+                    user_id: saved.user_id.as_str().try_into()?,
+                    device_id: saved.device_id.as_str().into(),
+                },
+                tokens: SessionTokens {
+                    access_token: saved.access_token.clone(),
+                    refresh_token: None,
+                },
+            })
+            .await
+            .context("cannot restore the saved Matrix session")?;
+        match client.whoami().await {
+            Ok(_) => {
+                eprintln!(
+                    "zonegraph: matrix: resumed the session of {} (device {})",
+                    config.user, saved.device_id
+                );
+                return Ok(client);
+            }
+            Err(e)
+                if e.as_client_api_error()
+                    .is_some_and(|a| a.status_code.as_u16() == 401) =>
+            {
+                eprintln!(
+                    "zonegraph: matrix: the saved session was signed out ({e}); logging in again \
+                     as a new device"
+                );
+            }
+            Err(e) => {
+                // The homeserver is away: the session stays, the sync retries.
+                eprintln!("zonegraph: matrix: cannot check the saved session yet ({e}); going on");
+                return Ok(client);
+            }
+        }
+    }
+    // A new device: a fresh store (a device's keys belong to that device only).
+    let store = config.state_dir.join("store");
+    if store.exists() {
+        std::fs::remove_dir_all(&store)
+            .with_context(|| format!("cannot clear {}", store.display()))?;
+    }
+    let store = store_dir(&config.state_dir)?;
+    let passphrase = new_passphrase()?;
+    let client = build_client(&config.homeserver, Some((&store, &passphrase))).await?;
+    match &config.secret {
+        Secret::Password(pw) => {
+            client
+                .matrix_auth()
+                .login_username(&config.user, pw)
+                .initial_device_display_name("zonegraph bot")
+                .await
+                .with_context(|| format!("cannot log in as {}", config.user))?;
+        }
+        Secret::Token(token) => {
+            // Learn the token's device, then use it as the session.
+            let probe = build_client(&config.homeserver, None).await?;
+            probe
+                .restore_session(MatrixSession {
+                    meta: SessionMeta {
+                        user_id: config.user.as_str().try_into()?,
+                        device_id: "ZONEGRAPH".into(),
+                    },
+                    tokens: SessionTokens {
+                        access_token: token.clone(),
+                        refresh_token: None,
+                    },
+                })
+                .await?;
+            let who = probe
+                .whoami()
+                .await
+                .context("the Matrix access token was refused")?;
+            let device_id = who
+                .device_id
+                .context("the access token belongs to no device")?;
+            client
+                .restore_session(MatrixSession {
+                    meta: SessionMeta {
+                        user_id: who.user_id,
+                        device_id,
+                    },
+                    tokens: SessionTokens {
+                        access_token: token.clone(),
+                        refresh_token: None,
+                    },
+                })
+                .await?;
+        }
+    }
+    let session = client
+        .matrix_auth()
+        .session()
+        .context("logged in, but the SDK has no session")?;
+    let saved = SavedSession {
+        homeserver: config.homeserver.clone(),
+        user_id: session.meta.user_id.to_string(),
+        device_id: session.meta.device_id.to_string(),
+        access_token: session.tokens.access_token,
+        store_passphrase: passphrase,
+    };
+    write_private(&session_path, &serde_json::to_vec_pretty(&saved)?)?;
+    eprintln!(
+        "zonegraph: matrix: logged in as {} (device {})",
+        saved.user_id, saved.device_id
+    );
+    Ok(client)
+}
