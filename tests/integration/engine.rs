@@ -1550,3 +1550,45 @@ fn keys_are_capped_in_number_and_length() {
     let t = host.exec("char key add key_1");
     assert!(t.contains("Keys:"), "{t}");
 }
+
+/// What is for the player's eyes only is marked so by the core, once, for every transport:
+/// the run-map link and the sheet; the run's progress, menus and refusals are not.
+#[test]
+fn only_the_run_link_and_the_sheet_are_private() {
+    let zone = crypt();
+    let mut host = Host::new(&zone, "private", wis(10));
+    let mut private = Vec::new();
+    for line in [
+        "!zone enter crypt_valdris",
+        "!zone advance",
+        "!zone advance",
+        "!zone status",
+        "!zone map",
+        "!char",
+        "!char level 3",
+        "!zone go 9",
+        "!zone help",
+        "!zone list",
+    ] {
+        host.now += 1000;
+        let cx = host.context();
+        let response = bot::handle(&host.zones, &mut host.player, line, &cx);
+        for r in response.replies {
+            if r.private {
+                private.push(line);
+            }
+        }
+    }
+    // (`!char level 3` in a sandbox answers with the edited sheet.)
+    assert_eq!(private, ["!zone map", "!char", "!char level 3"]);
+    // Without a link (the terminal), the map is the player's screen alone anyway: not marked.
+    let mut cx = host.context();
+    cx.run_link = None;
+    let response = bot::handle(&host.zones, &mut host.player, "!zone map", &cx);
+    assert!(response.replies.iter().all(|r| !r.private));
+    // The JSON every transport sends says so only when it is true.
+    let json = serde_json::to_value(chat::character(&wis(10))).expect("json");
+    assert_eq!(json["private"], true);
+    let json = serde_json::to_value(chat::help()).expect("json");
+    assert!(json.get("private").is_none(), "{json}");
+}

@@ -757,6 +757,11 @@ export type LockReason =
 export interface Reply {
   text: string;
   html: string;
+  /**
+   * For the player's eyes only (their run-map link, their sheet): send it to them privately
+   * when answering in a room others read. Absent when false.
+   */
+  private?: true;
 }
 
 /** What `!zone status` shows. */

@@ -368,3 +368,55 @@ pub fn has_legacy_columns(conn: &Connection) -> Result<bool> {
     let cols = columns(conn, "dnd_zone_run")?;
     Ok(LEGACY_COLUMNS.iter().all(|l| cols.iter().any(|c| c == l)))
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+    use super::*;
+
+    #[test]
+    fn migrations_run_once_each_and_a_newer_database_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("z.db");
+        let mut conn = open(&path).unwrap();
+        migrate(&mut conn).unwrap();
+        assert_eq!(user_version(&conn).unwrap(), SCHEMA_VERSION);
+        // Again, and from a second connection at the same time: nothing to do.
+        let mut other = open(&path).unwrap();
+        let t = std::thread::spawn(move || migrate(&mut other).map(|()| user_version(&other)));
+        migrate(&mut conn).unwrap();
+        assert_eq!(t.join().unwrap().unwrap().unwrap(), SCHEMA_VERSION);
+        assert!(
+            columns(&conn, "dnd_zone_run")
+                .unwrap()
+                .iter()
+                .any(|c| c == "missed_passages")
+        );
+        // Written by a newer zonegraph: refused with what to do, and left as it is.
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+            .unwrap();
+        let err = migrate(&mut conn).unwrap_err();
+        let msg = format!("{err:#}");
+        assert!(
+            msg.contains("newer than this zonegraph") && msg.contains("upgrade"),
+            "{msg}"
+        );
+        assert_eq!(user_version(&conn).unwrap(), SCHEMA_VERSION + 1);
+    }
+
+    #[test]
+    fn a_failed_migration_leaves_the_database_at_a_whole_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = open(&dir.path().join("z.db")).unwrap();
+        // A table in the way of version 1's `CREATE TABLE zone_meta`.
+        conn.execute_batch("CREATE TABLE zone_meta (x INTEGER);")
+            .unwrap();
+        let err = migrate(&mut conn).unwrap_err();
+        assert!(format!("{err:#}").contains("schema version 1"), "{err:#}");
+        assert_eq!(user_version(&conn).unwrap(), 0);
+        assert!(
+            columns(&conn, "zone_node").unwrap().is_empty(),
+            "half of version 1 stayed"
+        );
+    }
+}
