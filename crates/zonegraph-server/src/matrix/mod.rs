@@ -208,7 +208,7 @@ pub async fn sync_settings(client: &Client) -> SyncSettings {
     let lazy = LazyLoadOptions::Enabled {
         include_redundant_members: false,
     };
-    filter.room.state.lazy_load_options = lazy.clone();
+    filter.room.state.lazy_load_options = lazy;
     filter.room.timeline.lazy_load_options = lazy;
     let settings = SyncSettings::new().timeout(SYNC_TIMEOUT);
     match client.get_or_upload_filter("zonegraph", filter).await {
