@@ -13,9 +13,7 @@
 //! it runs with `ZONEGRAPH_SLOW_TESTS=1`; crates/xtask/src/matrix.rs prepares the venv and
 //! sets it for `cargo xtask test`.
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -32,67 +30,9 @@ use matrix_sdk::{Client, Room};
 use serde_json::Value;
 use zonegraph_server::matrix;
 use zonegraph_server::serve::{self, ServerConfig};
+use zonegraph_tests::synapse::{Synapse, root};
 
 const PUBLIC: &str = "https://zones.example";
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tests/ sits in the workspace")
-        .to_path_buf()
-}
-
-fn script() -> PathBuf {
-    root().join("tests/synapse/synapse.sh")
-}
-
-/// Stops the Synapse it started, pass or fail.
-struct Synapse {
-    dir: PathBuf,
-    url: String,
-}
-
-impl Synapse {
-    fn start(dir: &Path) -> Synapse {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
-        let status = Command::new(script())
-            .arg("start")
-            .arg(dir)
-            .arg(port.to_string())
-            .status()
-            .expect("run tests/synapse/synapse.sh");
-        let s = Synapse {
-            dir: dir.to_path_buf(),
-            url: format!("http://127.0.0.1:{port}"),
-        };
-        assert!(
-            status.success(),
-            "Synapse did not start: see {}",
-            dir.display()
-        );
-        s
-    }
-
-    fn register(&self, user: &str, password: &str) {
-        let port = self.url.rsplit(':').next().expect("port");
-        let status = Command::new(script())
-            .args(["register"])
-            .arg(&self.dir)
-            .args([port, user, password])
-            .status()
-            .expect("run synapse.sh register");
-        assert!(status.success(), "cannot register {user}");
-    }
-}
-
-impl Drop for Synapse {
-    fn drop(&mut self) {
-        let _ = Command::new(script()).arg("stop").arg(&self.dir).status();
-    }
-}
 
 /// The bot's notices as JSON contents, in order.
 type Seen = Arc<Mutex<Vec<Value>>>;

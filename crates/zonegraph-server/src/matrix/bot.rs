@@ -250,10 +250,13 @@ impl Bot {
             ev.sender,
             room.room_id()
         );
-        if !is_shared(room)
-            && let Err(e) = send_notice(room, notice(&chat::undecryptable())).await
-        {
-            eprintln!("zonegraph: matrix: {e:#}");
+        if !is_shared(room) {
+            let room = room.clone();
+            tokio::spawn(async move {
+                if let Err(e) = send_notice(&room, notice(&chat::undecryptable())).await {
+                    eprintln!("zonegraph: matrix: {e:#}");
+                }
+            });
         }
     }
 
@@ -273,9 +276,11 @@ impl Bot {
                         self.shared.allow.describe()
                     )
                 });
-            if let Err(e) = room.leave().await {
-                eprintln!("zonegraph: matrix: cannot decline {}: {e}", room.room_id());
-            }
+            tokio::spawn(async move {
+                if let Err(e) = room.leave().await {
+                    eprintln!("zonegraph: matrix: cannot decline {}: {e}", room.room_id());
+                }
+            });
             return;
         }
         eprintln!(
@@ -286,26 +291,28 @@ impl Bot {
         tokio::spawn(join_with_retry(room));
     }
 
-    /// A membership change: the bot leaves a room where it is the last member, and forgets
-    /// a direct-message room its player left.
+    /// A membership change: the bot leaves a room where it is the last member (and forgets
+    /// it as the direct-message room of the player who left).
     pub async fn on_member(&self, ev: &OriginalSyncRoomMemberEvent, room: &Room) {
         if !matches!(
             ev.content.membership,
             MembershipState::Leave | MembershipState::Ban
         ) || room.state() != RoomState::Joined
+            || room.active_members_count() > 1
         {
             return;
         }
+        let (state, room) = (self.shared.state.clone(), room.clone());
         let (user, room_id) = (ev.state_key.to_string(), room.room_id().to_string());
-        if let Err(e) = self
-            .shared
-            .state
-            .blocking(move |s| s.set_dm_room(&user, &room_id, false))
-            .await
-        {
-            eprintln!("zonegraph: matrix: {e:#}");
-        }
-        leave_if_alone(room).await;
+        tokio::spawn(async move {
+            if let Err(e) = state
+                .blocking(move |s| s.set_dm_room(&user, &room_id, false))
+                .await
+            {
+                eprintln!("zonegraph: matrix: {e:#}");
+            }
+            leave_if_alone(&room).await;
+        });
     }
 
     /// Queues the delivery of every player's queued notices to their direct-message room

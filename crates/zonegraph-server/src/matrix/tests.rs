@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use matrix_sdk::authentication::matrix::MatrixSession;
 use matrix_sdk::ruma::events::room::encrypted::OriginalSyncRoomEncryptedEvent;
+use matrix_sdk::ruma::events::room::member::OriginalSyncRoomMemberEvent;
 use matrix_sdk::ruma::events::room::message::{
     OriginalSyncRoomMessageEvent, RoomMessageEventContent,
 };
@@ -449,6 +450,13 @@ async fn an_undecryptable_message_is_told_once_in_a_dm_and_nothing_crashes() {
     .unwrap();
     bot.on_undecryptable(&ev, &room).await;
     bot.on_undecryptable(&ev, &room).await;
+    // Sent off the sync loop.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while sent_bodies(&server.received_requests().await.unwrap()).is_empty() {
+        assert!(Instant::now() < deadline, "nothing was said");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
     let sent = sent_bodies(&server.received_requests().await.unwrap());
     assert_eq!(sent.len(), 1);
     assert!(
@@ -750,4 +758,38 @@ async fn private_replies_in_a_shared_room_go_to_the_players_dm() {
     settle(&bot).await;
     assert_eq!(sent_to(&server, DM).await.len(), in_dm.len() + 1);
     assert_eq!(sent_to(&server, SHARED).await.len(), in_room.len());
+}
+
+#[tokio::test]
+async fn the_bot_leaves_a_room_where_it_is_the_last_member() {
+    let server = MockServer::start().await;
+    // The player has left their DM: the bot is alone in it.
+    let client = synced_into(&server, sync_rooms(&[(DM, &[])])).await;
+    Mock::given(method("POST"))
+        .and(path_regex(r"^/_matrix/client/v3/rooms/.*/leave$"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({})))
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let bot = bot_over_store(dir.path());
+    bot.state().store.set_dm_room(PLAYER, DM, true).unwrap();
+    let left: OriginalSyncRoomMemberEvent = serde_json::from_value(json!({
+        "type": "m.room.member", "state_key": PLAYER, "sender": PLAYER, "event_id": "$left",
+        "origin_server_ts": JOINED_AT + 5, "content": {"membership": "leave"}
+    }))
+    .unwrap();
+    bot.on_member(&left, &room(&client, DM)).await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let requests = server.received_requests().await.unwrap();
+        if requests
+            .iter()
+            .any(|r| r.method.as_str() == "POST" && r.url.path().ends_with("/leave"))
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the bot did not leave");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(bot.state().store.dm_room(PLAYER).unwrap(), None);
 }

@@ -1,0 +1,387 @@
+//! Commands through Matrix against commands through the HTTP API, on one machine.
+//!
+//! A Synapse on loopback (`tests/synapse/synapse.sh`), the bot (`zonegraph serve --matrix`,
+//! in process, rate limit off) and N players, matrix-sdk clients with end-to-end encryption
+//! (default 20, `ZONEGRAPH_BENCH_PLAYERS`). Each player sends K commands (default 10,
+//! `ZONEGRAPH_BENCH_COMMANDS`), one after another, waiting for each answer; all players at
+//! once. Three paths, the same command (`!zone enter nowhere-<player>-<k>`, answered with a
+//! refusal that names it, so each answer is known for its sender's, and a database write per
+//! command to record the event):
+//! 1. each player in an encrypted DM with the bot;
+//! 2. all players in one shared encrypted room;
+//! 3. the HTTP API (`POST /api/command`), the same players and commands.
+//!
+//! A reply's latency is from the player's send to the answer's arrival at the player's
+//! client (through the player's own sync). The homeserver's own latency is measured alike: a
+//! player's message to another room of theirs, from send to its arrival back through sync.
+//!
+//! `cargo bench -p zonegraph-tests --bench matrix` (after `tests/synapse/synapse.sh setup`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a benchmark")]
+// matrix-sdk's sync future is deep.
+#![recursion_limit = "256"]
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use matrix_sdk::config::SyncSettings;
+use matrix_sdk::ruma::api::client::room::create_room;
+use matrix_sdk::ruma::events::InitialStateEvent;
+use matrix_sdk::ruma::events::room::encryption::RoomEncryptionEventContent;
+use matrix_sdk::ruma::events::room::member::MembershipState;
+use matrix_sdk::ruma::events::room::message::{
+    OriginalSyncRoomMessageEvent, RoomMessageEventContent,
+};
+use matrix_sdk::ruma::{OwnedRoomId, OwnedUserId, UserId};
+use matrix_sdk::{Client, Room};
+use zonegraph_server::client::Conn;
+use zonegraph_server::matrix;
+use zonegraph_server::serve::{self, Auth, ServerConfig};
+use zonegraph_tests::synapse::{Synapse, root};
+
+const BOT: &str = "@zonebot:localhost";
+const TOKEN: &str = "bench-token";
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Arrival times of messages at a player's client, by a token their body contains.
+type Arrivals = Arc<Mutex<HashMap<String, Instant>>>;
+
+struct Player {
+    name: String,
+    client: Client,
+    dm: Room,
+    /// A room with only the player in it: the homeserver's own round trip.
+    echo: Room,
+    arrivals: Arrivals,
+}
+
+/// The token in a body: the word after "nowhere-" up to the quote, or an echo token.
+fn token_of(body: &str) -> Option<String> {
+    let start = body.find("nowhere-")?;
+    let rest = &body[start..];
+    let end = rest.find(['"', ' ', '\n']).unwrap_or(rest.len());
+    Some(rest[..end].to_string())
+}
+
+async fn wait_member(room: &Room, user: &UserId, want: MembershipState) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        if let Ok(Some(m)) = room.get_member_no_sync(user).await
+            && *m.membership() == want
+        {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{user} never became {want:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn encrypted(mut request: create_room::v3::Request) -> create_room::v3::Request {
+    request.initial_state = vec![
+        InitialStateEvent::with_empty_state_key(
+            RoomEncryptionEventContent::with_recommended_defaults(),
+        )
+        .to_raw_any(),
+    ];
+    request
+}
+
+impl Player {
+    async fn join(homeserver: &str, name: &str) -> Player {
+        let client = Client::builder()
+            .homeserver_url(homeserver)
+            .build()
+            .await
+            .unwrap();
+        client
+            .matrix_auth()
+            .login_username(name, &format!("{name}-password"))
+            .await
+            .unwrap();
+        let arrivals: Arrivals = Arc::default();
+        let a = arrivals.clone();
+        client.add_event_handler(move |ev: OriginalSyncRoomMessageEvent| {
+            let a = a.clone();
+            async move {
+                if let Some(t) = token_of(ev.content.body()) {
+                    a.lock().unwrap().entry(t).or_insert_with(Instant::now);
+                }
+            }
+        });
+        client.sync_once(SyncSettings::new()).await.unwrap();
+        let c = client.clone();
+        tokio::spawn(async move {
+            let _ = c
+                .sync(SyncSettings::new().timeout(Duration::from_secs(10)))
+                .await;
+        });
+        let bot: OwnedUserId = UserId::parse(BOT).unwrap();
+        let dm = client.create_dm(&bot).await.unwrap();
+        let echo = client
+            .create_room(encrypted(create_room::v3::Request::new()))
+            .await
+            .unwrap();
+        wait_member(&dm, &bot, MembershipState::Join).await;
+        Player {
+            name: name.to_string(),
+            client,
+            dm,
+            echo,
+            arrivals,
+        }
+    }
+
+    /// Sends `body` (containing `token`) to `room` and waits for a message with `token`.
+    async fn round_trip(&self, room: &Room, body: &str, token: &str) -> Duration {
+        let start = Instant::now();
+        room.send(RoomMessageEventContent::text_plain(body))
+            .await
+            .unwrap();
+        let deadline = start + Duration::from_secs(120);
+        loop {
+            if let Some(at) = self.arrivals.lock().unwrap().get(token) {
+                return at.duration_since(start);
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{}: no answer to {body}",
+                self.name
+            );
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+}
+
+struct Figures {
+    what: &'static str,
+    commands: usize,
+    seconds: f64,
+    latencies: Vec<Duration>,
+}
+
+impl Figures {
+    fn print(&mut self) {
+        self.latencies.sort();
+        let p = |q: f64| {
+            let i = ((self.latencies.len() as f64 - 1.0) * q).round() as usize;
+            self.latencies[i].as_secs_f64() * 1000.0
+        };
+        println!(
+            "| {} | {} | {:.1} | {:.0} | {:.0} |",
+            self.what,
+            self.commands,
+            self.commands as f64 / self.seconds,
+            p(0.5),
+            p(0.99)
+        );
+    }
+}
+
+/// Every player sends `k` commands in `room_of(player)`, one after another, all players at
+/// once; `body(i, n)` is the n-th command of player i and must contain its token.
+async fn matrix_phase(
+    what: &'static str,
+    players: &Arc<Vec<Player>>,
+    k: usize,
+    room_of: fn(&Player, &Option<Room>) -> Room,
+    shared: &Option<Room>,
+    prefix: &'static str,
+) -> Figures {
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for i in 0..players.len() {
+        let (players, shared) = (players.clone(), shared.clone());
+        tasks.push(tokio::spawn(async move {
+            let p = &players[i];
+            let room = room_of(p, &shared);
+            let mut out = Vec::new();
+            for n in 0..k {
+                let token = format!("nowhere-{prefix}{i}-{n}");
+                out.push(
+                    p.round_trip(&room, &format!("!zone enter {token}"), &token)
+                        .await,
+                );
+            }
+            out
+        }));
+    }
+    let mut latencies = Vec::new();
+    for t in tasks {
+        latencies.extend(t.await.unwrap());
+    }
+    Figures {
+        what,
+        commands: players.len() * k,
+        seconds: start.elapsed().as_secs_f64(),
+        latencies,
+    }
+}
+
+fn main() {
+    let n = env_usize("ZONEGRAPH_BENCH_PLAYERS", 20);
+    let k = env_usize("ZONEGRAPH_BENCH_COMMANDS", 10);
+    let dir = tempfile::tempdir().unwrap();
+    let synapse = Synapse::start(&dir.path().join("synapse"));
+    synapse.register("zonebot", "bot-password");
+    let names: Vec<String> = (0..n).map(|i| format!("p{i:02}")).collect();
+    for name in &names {
+        synapse.register(name, &format!("{name}-password"));
+    }
+    let db = dir.path().join("z.db");
+    let mut config = ServerConfig::new(
+        db.clone(),
+        root().join("zones"),
+        "127.0.0.1:0".parse().unwrap(),
+    );
+    config.web = dir.path().join("no-viewer");
+    config.auth = Auth::Token(TOKEN.into());
+    config.limits.rate = None;
+    let server = serve::spawn(config).unwrap();
+    let bot = matrix::Config {
+        homeserver: synapse.url.clone(),
+        user: BOT.into(),
+        secret: matrix::Secret::Password("bot-password".into()),
+        state_dir: matrix::state_dir(&db),
+        allow: Vec::new(),
+    };
+    matrix::start(server.runtime(), &server.state, &bot).unwrap();
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut figures = rt.block_on(async {
+        let mut joining = Vec::new();
+        for name in names.clone() {
+            let url = synapse.url.clone();
+            joining.push(tokio::spawn(async move { Player::join(&url, &name).await }));
+        }
+        let mut players = Vec::new();
+        for j in joining {
+            players.push(j.await.unwrap());
+        }
+        // The shared room: the first player invites the bot and everyone.
+        let mut request = create_room::v3::Request::new();
+        request.invite = players
+            .iter()
+            .skip(1)
+            .map(|p| p.client.user_id().unwrap().to_owned())
+            .chain([UserId::parse(BOT).unwrap()])
+            .collect();
+        request.preset = Some(create_room::v3::RoomPreset::PrivateChat);
+        let shared = players[0]
+            .client
+            .create_room(encrypted(request))
+            .await
+            .unwrap();
+        let shared_id: OwnedRoomId = shared.room_id().to_owned();
+        drop(shared);
+        for p in players.iter().skip(1) {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while p.client.join_room_by_id(&shared_id).await.is_err() {
+                assert!(Instant::now() < deadline, "{} cannot join", p.name);
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+        let room = players[0].client.get_room(&shared_id).expect("joined");
+        wait_member(
+            &room,
+            <&UserId>::try_from(BOT).unwrap(),
+            MembershipState::Join,
+        )
+        .await;
+        let players = Arc::new(players);
+        // Warm-up: one command each in the DM (the key exchange), one in the shared room.
+        matrix_phase("warm-up", &players, 1, |p, _| p.dm.clone(), &None, "w").await;
+        let mut out = Vec::new();
+        out.push(
+            matrix_phase(
+                "Matrix, encrypted DMs",
+                &players,
+                k,
+                |p, _| p.dm.clone(),
+                &None,
+                "d",
+            )
+            .await,
+        );
+        let shared_of = |p: &Player, _: &Option<Room>| {
+            let id = p
+                .client
+                .rooms()
+                .into_iter()
+                .find(|r| r.active_members_count() > 2);
+            id.expect("the shared room")
+        };
+        matrix_phase("warm-up", &players, 1, shared_of, &None, "x").await;
+        out.push(
+            matrix_phase(
+                "Matrix, one shared encrypted room",
+                &players,
+                k,
+                shared_of,
+                &None,
+                "s",
+            )
+            .await,
+        );
+        out.push(
+            matrix_phase(
+                "Synapse alone (a player's own message back)",
+                &players,
+                k,
+                |p, _| p.echo.clone(),
+                &None,
+                "e",
+            )
+            .await,
+        );
+        out
+    });
+
+    // The HTTP API: the same players and commands, one connection each.
+    let addr = server.addr;
+    let start = Instant::now();
+    let handles: Vec<_> = (0..n)
+        .map(|i| {
+            std::thread::spawn(move || {
+                let mut conn = Conn::connect(addr).unwrap().with_token(Some(TOKEN));
+                let user = format!("@p{i:02}:localhost");
+                (0..k)
+                    .map(|c| {
+                        let t = Instant::now();
+                        let r = conn
+                            .command(&user, &format!("!zone enter nowhere-h{i}-{c}"), None)
+                            .unwrap();
+                        assert!(r.text().contains("nowhere-"), "{}", r.text());
+                        t.elapsed()
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let latencies: Vec<Duration> = handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
+    figures.push(Figures {
+        what: "HTTP API",
+        commands: n * k,
+        seconds: start.elapsed().as_secs_f64(),
+        latencies,
+    });
+    println!("{n} players, {k} commands each, one at a time per player, all players at once");
+    println!("| path | commands | commands/s | p50 ms | p99 ms |");
+    println!("|---|---:|---:|---:|---:|");
+    for f in &mut figures {
+        f.print();
+    }
+    drop(server);
+}
