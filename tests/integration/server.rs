@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use zonegraph_core::roll;
+use zonegraph_core::rules::{self, EncounterKind};
 use zonegraph_server::client::Conn;
 use zonegraph_server::db;
 use zonegraph_server::migrate;
@@ -20,6 +21,8 @@ const FORK: &str = "crypt_valdris.fork";
 const CHAPEL: &str = "crypt_valdris.side_chapel";
 const SECRET: &str = "crypt_valdris.secret_chamber";
 const NO_CHOICE: &str = "There is no choice to make right now.";
+/// `!zone go` refused while the room's encounter bars the way.
+const ENCOUNTER_FIRST: &str = "bars the way on: face it with !zone fight";
 /// The API token of the servers `config` makes.
 const TOKEN: &str = "test-token";
 /// The test servers' one admin (`--admin`).
@@ -94,6 +97,14 @@ fn user_where(prefix: &str, pred: impl Fn(&str) -> bool) -> String {
         .expect("some user id rolls that way")
 }
 
+/// Whether a new player (the starting scores: STR 15, so +2 to an elite check and to a
+/// level-1 boss check) wins the check of `room` (`kind`) of the tier-1 Crypt at the first try.
+fn wins_first(run: &str, room: &str, kind: EncounterKind) -> bool {
+    let modifier = rules::encounter_modifier(kind, 1, &rules::STARTING_SCORES);
+    let d20 = rules::encounter_d20(run, room, 1);
+    d20 as i32 + modifier >= rules::encounter_dc(1, kind) as i32
+}
+
 fn chapel_roll(run: &str) -> u32 {
     roll::d20(run, FORK, CHAPEL)
 }
@@ -127,7 +138,11 @@ fn crypt_end_to_end_with_a_perception_pass_and_a_fail() {
     let mut c = connect(&server);
 
     // WIS 10 (+0): DC 12 into the chapel, DC 15 into the reliquary.
-    let finder = user_where("finder", |r| chapel_roll(r) >= 12 && secret_roll(r) >= 15);
+    let finder = user_where("finder", |r| {
+        chapel_roll(r) >= 12
+            && secret_roll(r) >= 15
+            && wins_first(r, "crypt_valdris.boss", EncounterKind::Boss)
+    });
     let t = say1(&mut c, &finder, "!zone enter crypt_valdris");
     assert!(t.contains("You enter Crypt of Valdris."), "{t}");
     assert!(t.contains("Room 1 of 6: Crypt Threshold"), "{t}");
@@ -157,7 +172,11 @@ fn crypt_end_to_end_with_a_perception_pass_and_a_fail() {
     let t = say1(&mut c, &finder, "!zone status");
     assert!(t.contains("This run is over: victory."), "{t}");
 
-    let blind = user_where("blind", |r| chapel_roll(r) < 12);
+    let blind = user_where("blind", |r| {
+        chapel_roll(r) < 12
+            && wins_first(r, "crypt_valdris.main_hall", EncounterKind::Elite)
+            && wins_first(r, "crypt_valdris.boss", EncounterKind::Boss)
+    });
     say(&mut c, &blind, "!zone enter Crypt of Valdris");
     say(&mut c, &blind, "!zone advance");
     let t = say1(&mut c, &blind, "!zone advance");
@@ -175,7 +194,12 @@ fn crypt_end_to_end_with_a_perception_pass_and_a_fail() {
         "{t}"
     );
     assert!(say1(&mut c, &blind, "!zone go 1").contains("Main Hall"));
-    assert!(say1(&mut c, &blind, "!zone advance").contains("Valdris's Sanctum"));
+    let t = say1(&mut c, &blind, "!zone fight");
+    assert!(
+        t.contains("Elite check: ") && t.contains("— you win."),
+        "{t}"
+    );
+    assert!(t.contains("Valdris's Sanctum"), "{t}");
     let map = say1(&mut c, &blind, "!zone map");
     assert!(map.contains("◉♛ Valdris's Sanctum"), "{map}");
     assert!(say1(&mut c, &blind, "!zone advance").contains("Victory!"));
@@ -359,7 +383,10 @@ fn fifty_concurrent_go_1_apply_exactly_once() {
         .map(|h| h.join().expect("thread"))
         .collect();
     let moved = replies.iter().filter(|r| r.contains("Main Hall")).count();
-    let refused = replies.iter().filter(|r| r.contains(NO_CHOICE)).count();
+    let refused = replies
+        .iter()
+        .filter(|r| r.contains(NO_CHOICE) || r.contains(ENCOUNTER_FIRST))
+        .count();
     assert_eq!((moved, refused), (1, n - 1), "{replies:#?}");
 
     let view = c
@@ -1439,7 +1466,9 @@ fn a_gogobee_row_that_cannot_be_written_is_named_in_the_error() {
 
 #[test]
 fn a_run_round_trips_through_its_row_exactly() {
-    use zonegraph_core::engine::{Check, ForkOption, PendingFork, Run};
+    use zonegraph_core::engine::{
+        Check, EncounterCheck, ForkOption, PendingEncounter, PendingFork, Run,
+    };
     use zonegraph_core::zone::NodeId;
     let dir = tempfile::tempdir().expect("temp dir");
     let mut conn = db::open(&dir.path().join("z.db")).expect("db");
@@ -1468,6 +1497,23 @@ fn a_run_round_trips_through_its_row_exactly() {
         keys_granted: ["skull_key".to_string()].into(),
         revealed_secrets: [NodeId("s".into())].into(),
         missed_passages: [(NodeId("b".into()), NodeId("c".into()))].into(),
+        encounter: Some(PendingEncounter {
+            at: NodeId("b".into()),
+            kind: EncounterKind::Elite,
+            attempts: 2,
+        }),
+        wounds: 2,
+        xp_earned: 70,
+        loot: [NodeId("a".into())].into(),
+        last_check: Some(EncounterCheck {
+            node: NodeId("b".into()),
+            kind: EncounterKind::Elite,
+            attempt: 2,
+            d20: 4,
+            modifier: 2,
+            dc: 12,
+            won: false,
+        }),
         started_at: 1,
         last_action_at: 2,
         completed_at: Some(3),
@@ -1475,6 +1521,46 @@ fn a_run_round_trips_through_its_row_exactly() {
         abandoned: false,
         outcome: Some(zonegraph_core::Outcome::Victory),
     };
+    // The encounter state rides in `node_choices`, with or without a fork beside it.
+    for r in [
+        Run {
+            pending_fork: None,
+            run_id: "no-fork".into(),
+            ..run.clone()
+        },
+        Run {
+            pending_fork: None,
+            encounter: None,
+            wounds: 0,
+            xp_earned: 0,
+            loot: Default::default(),
+            last_check: None,
+            run_id: "plain".into(),
+            ..run.clone()
+        },
+    ] {
+        let tx = conn.transaction().expect("tx");
+        let stored =
+            db::insert_run(&tx, "@v:test", &r, db::LegacyColumns::default()).expect("insert");
+        tx.commit().expect("commit");
+        let back = db::run_by_token(&conn, &stored.link_token)
+            .expect("read")
+            .expect("found");
+        assert_eq!(back.run, r);
+        let choices: String = conn
+            .query_row(
+                "SELECT node_choices FROM dnd_zone_run WHERE run_id = ?1",
+                [&r.run_id],
+                |row| row.get(0),
+            )
+            .expect("row");
+        if r.run_id == "plain" {
+            assert_eq!(
+                choices, "{}",
+                "a run without encounter state reads as before"
+            );
+        }
+    }
     let tx = conn.transaction().expect("tx");
     let stored =
         db::insert_run(&tx, "@u:test", &run, db::LegacyColumns::default()).expect("insert");
@@ -1566,15 +1652,29 @@ fn spawn_process(db: &Path) -> Process {
     }
 }
 
-/// The Crypt played by `go 1`: each command with the visited-room count it leaves.
-const PLAYTHROUGH: &[(&str, usize)] = &[
-    ("!zone enter crypt_valdris", 1),
-    ("!zone advance", 2),
-    ("!zone advance", 3),
-    ("!zone go 1", 4),
-    ("!zone advance", 6),
-    ("!zone advance", 6),
+/// The Crypt played by `go 1`: the opening moves, then `!zone advance` (which fights the
+/// elite and the boss, as often as the dice need) until the run ends, at most
+/// [`MAX_ADVANCES`] times; a run still going then is abandoned.
+const OPENING: &[&str] = &[
+    "!zone enter crypt_valdris",
+    "!zone advance",
+    "!zone advance",
+    "!zone go 1",
 ];
+const MAX_ADVANCES: usize = 12;
+
+/// The highest "Room N of" a reply tells: the visited-room count it acknowledges.
+fn rooms_told(text: &str) -> Option<usize> {
+    text.match_indices("Room ")
+        .filter_map(|(i, _)| {
+            let digits: String = text[i + 5..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            digits.parse().ok()
+        })
+        .max()
+}
 
 #[test]
 fn sigkill_mid_load_loses_no_acknowledged_move() {
@@ -1601,7 +1701,12 @@ fn sigkill_mid_load_loses_no_acknowledged_move() {
                 };
                 let mut c = c.with_token(Some(&token));
                 'outer: while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    for (step, (cmd, visited)) in PLAYTHROUGH.iter().enumerate() {
+                    let script = OPENING
+                        .iter()
+                        .copied()
+                        .chain(std::iter::repeat_n("!zone advance", MAX_ADVANCES))
+                        .chain(["!zone abandon"]);
+                    for (step, cmd) in script.enumerate() {
                         let Ok(r) = c.command(&user, cmd, None) else {
                             break 'outer;
                         };
@@ -1609,18 +1714,30 @@ fn sigkill_mid_load_loses_no_acknowledged_move() {
                             break 'outer;
                         }
                         acked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let text = r.json()["replies"][0]["text"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_string();
                         if step == 0 {
                             let Ok(m) = c.command(&user, "!zone map", None) else {
                                 break 'outer;
                             };
-                            let text = m.json()["replies"][0]["text"]
+                            let map = m.json()["replies"][0]["text"]
                                 .as_str()
                                 .unwrap_or_default()
                                 .to_string();
-                            acks.push((token_of(&text), *visited, false));
+                            acks.push((token_of(&map), 1, false));
                         } else if let Some(last) = acks.last_mut() {
-                            last.1 = *visited;
-                            last.2 = step + 1 == PLAYTHROUGH.len();
+                            if let Some(n) = rooms_told(&text) {
+                                last.1 = last.1.max(n);
+                            }
+                            last.2 = text.contains("Victory!");
+                        }
+                        if text.contains("Victory!")
+                            || text.contains("defeat")
+                            || text.contains("You abandon")
+                        {
+                            break;
                         }
                     }
                 }
@@ -1738,7 +1855,10 @@ fn the_compare_and_set_holds_between_two_servers_on_one_database() {
         .map(|h| h.join().expect("thread"))
         .collect();
     let moved = replies.iter().filter(|r| r.contains("Main Hall")).count();
-    let refused = replies.iter().filter(|r| r.contains(NO_CHOICE)).count();
+    let refused = replies
+        .iter()
+        .filter(|r| r.contains(NO_CHOICE) || r.contains(ENCOUNTER_FIRST))
+        .count();
     assert_eq!((moved, refused), (1, n - 1), "{replies:#?}");
     let runs = stores[1].all_runs().expect("runs");
     assert_eq!(runs.len(), 1);

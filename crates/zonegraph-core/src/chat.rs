@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use crate::command::{COMMANDS, CommandError};
 use crate::engine::{
-    CharEdit, Character, Event, ExitState, ExitView, LockReason, Outcome, Phase, Refusal, Status,
-    Verdict,
+    CharEdit, Character, EncounterCheck, Event, ExitState, ExitView, LockReason, Outcome, Phase,
+    Refusal, Status, Verdict,
 };
 use crate::format::NodeKind;
 use crate::rules::{self, EncounterKind};
@@ -224,21 +224,8 @@ fn event(out: &mut Out, e: &Event) {
                 .code("!zone flee")
                 .put(".");
         }
-        Event::EncounterRolled {
-            kind,
-            d20,
-            modifier,
-            dc,
-            won,
-            ..
-        } => {
-            out.nl().put(&format!(
-                "{} check: {d20} {} {} vs DC {dc} — {}.",
-                capitalised(kind.as_str()),
-                if *modifier < 0 { "-" } else { "+" },
-                modifier.unsigned_abs(),
-                if *won { "you win" } else { "you lose" }
-            ));
+        Event::EncounterRolled { check } => {
+            out.nl().put(&encounter_check(check)).put(".");
         }
         Event::HostDecided {
             kind,
@@ -299,7 +286,7 @@ fn event(out: &mut Out, e: &Event) {
             ..
         } => {
             out.nl().put("Loot roll: ");
-            if loot_bias == "1" {
+            if matches!(loot_bias.as_str(), "1" | "1.0") {
                 out.put(&format!("{d20}"));
             } else {
                 out.put(&format!("{d20} × {loot_bias} = {total}"));
@@ -314,6 +301,19 @@ fn event(out: &mut Out, e: &Event) {
             ));
         }
     }
+}
+
+/// "Boss check: 14 + 3 vs DC 16 — you win".
+pub fn encounter_check(c: &EncounterCheck) -> String {
+    format!(
+        "{} check: {} {} {} vs DC {} — {}",
+        capitalised(c.kind.as_str()),
+        c.d20,
+        if c.modifier < 0 { "-" } else { "+" },
+        c.modifier.unsigned_abs(),
+        c.dc,
+        if c.won { "you win" } else { "you lose" }
+    )
 }
 
 fn encounter_intro(kind: EncounterKind) -> &'static str {
@@ -428,7 +428,10 @@ pub fn status(s: &Status) -> Reply {
             out.nl();
             match &s.encounter {
                 Some(e) => out
-                    .put(&format!("A {} bars the way on: face it with ", e.kind.as_str()))
+                    .put(&format!(
+                        "A {} bars the way on: face it with ",
+                        e.kind.as_str()
+                    ))
                     .code("!zone fight")
                     .put(" or run with ")
                     .code("!zone flee")

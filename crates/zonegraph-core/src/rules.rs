@@ -20,8 +20,8 @@ pub const STARTING_LEVEL: u32 = 1;
 
 /// Experience needed for each level: level `n` needs `LEVEL_XP[n - 1]` XP in total.
 pub const LEVEL_XP: [u32; 20] = [
-    0, 100, 250, 450, 700, 1_000, 1_400, 1_900, 2_500, 3_200, 4_000, 5_000, 6_200, 7_600,
-    9_200, 11_000, 13_000, 15_500, 18_500, 22_000,
+    0, 100, 250, 450, 700, 1_000, 1_400, 1_900, 2_500, 3_200, 4_000, 5_000, 6_200, 7_600, 9_200,
+    11_000, 13_000, 15_500, 18_500, 22_000,
 ];
 
 /// Experience for clearing a room, by room kind, at tier 1; a zone of tier `t` gives `t`
@@ -124,8 +124,8 @@ pub fn loot_d20(run_id: &str, room: &str) -> u32 {
     roll::d20(run_id, room, "loot")
 }
 
-/// The loot roll's total: the d20 times the bias, rounded down (a negative or unusable bias
-/// counts as 0).
+/// The loot roll's total: the d20 times the bias, rounded down (a negative or unusable bias,
+/// or one so large the product is not finite, counts as 0).
 pub fn loot_total(d20: u32, loot_bias: f64) -> u32 {
     let t = f64::from(d20) * loot_bias;
     if t.is_finite() && t > 0.0 {
@@ -188,7 +188,10 @@ mod tests {
         assert_eq!(encounter_modifier(EncounterKind::Trap, 1, &s), 2);
         assert_eq!(encounter_modifier(EncounterKind::Elite, 1, &s), 2);
         assert_eq!(encounter_modifier(EncounterKind::Boss, 5, &s), 4);
-        assert_eq!(encounter_modifier(EncounterKind::Boss, 1, &[i32::MAX; 6]), i32::MAX);
+        assert_eq!(
+            encounter_modifier(EncounterKind::Boss, u32::MAX, &[30; 6]),
+            i32::MAX
+        );
     }
 
     #[test]
@@ -197,6 +200,7 @@ mod tests {
         assert_eq!(loot_total(7, 2.5), 17);
         assert_eq!(loot_total(20, -1.0), 0);
         assert_eq!(loot_total(20, f64::NAN), 0);
-        assert_eq!(loot_total(20, f64::MAX), u32::MAX);
+        assert_eq!(loot_total(20, 1e12), u32::MAX);
+        assert_eq!(loot_total(20, f64::MAX), 0);
     }
 }

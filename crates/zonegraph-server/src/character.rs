@@ -50,7 +50,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             let c = db::character(&conn, user)?
                 .map(|s| s.character)
                 .unwrap_or_else(|| {
-                    zonegraph_core::rules::starting_character(zonegraph_core::rules::STARTING_SCORES)
+                    zonegraph_core::rules::starting_character(
+                        zonegraph_core::rules::STARTING_SCORES,
+                    )
                 });
             println!("{}", chat::character(&c).text);
             return Ok(ExitCode::SUCCESS);

@@ -124,8 +124,7 @@ impl HostHook {
                 break;
             }
         }
-        let mut stream =
-            stream.with_context(|| format!("cannot connect to {}", self.authority))?;
+        let mut stream = stream.with_context(|| format!("cannot connect to {}", self.authority))?;
         stream.set_write_timeout(Some(left()?))?;
         stream.set_read_timeout(Some(left()?))?;
         let mut head = format!(
@@ -189,9 +188,15 @@ mod tests {
     #[test]
     fn urls_split_into_authority_and_path() {
         let h = HostHook::new("http://127.0.0.1:9/game/", None).expect("url");
-        assert_eq!((h.authority.as_str(), h.base_path.as_str()), ("127.0.0.1:9", "/game"));
+        assert_eq!(
+            (h.authority.as_str(), h.base_path.as_str()),
+            ("127.0.0.1:9", "/game")
+        );
         let h = HostHook::new("http://localhost", Some(" ".into())).expect("url");
-        assert_eq!((h.authority.as_str(), h.base_path.as_str()), ("localhost:80", ""));
+        assert_eq!(
+            (h.authority.as_str(), h.base_path.as_str()),
+            ("localhost:80", "")
+        );
         assert!(h.token.is_none());
         assert!(HostHook::new("https://x", None).is_err());
         assert!(HostHook::new("http:///x", None).is_err());

@@ -61,7 +61,12 @@ pub struct Args {
     #[arg(long, value_name = "URL")]
     pub host_hook: Option<String>,
     /// Bearer token sent to the host game (set it in ZONEGRAPH_HOST_HOOK_TOKEN).
-    #[arg(long, env = "ZONEGRAPH_HOST_HOOK_TOKEN", hide_env_values = true, hide = true)]
+    #[arg(
+        long,
+        env = "ZONEGRAPH_HOST_HOOK_TOKEN",
+        hide_env_values = true,
+        hide = true
+    )]
     pub host_hook_token: Option<String>,
     #[cfg(feature = "matrix")]
     #[command(flatten)]

@@ -15,8 +15,8 @@ use zonegraph_core::bot::{self, AdminEdit, Authority, Context, Game, Player};
 use zonegraph_core::chat::{self, Reply};
 use zonegraph_core::command::Syntax;
 use zonegraph_core::engine::{self, CharEdit, Character, HostOutcome, PlayerView, Refusal, Run};
-use zonegraph_core::{rules, validate};
 use zonegraph_core::zone::{self, Zone};
+use zonegraph_core::{rules, validate};
 
 use crate::db::{self, Notice, StoredCharacter, StoredRun, WarmUp};
 use crate::host::HostHook;

@@ -21,12 +21,12 @@ use crate::rules::{self, EncounterKind};
 use crate::zone::{Ability, Lock, NodeId, Zone, legacy_node_id, normalize_key};
 
 pub use run::{
-    CharEdit, Character, Check, ForkOption, LockReason, MAX_KEY_BYTES, MAX_KEYS, Outcome,
-    PendingEncounter, PendingFork, Run,
+    CharEdit, Character, Check, EncounterCheck, ForkOption, LockReason, MAX_KEY_BYTES, MAX_KEYS,
+    Outcome, PendingEncounter, PendingFork, Run,
 };
 pub use view::{
-    EncounterView, ExitState, ExitView, Knowledge, Phase, PlayerView, Status, exit_views, player_view, status,
-    visible_to_player,
+    EncounterView, ExitState, ExitView, Knowledge, Phase, PlayerView, Status, exit_views,
+    player_view, status, visible_to_player,
 };
 
 /// How long a fork waits for the player before the first open option is taken (six hours,
@@ -120,13 +120,7 @@ pub enum Event {
     },
     /// The built-in resolver's check: d20 + modifier against the DC.
     EncounterRolled {
-        node: NodeId,
-        kind: EncounterKind,
-        attempt: u32,
-        d20: u32,
-        modifier: i32,
-        dc: u32,
-        won: bool,
+        check: EncounterCheck,
     },
     /// A host game decided the encounter; its message is shown word for word.
     HostDecided {
@@ -520,7 +514,7 @@ fn resolve(
             let modifier = rules::encounter_modifier(kind, character.level, &character.scores);
             let dc = rules::encounter_dc(zone.tier, kind);
             let won = i64::from(d20) + i64::from(modifier) >= i64::from(dc);
-            ev.push(Event::EncounterRolled {
+            let check = EncounterCheck {
                 node: node.id.clone(),
                 kind,
                 attempt,
@@ -528,7 +522,10 @@ fn resolve(
                 modifier,
                 dc,
                 won,
-            });
+            };
+            // The chat shows it: the player view holds it from now on.
+            run.last_check = Some(check.clone());
+            ev.push(Event::EncounterRolled { check });
             if won {
                 run.encounter = None;
                 return true;

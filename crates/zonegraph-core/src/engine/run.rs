@@ -247,6 +247,9 @@ pub struct Run {
     /// Rooms whose loot roll found loot.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub loot: BTreeSet<NodeId>,
+    /// The last encounter check the chat showed (built-in rules).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_check: Option<EncounterCheck>,
     pub started_at: i64,
     pub last_action_at: i64,
     #[serde(default)]
@@ -283,6 +286,7 @@ impl Run {
             wounds: 0,
             xp_earned: 0,
             loot: BTreeSet::new(),
+            last_check: None,
             started_at: now,
             last_action_at: now,
             completed_at: None,
@@ -312,6 +316,20 @@ pub struct PendingEncounter {
     /// Checks made so far: the next one is attempt `attempts + 1`.
     #[serde(default)]
     pub attempts: u32,
+}
+
+/// One encounter check of the built-in rules: d20 + modifier against the DC.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EncounterCheck {
+    pub node: NodeId,
+    pub kind: EncounterKind,
+    /// 1 for the first check in the room, 2 for the next, …
+    pub attempt: u32,
+    pub d20: u32,
+    pub modifier: i32,
+    pub dc: u32,
+    pub won: bool,
 }
 
 /// A fork waiting for the player: every exit's lock evaluated once, at arrival, and frozen.

@@ -17,7 +17,7 @@ use std::collections::BTreeSet;
 use petgraph::graph::NodeIndex;
 use serde::{Deserialize, Serialize};
 
-use super::run::{Character, ForkOption, LockReason, Outcome, Run};
+use super::run::{Character, EncounterCheck, ForkOption, LockReason, Outcome, Run};
 use crate::format::{LockKind, NodeKind};
 use crate::narration;
 use crate::rules::{self, EncounterKind};
@@ -87,6 +87,9 @@ pub struct Status {
     /// Experience this run earned (built-in rules).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub xp_earned: u32,
+    /// The last encounter check the chat showed, roll and DC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_check: Option<EncounterCheck>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -101,6 +104,8 @@ pub struct EncounterView {
     pub attempts: u32,
     /// Wounds that end the run ([`rules::MAX_WOUNDS`]).
     pub max_wounds: u32,
+    /// The DC of its check under the built-in rules (the rules' table is public).
+    pub dc: u32,
 }
 
 /// Where a run stands.
@@ -226,9 +231,11 @@ pub fn status(zone: &Zone, run: &Run, character: &Character) -> Status {
             kind: e.kind,
             attempts: e.attempts,
             max_wounds: rules::MAX_WOUNDS,
+            dc: rules::encounter_dc(zone.tier, e.kind),
         }),
         wounds: if run.is_over() { 0 } else { run.wounds },
         xp_earned: run.xp_earned,
+        last_check: run.last_check.clone(),
     }
 }
 

@@ -5,7 +5,7 @@ use anyhow::{Context as _, Result};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use std::collections::BTreeSet;
 
-use zonegraph_core::engine::{Outcome, PendingEncounter, PendingFork, Run};
+use zonegraph_core::engine::{EncounterCheck, Outcome, PendingEncounter, PendingFork, Run};
 use zonegraph_core::zone::NodeId;
 
 use super::{json_col, random_hex};
@@ -35,7 +35,10 @@ pub fn run_from_row(r: &Row) -> rusqlite::Result<StoredRun> {
     let bad = |e: serde_json::Error| {
         rusqlite::Error::FromSqlConversionFailure(8, rusqlite::types::Type::Text, e.into())
     };
-    let game: RunGame = match node_choices.as_object_mut().and_then(|o| o.remove(GAME_KEY)) {
+    let game: RunGame = match node_choices
+        .as_object_mut()
+        .and_then(|o| o.remove(GAME_KEY))
+    {
         Some(v) => serde_json::from_value(v).map_err(bad)?,
         None => RunGame::default(),
     };
@@ -77,6 +80,7 @@ pub fn run_from_row(r: &Row) -> rusqlite::Result<StoredRun> {
             wounds: game.wounds,
             xp_earned: game.xp_earned,
             loot: game.loot,
+            last_check: game.last_check,
             started_at: r.get(13)?,
             last_action_at: r.get(14)?,
             completed_at: r.get(15)?,
@@ -105,6 +109,8 @@ struct RunGame {
     xp_earned: u32,
     #[serde(skip_serializing_if = "BTreeSet::is_empty")]
     loot: BTreeSet<NodeId>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last_check: Option<EncounterCheck>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -123,6 +129,7 @@ fn node_choices(run: &Run) -> Result<String> {
         wounds: run.wounds,
         xp_earned: run.xp_earned,
         loot: run.loot.clone(),
+        last_check: run.last_check.clone(),
     };
     if game != RunGame::default()
         && let Some(o) = v.as_object_mut()
