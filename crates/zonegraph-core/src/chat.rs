@@ -248,15 +248,18 @@ fn event(out: &mut Out, e: &Event) {
             };
         }
         Event::Wounded { wounds, max } => {
-            out.nl().put(&format!(
-                "You are wounded ({wounds} of {max}). Try again with "
-            ));
-            out.code("!zone fight")
-                .put(" or run with ")
-                .code("!zone flee")
-                .put(".");
-            if wounds + 1 == *max {
-                out.put(" One more wound ends the run.");
+            out.nl()
+                .put(&format!("You are wounded ({wounds} of {max})."));
+            // The last wound is followed by the defeat.
+            if wounds < max {
+                out.put(" Try again with ")
+                    .code("!zone fight")
+                    .put(" or run with ")
+                    .code("!zone flee")
+                    .put(".");
+                if wounds.saturating_add(1) == *max {
+                    out.put(" One more wound ends the run.");
+                }
             }
         }
         Event::Defeated { label, .. } => {
