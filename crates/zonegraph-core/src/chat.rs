@@ -431,10 +431,12 @@ pub fn status(s: &Status) -> Reply {
             out.nl();
             match &s.encounter {
                 Some(e) => out
-                    .put(&format!(
-                        "A {} bars the way on: face it with ",
-                        e.kind.as_str()
-                    ))
+                    .put(match e.kind {
+                        EncounterKind::Trap => "A trap",
+                        EncounterKind::Elite => "An elite",
+                        EncounterKind::Boss => "A boss",
+                    })
+                    .put(" bars the way on: face it with ")
                     .code("!zone fight")
                     .put(" or run with ")
                     .code("!zone flee")
