@@ -1884,3 +1884,58 @@ proptest! {
         }
     }
 }
+
+/// The README's rules tables, as the code's tables print them.
+fn rules_tables() -> Vec<String> {
+    let tiers = 1..=6u8;
+    let head = |first: &str| {
+        let mut s = format!("| {first} |");
+        for t in tiers.clone() {
+            s.push_str(&format!(" tier {t} |"));
+        }
+        s.push_str(&format!("\n|---|{}\n", "---|".repeat(tiers.len())));
+        s
+    };
+    let mut xp = head("room cleared");
+    for (kind, base) in rules::ROOM_XP {
+        if base == 0 {
+            continue;
+        }
+        xp.push_str(&format!("| {} |", kind.as_str().replace('_', " ")));
+        for t in tiers.clone() {
+            xp.push_str(&format!(" {} |", base * u32::from(t)));
+        }
+        xp.push('\n');
+    }
+    let mut dc = head("encounter DC");
+    for (kind, _) in rules::ENCOUNTER_DC {
+        dc.push_str(&format!("| {} |", kind.as_str()));
+        for t in tiers.clone() {
+            dc.push_str(&format!(" {} |", rules::encounter_dc(t, kind)));
+        }
+        dc.push('\n');
+    }
+    let mut levels = String::from("| level | XP |\n|---|---|\n");
+    for (i, need) in rules::LEVEL_XP.iter().enumerate() {
+        levels.push_str(&format!("| {} | {need} |\n", i + 1));
+    }
+    let s = rules::STARTING_SCORES;
+    let start = format!(
+        "STR {}, DEX {}, CON {}, INT {}, WIS {}, CHA {}",
+        s[0], s[1], s[2], s[3], s[4], s[5]
+    );
+    vec![xp, dc, levels, start]
+}
+
+#[test]
+fn the_readme_states_the_rules_the_code_plays() {
+    let readme = include_str!("../../README.md");
+    for table in rules_tables() {
+        assert!(
+            readme.contains(&table),
+            "README.md does not hold this table of crates/zonegraph-core/src/rules.rs:\n{table}"
+        );
+    }
+    assert!(readme.contains(&format!("{} wounds end the run", rules::MAX_WOUNDS)));
+    assert!(readme.contains(&format!("vs {}", rules::LOOT_DC)));
+}

@@ -458,10 +458,6 @@ pub fn status(s: &Status) -> Reply {
         out.nl()
             .put(&format!("Wounds: {} of {}.", s.wounds, rules::MAX_WOUNDS));
     }
-    if s.xp_earned > 0 {
-        out.nl()
-            .put(&format!("XP earned this run: {}.", s.xp_earned));
-    }
     if !s.keys.is_empty() {
         let keys: Vec<&str> = s.keys.iter().map(String::as_str).collect();
         out.nl().put("Keys: ").put(&keys.join(", ")).put(".");

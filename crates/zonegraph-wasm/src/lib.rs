@@ -817,8 +817,6 @@ export interface Status {
   encounter?: { kind: EncounterKind; attempts: number; max_wounds: number; dc: number };
   /** Wounds since the last rest camp. */
   wounds?: number;
-  /** Experience this run earned. */
-  xp_earned?: number;
   /** The last encounter check the chat showed. */
   last_check?: EncounterCheck;
 }

@@ -84,9 +84,6 @@ pub struct Status {
     /// Wounds taken since the last rest camp; [`rules::MAX_WOUNDS`] end the run.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub wounds: u32,
-    /// Experience this run earned (built-in rules).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub xp_earned: u32,
     /// The last encounter check the chat showed, roll and DC.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_check: Option<EncounterCheck>,
@@ -234,7 +231,6 @@ pub fn status(zone: &Zone, run: &Run, character: &Character) -> Status {
             dc: rules::encounter_dc(zone.tier, e.kind),
         }),
         wounds: if run.is_over() { 0 } else { run.wounds },
-        xp_earned: run.xp_earned,
         last_check: run.last_check.clone(),
     }
 }
