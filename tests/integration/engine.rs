@@ -182,7 +182,6 @@ fn character_json_shape_round_trips_and_defaults() {
     assert_eq!(c_with(1, 9, &[]).modifier(Ability::Wis), -1);
     assert!(c.has_key("SKULL_KEY"));
     // Experience is written once there is some, and read back.
-    let mut c = c;
     assert_eq!(c.gain_xp(99), None);
     assert_eq!(
         c.gain_xp(1),
