@@ -2155,3 +2155,94 @@ fn requests_past_the_concurrency_limit_are_refused_at_once() {
         );
     }
 }
+
+/// Whether a new player's `attempt`-th check of `room` in the tier-1 Crypt wins.
+fn wins_at(run: &str, room: &str, kind: EncounterKind, attempt: u32) -> bool {
+    let modifier = rules::encounter_modifier(kind, 1, &rules::STARTING_SCORES);
+    let d20 = rules::encounter_d20(run, room, attempt);
+    d20 as i32 + modifier >= rules::encounter_dc(1, kind) as i32
+}
+
+#[test]
+fn over_http_a_boss_must_be_fought_and_three_wounds_end_a_run() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = start(&dir.path().join("z.db"));
+    let mut c = connect(&server);
+    const HALL: &str = "crypt_valdris.main_hall";
+    const BOSS: &str = "crypt_valdris.boss";
+
+    // The boss wins the first round and loses the second.
+    let hero = user_where("hero", |r| {
+        wins_at(r, HALL, EncounterKind::Elite, 1)
+            && !wins_at(r, BOSS, EncounterKind::Boss, 1)
+            && wins_at(r, BOSS, EncounterKind::Boss, 2)
+    });
+    for cmd in [
+        "!zone enter crypt_valdris",
+        "!zone advance",
+        "!zone advance",
+    ] {
+        say(&mut c, &hero, cmd);
+    }
+    say(&mut c, &hero, "!zone go 1");
+    let t = say1(&mut c, &hero, "!zone fight");
+    assert!(t.contains("You gain 40 XP."), "{t}");
+    assert!(
+        t.contains("The master of this zone awaits in Valdris's Sanctum."),
+        "{t}"
+    );
+    let t = say1(&mut c, &hero, "!zone advance");
+    assert!(t.starts_with("Boss check: "), "{t}");
+    assert!(t.contains(" vs DC 13 — you lose."), "{t}");
+    assert!(t.contains("You are wounded (1 of 3)."), "{t}");
+    let t = say1(&mut c, &hero, "!zone status");
+    assert!(t.contains("A boss bars the way on"), "{t}");
+    assert!(t.contains("Wounds: 1 of 3."), "{t}");
+    let t = say1(&mut c, &hero, "!zone fight");
+    assert!(t.contains(" vs DC 13 — you win."), "{t}");
+    assert!(t.contains("You gain 100 XP."), "{t}");
+    assert!(t.contains("Victory!"), "{t}");
+    assert!(t.contains("You reach level 2!"), "{t}");
+    // Corridor 10 + elite 40 + boss 100, kept on the sheet.
+    let t = say1(&mut c, &hero, "!char");
+    assert!(
+        t.starts_with("Level 2 (150 XP) · STR 15 (+2) · DEX 14 (+2)"),
+        "{t}"
+    );
+
+    // Three lost rounds at the Main Hall.
+    let loser = user_where("loser", |r| {
+        (1..=3).all(|a| !wins_at(r, HALL, EncounterKind::Elite, a))
+    });
+    for cmd in [
+        "!zone enter crypt_valdris",
+        "!zone advance",
+        "!zone advance",
+        "!zone go 1",
+    ] {
+        say(&mut c, &loser, cmd);
+    }
+    let t = say1(&mut c, &loser, "!zone go 2");
+    assert!(t.contains(ENCOUNTER_FIRST), "no way around the fight: {t}");
+    say(&mut c, &loser, "!zone fight");
+    let t = say1(&mut c, &loser, "!zone advance");
+    assert!(t.contains("One more wound ends the run."), "{t}");
+    let t = say1(&mut c, &loser, "!zone fight");
+    assert!(t.contains("You are wounded (3 of 3)."), "{t}");
+    assert!(
+        t.contains("You fall in Main Hall. Your run ends in defeat."),
+        "{t}"
+    );
+    let token = token_of(&say1(&mut c, &loser, "!zone map"));
+    let v = c.get(&format!("/api/runs/{token}")).expect("view").json();
+    assert_eq!(v["view"]["status"]["phase"]["outcome"], "defeat", "{v}");
+    // The defeat is stored: another server on the database says the same.
+    drop(c);
+    server.stop().expect("stops");
+    let server = start(&dir.path().join("z.db"));
+    let mut c = connect(&server);
+    let t = say1(&mut c, &loser, "!zone status");
+    assert!(t.contains("This run is over: defeat."), "{t}");
+    let t = say1(&mut c, &hero, "!char");
+    assert!(t.starts_with("Level 2 (150 XP)"), "{t}");
+}
