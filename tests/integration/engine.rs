@@ -1938,3 +1938,34 @@ fn the_readme_states_the_rules_the_code_plays() {
     assert!(readme.contains(&format!("{} wounds end the run", rules::MAX_WOUNDS)));
     assert!(readme.contains(&format!("vs {}", rules::LOOT_DC)));
 }
+
+/// A run stored before encounters existed, standing in the boss room: it still has to fight.
+#[test]
+fn a_run_stored_before_encounters_fights_the_room_it_stands_in() {
+    let zone = gauntlet();
+    let c = Character {
+        level: 9,
+        scores: [30; 6],
+        ..Character::default()
+    };
+    let mut host = Host::new(&zone, "g-old", c.clone());
+    for line in ["enter g", "advance", "fight", "advance", "fight"] {
+        host.exec(line);
+    }
+    assert_eq!(host.run().current_node.as_str(), "g.throne");
+    // The row as an older server wrote it: no encounter field.
+    let mut old = serde_json::to_value(host.run()).expect("ser");
+    let fields = old.as_object_mut().expect("object");
+    for f in ["encounter", "wounds", "xp_earned", "loot", "last_check"] {
+        fields.remove(f);
+    }
+    let mut run: Run = serde_json::from_value(old).expect("an old row still loads");
+    assert!(run.encounter.is_none());
+    let status = engine::status(&zone, &run, &c);
+    assert!(status.encounter.is_some(), "the view shows the fight too");
+    let events = engine::advance(&zone, &mut run, &c, T0).expect("advances");
+    assert!(
+        matches!(events.first(), Some(Event::EncounterRolled { check }) if check.attempt == 1),
+        "{events:?}"
+    );
+}

@@ -1360,7 +1360,22 @@ fn a_carried_fork_keeps_gogobees_outcome_and_gogobee_sees_our_writes() {
     let t = say1(&mut c, "@gus:gogobee.test", "!zone go 1");
     assert!(t.contains(NO_CHOICE), "{t}");
     say1(&mut c, "@gus:gogobee.test", "!zone abandon");
+    // Ash's warmed run stands in an elite room (room 4 of 9): it is fought before the run
+    // goes on, as in any run (gogobee kept no fight in its rows).
+    let t = say1(&mut c, "@ash:gogobee.test", "!zone status");
+    assert!(
+        t.contains("room 4 of 9") && t.contains("An elite bars the way on"),
+        "{t}"
+    );
     let t = say1(&mut c, "@ash:gogobee.test", "!zone advance");
+    assert!(
+        t.contains("Elite check: ") && t.contains(" vs DC 16 — you lose."),
+        "{t}"
+    );
+    // With STR 30 (+10) the next round is won and the run walks on.
+    say1(&mut c, ADMIN, "!char set @ash:gogobee.test str 30");
+    let t = say1(&mut c, "@ash:gogobee.test", "!zone fight");
+    assert!(t.contains(" + 10 vs DC 16 — you win."), "{t}");
     assert!(t.contains("Room 5 of 9"), "{t}");
     // Rows that could not be carried answer, and can be given up.
     for user in ["@ivy:gogobee.test", "@jo:gogobee.test"] {

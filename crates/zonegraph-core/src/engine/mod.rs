@@ -397,9 +397,13 @@ pub fn advance_as(
     }
     run.last_action_at = now;
     let mut events = Vec::new();
-    let fought = pending_encounter(zone, run).is_some();
+    let pending = pending_encounter(zone, run);
+    let fought = pending.is_some();
     if fought && matches!(referee, Referee::Host(None)) {
         return Err(Refusal::AwaitingHost);
+    }
+    if pending.is_some() {
+        run.encounter = pending;
     }
     if fought && !resolve(zone, run, character, at, referee, now, &mut events) {
         return Ok(events);
@@ -462,9 +466,25 @@ pub fn flee(zone: &Zone, run: &mut Run, now: i64) -> Result<Vec<Event>, Refusal>
 }
 
 /// The encounter waiting in the run's current room, if the run is active.
-pub fn pending_encounter<'r>(zone: &Zone, run: &'r Run) -> Option<&'r PendingEncounter> {
-    active_room(zone, run).ok()?;
-    run.encounter.as_ref().filter(|e| e.at == run.current_node)
+///
+/// A run stored before encounters existed may stand in a trap, elite or boss room with no
+/// encounter recorded and no fork offered: a run that won there would have moved on or been
+/// offered a fork, so that room's encounter is still to fight (attempt 1).
+pub fn pending_encounter(zone: &Zone, run: &Run) -> Option<PendingEncounter> {
+    let at = active_room(zone, run).ok()?;
+    if let Some(e) = run.encounter.as_ref().filter(|e| e.at == run.current_node) {
+        return Some(e.clone());
+    }
+    // Not a room met again through a loop (it was cleared then): the newest room only.
+    if run.pending_fork.is_some() || run.visited_nodes.last() != Some(&run.current_node) {
+        return None;
+    }
+    let node = zone.node(at);
+    rules::encounter_kind(node).map(|kind| PendingEncounter {
+        at: node.id.clone(),
+        kind,
+        attempts: 0,
+    })
 }
 
 /// What a host game must decide before `!zone fight` (or `!zone advance`) can go on: the
