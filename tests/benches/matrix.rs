@@ -42,6 +42,8 @@ use zonegraph_tests::synapse::{Synapse, root};
 
 const BOT: &str = "@zonebot:localhost";
 const TOKEN: &str = "bench-token";
+/// The room every player shares with the bot.
+static SHARED: std::sync::OnceLock<OwnedRoomId> = std::sync::OnceLock::new();
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -257,7 +259,7 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let mut figures = rt.block_on(async {
+    let mut figures: Vec<Figures> = rt.block_on(async {
         let mut joining = Vec::new();
         for name in names.clone() {
             let url = synapse.url.clone();
@@ -300,6 +302,9 @@ fn main() {
         let players = Arc::new(players);
         // Warm-up: one command each in the DM (the key exchange), one in the shared room.
         matrix_phase("warm-up", &players, 1, |p, _| p.dm.clone(), &None, "w").await;
+        println!("{n} players, {k} commands each, one at a time per player, all players at once");
+        println!("| path | commands | commands/s | p50 ms | p99 ms |");
+        println!("|---|---:|---:|---:|---:|");
         let mut out = Vec::new();
         out.push(
             matrix_phase(
@@ -312,13 +317,12 @@ fn main() {
             )
             .await,
         );
+        out.last_mut().unwrap().print();
+        SHARED.set(shared_id.clone()).unwrap();
         let shared_of = |p: &Player, _: &Option<Room>| {
-            let id = p
-                .client
-                .rooms()
-                .into_iter()
-                .find(|r| r.active_members_count() > 2);
-            id.expect("the shared room")
+            p.client
+                .get_room(SHARED.get().unwrap())
+                .expect("the shared room")
         };
         matrix_phase("warm-up", &players, 1, shared_of, &None, "x").await;
         out.push(
@@ -332,6 +336,7 @@ fn main() {
             )
             .await,
         );
+        out.last_mut().unwrap().print();
         out.push(
             matrix_phase(
                 "Synapse alone (a player's own message back)",
@@ -343,6 +348,7 @@ fn main() {
             )
             .await,
         );
+        out.last_mut().unwrap().print();
         out
     });
 
@@ -377,11 +383,6 @@ fn main() {
         seconds: start.elapsed().as_secs_f64(),
         latencies,
     });
-    println!("{n} players, {k} commands each, one at a time per player, all players at once");
-    println!("| path | commands | commands/s | p50 ms | p99 ms |");
-    println!("|---|---:|---:|---:|---:|");
-    for f in &mut figures {
-        f.print();
-    }
+    figures.last_mut().unwrap().print();
     drop(server);
 }

@@ -15,6 +15,7 @@ use zonegraph_core::engine::{
     self, Character, DEFAULT_FORK_TIMEOUT_MS, Event, Outcome, Phase, Refusal, Run,
 };
 use zonegraph_core::roll;
+use zonegraph_core::rules::{self, EncounterKind};
 use zonegraph_core::zone::{self, Ability, Zone};
 use zonegraph_core::{LockKind, NodeKind};
 
@@ -37,9 +38,11 @@ fn crypt() -> Zone {
     load(CRYPT)
 }
 
+/// A character with WIS `score` for the Perception locks, and STR 18 (+4) for the fights.
 fn wis(score: i32) -> Character {
     let mut c = Character::default();
     c.set_score(Ability::Wis, score);
+    c.set_score(Ability::Str, 18);
     c
 }
 
@@ -157,7 +160,8 @@ fn d20_vectors_match_python_hashlib() {
 
 #[test]
 fn character_json_shape_round_trips_and_defaults() {
-    let mut c = wis(14);
+    let mut c = Character::default();
+    c.set_score(Ability::Wis, 14);
     c.level = 3;
     c.add_key("  Skull_Key ");
     let j = serde_json::to_string(&c).expect("serialises");
@@ -177,10 +181,22 @@ fn character_json_shape_round_trips_and_defaults() {
     assert_eq!(c.modifier(Ability::Wis), 2);
     assert_eq!(c_with(1, 9, &[]).modifier(Ability::Wis), -1);
     assert!(c.has_key("SKULL_KEY"));
+    // Experience is written once there is some, and read back.
+    assert_eq!(c.gain_xp(99), None);
+    assert_eq!(
+        c.gain_xp(1),
+        None,
+        "level 3 was set higher than 100 XP reaches"
+    );
+    let j = serde_json::to_string(&c).expect("serialises");
+    assert!(j.ends_with(r#","xp":100}"#), "{j}");
+    assert_eq!(serde_json::from_str::<Character>(&j).expect("parses"), c);
+    assert_eq!(c.gain_xp(350), Some(4), "450 XP is level 4");
 }
 
 fn c_with(level: u32, wis_score: i32, keys: &[&str]) -> Character {
-    let mut c = wis(wis_score);
+    let mut c = Character::default();
+    c.set_score(Ability::Wis, wis_score);
     c.level = level;
     for k in keys {
         c.add_key(k);
@@ -275,6 +291,9 @@ fn crypt_main_hall_route_and_chapel_without_the_secret() {
             "go 1",
             "advance",
             "advance",
+            // The boss may take more than one try; once it falls, these are refused.
+            "fight",
+            "fight",
         ],
     );
     let run = host.run();
@@ -397,10 +416,13 @@ fn lock_zoo() -> Zone {
 #[test]
 fn every_refusal() {
     let zone = lock_zoo();
-    let ch = Character {
+    // CHA 30 wins the boss check at the first try (a boss check adds the best modifier);
+    // the other scores stay 10 so that the stat locks fail.
+    let mut ch = Character {
         level: 3,
         ..Character::default()
     };
+    ch.set_score(Ability::Cha, 30);
     let mut host = Host::new(&zone, "zoo-1", ch);
     let t = play(
         &mut host,
@@ -742,13 +764,18 @@ fn a_key_granted_in_one_zone_opens_a_lock_in_another() {
     );
     assert!(!t.contains("Ossuary"));
 
-    let mut host = Host::new(&armoury, "a-1", Character::default());
+    let strong = Character {
+        level: 5,
+        scores: [20; 6],
+        ..Character::default()
+    };
+    let mut host = Host::new(&armoury, "a-1", strong);
     let t = play(
         &mut host,
-        &["enter armoury", "advance", "advance", "advance"],
+        &["enter armoury", "advance", "advance", "fight", "fight"],
     );
     assert!(t.contains("You find a key: skull key."), "{t}");
-    assert_eq!(host.run().outcome, Some(Outcome::Victory));
+    assert_eq!(host.run().outcome, Some(Outcome::Victory), "{t}");
     let mut ch = host.player.character.clone();
     ch.keep_keys_from(host.run());
     assert!(ch.has_key("SKULL KEY"));
@@ -1344,6 +1371,11 @@ proptest! {
             }
             Some(Outcome::DeadEnd) => prop_assert_eq!(node.kind, NodeKind::Secret),
             Some(Outcome::Abandoned) => prop_assert!(false, "nobody abandoned"),
+            Some(Outcome::Fled) => prop_assert!(false, "nobody fled"),
+            Some(Outcome::Defeat) => {
+                prop_assert_eq!(run.wounds, zonegraph_core::rules::MAX_WOUNDS);
+                prop_assert!(zonegraph_core::rules::encounter_kind(node).is_some());
+            }
             None => {
                 let fork = run.pending_fork.as_ref().expect("waiting at a fork");
                 prop_assert!(fork.options.iter().all(|o| !o.open));
@@ -1388,8 +1420,14 @@ fn the_boss_ends_the_run_even_with_exits_and_a_dead_end_secret_ends_quietly() {
     assert!(!host.run().boss_defeated);
     assert_eq!(host.run().harvested.len(), 1);
 
-    let mut host = Host::new(&zone, "e", Character::default());
-    play(&mut host, &["enter e", "advance", "go 1", "advance"]);
+    let hero = Character {
+        level: 5,
+        scores: [20; 6],
+        ..Character::default()
+    };
+    let mut host = Host::new(&zone, "e", hero);
+    let t = play(&mut host, &["enter e", "advance", "go 1", "fight", "fight"]);
+    assert!(t.contains("Boss check: "), "{t}");
     let run = host.run();
     assert_eq!(run.outcome, Some(Outcome::Victory));
     assert_eq!(run.current_node.as_str(), "e.boss");
@@ -1591,4 +1629,385 @@ fn only_the_run_link_and_the_sheet_are_private() {
     assert_eq!(json["private"], true);
     let json = serde_json::to_value(chat::help()).expect("json");
     assert!(json.get("private").is_none(), "{json}");
+}
+
+// ---- encounters and the built-in rules -------------------------------------------------------
+
+/// Gate → Spike Hall (trap) → Campfire (rest camp) → Guard Post (elite) → Throne (boss).
+fn gauntlet() -> Zone {
+    load(
+        &json!({
+            "format": 1, "zone_id": "g", "name": "Gauntlet", "tier": 1, "min_level": 1, "max_level": 3,
+            "nodes": [
+                {"node_id": "g.gate", "kind": "entry", "label": "Gate", "is_entry": true},
+                {"node_id": "g.spikes", "kind": "trap", "label": "Spike Hall"},
+                {"node_id": "g.camp", "kind": "rest_camp", "label": "Campfire"},
+                {"node_id": "g.guard", "kind": "elite", "label": "Guard Post",
+                 "content": {"grants_key": "guard_key"}},
+                {"node_id": "g.throne", "kind": "boss", "label": "Throne", "is_boss": true,
+                 "content": {"encounter_override": "iron_king", "loot_bias": 1.5}}
+            ],
+            "edges": [
+                {"from_node": "g.gate", "to_node": "g.spikes"},
+                {"from_node": "g.spikes", "to_node": "g.camp"},
+                {"from_node": "g.camp", "to_node": "g.guard"},
+                {"from_node": "g.guard", "to_node": "g.throne"}
+            ]
+        })
+        .to_string(),
+    )
+}
+
+/// A new player's sheet under the built-in rules.
+fn newcomer() -> Character {
+    rules::starting_character(rules::STARTING_SCORES)
+}
+
+/// Whether attempt `attempt` at `room` of run `run` wins for `c` in a tier-1 zone.
+fn wins(run: &str, room: &str, kind: EncounterKind, attempt: u32, c: &Character) -> bool {
+    let total = rules::encounter_d20(run, room, attempt) as i32
+        + rules::encounter_modifier(kind, c.level, &c.scores);
+    total >= rules::encounter_dc(1, kind) as i32
+}
+
+/// The first run id `g-N` whose encounter rolls satisfy `pred` (as the server tests pick
+/// users): the transcripts stay deterministic, and say which rolls they rely on.
+fn run_where(pred: impl Fn(&str) -> bool) -> String {
+    (0..100_000)
+        .map(|i| format!("g-{i}"))
+        .find(|r| pred(r))
+        .expect("some run id rolls that way")
+}
+
+#[test]
+fn a_boss_must_be_fought_and_a_rest_camp_heals() {
+    let zone = gauntlet();
+    let c = newcomer();
+    // The trap wounds once, then falls; the camp heals; the guard falls; the boss needs two.
+    let run = run_where(|r| {
+        !wins(r, "g.spikes", EncounterKind::Trap, 1, &c)
+            && wins(r, "g.spikes", EncounterKind::Trap, 2, &c)
+            && wins(r, "g.guard", EncounterKind::Elite, 1, &c)
+            && !wins(r, "g.throne", EncounterKind::Boss, 1, &c)
+            && wins(r, "g.throne", EncounterKind::Boss, 2, &c)
+    });
+    let mut host = Host::new(&zone, &run, c);
+    let t = play(
+        &mut host,
+        &[
+            "enter g", "flee", "advance", "advance", "status", "go 1", "fight", "advance",
+            "advance", "status", "advance", "fight", "char",
+        ],
+    );
+    insta::assert_snapshot!("gauntlet_won", t.replace(&run, "<run>"));
+    assert!(
+        t.contains("There is nothing to fight here."),
+        "no flight without a fight: {t}"
+    );
+    assert!(t.contains("Trap check: "), "{t}");
+    assert!(t.contains("You are wounded (1 of 3)."), "{t}");
+    assert!(t.contains("The trap bars the way on"), "go is refused: {t}");
+    assert!(t.contains("your 1 wound heals"), "{t}");
+    assert!(t.contains("Boss check: "), "{t}");
+    assert!(t.contains("You gain 100 XP."), "{t}");
+    let run = host.run();
+    assert_eq!(run.outcome, Some(Outcome::Victory));
+    assert!(run.boss_defeated);
+    // Trap 20 + elite 40 + boss 100 at tier 1: level 2 (100 XP).
+    assert_eq!(run.xp_earned, 160);
+    assert_eq!(host.player.character.xp, 160);
+    assert_eq!(host.player.character.level, 2);
+    assert!(host.player.character.has_key("guard_key"));
+    assert_eq!(
+        run.wounds, 1,
+        "the boss's wound, after the camp healed the trap's"
+    );
+}
+
+#[test]
+fn the_third_wound_ends_the_run_in_defeat() {
+    let zone = gauntlet();
+    let c = newcomer();
+    let run = run_where(|r| (1..=3).all(|a| !wins(r, "g.spikes", EncounterKind::Trap, a, &c)));
+    let mut host = Host::new(&zone, &run, c);
+    let t = play(
+        &mut host,
+        &[
+            "enter g", "advance", "fight", "fight", "fight", "status", "fight", "go 1",
+        ],
+    );
+    insta::assert_snapshot!("gauntlet_defeat", t.replace(&run, "<run>"));
+    assert!(t.contains("You are wounded (3 of 3)."), "{t}");
+    assert!(t.contains("Your run ends in defeat."), "{t}");
+    assert!(t.contains("This run is over: defeat."), "{t}");
+    assert!(t.contains("This run is over (defeat)."), "{t}");
+    let run = host.run();
+    assert_eq!(run.outcome, Some(Outcome::Defeat));
+    assert_eq!(run.current_node.as_str(), "g.spikes");
+    assert_eq!(run.visited_nodes.len(), 2, "the run never passed the trap");
+    assert_eq!(host.player.character.xp, 0);
+    // A new run starts whole.
+    host.exec("enter g");
+    assert_eq!(host.run().wounds, 0);
+}
+
+#[test]
+fn fleeing_ends_the_run() {
+    let zone = gauntlet();
+    let mut host = Host::new(&zone, "g-flee", newcomer());
+    let t = play(
+        &mut host,
+        &["enter g", "advance", "flee", "status", "fight"],
+    );
+    assert!(
+        t.contains("You flee from Spike Hall. Your run ends here."),
+        "{t}"
+    );
+    assert!(t.contains("This run is over: you fled."), "{t}");
+    let run = host.run();
+    assert_eq!(run.outcome, Some(Outcome::Fled));
+    assert!(run.abandoned, "over for every reader of the row");
+    assert!(run.encounter.is_none());
+}
+
+#[test]
+fn a_host_game_decides_encounters_in_its_own_words() {
+    let zone = gauntlet();
+    let zones = vec![zone.clone()];
+    let mut host = Host::new(&zone, "g-host", newcomer());
+    host.exec("enter g");
+    host.exec("advance");
+    let cx = host.context();
+    // Without its decision, the command is handed back as a question and says nothing.
+    let mut asked = host.player.clone();
+    let r = bot::handle_as(&zones, &mut asked, "fight", &cx, bot::Game::Host(None));
+    assert!(r.replies.is_empty(), "{r:?}");
+    let q = r.encounter_request.expect("a question for the host");
+    let q = serde_json::to_value(&q).expect("serialises");
+    assert_eq!(
+        q,
+        json!({"zone_id": "g", "tier": 1,
+               "room": {"node_id": "g.spikes", "kind": "trap", "label": "Spike Hall",
+                        "encounter_override": "", "loot_bias": 1.0},
+               "character": {"level": 1, "keys": [],
+                             "scores": {"str": 15, "dex": 14, "con": 13, "int": 12, "wis": 10, "cha": 8}}})
+    );
+    // `advance` on the encounter asks the same; `status` needs no decision.
+    let mut again = host.player.clone();
+    let r = bot::handle_as(&zones, &mut again, "advance", &cx, bot::Game::Host(None));
+    assert!(r.encounter_request.is_some());
+    let r = bot::handle_as(&zones, &mut again, "status", &cx, bot::Game::Host(None));
+    assert!(r.encounter_request.is_none() && !r.replies.is_empty());
+
+    // With it: the host's words, its keys, and no built-in XP.
+    let won: engine::HostOutcome = serde_json::from_value(json!({
+        "outcome": "won", "message": "The spikes retract at your <command>.", "keys": ["Spike Key"]
+    }))
+    .expect("the host's answer parses");
+    let mut player = host.player.clone();
+    let r = bot::handle_as(
+        &zones,
+        &mut player,
+        "fight",
+        &cx,
+        bot::Game::Host(Some(&won)),
+    );
+    let text = &r.replies[0].text;
+    assert!(
+        text.starts_with("The spikes retract at your <command>.\n"),
+        "{text}"
+    );
+    assert!(
+        r.replies[0].html.contains("&lt;command&gt;"),
+        "escaped in HTML"
+    );
+    assert!(text.contains("You find a key: spike key."), "{text}");
+    assert!(!text.contains("XP") && !text.contains("Loot"), "{text}");
+    assert!(text.contains("Campfire"), "moved on: {text}");
+    assert!(player.character.has_key("spike key"));
+    assert_eq!(player.character.xp, 0);
+
+    for (outcome, ended) in [("lost", Outcome::Defeat), ("fled", Outcome::Fled)] {
+        let d: engine::HostOutcome =
+            serde_json::from_value(json!({ "outcome": outcome })).expect("parses");
+        let mut player = host.player.clone();
+        let r = bot::handle_as(&zones, &mut player, "fight", &cx, bot::Game::Host(Some(&d)));
+        let run = player.run.as_ref().expect("run");
+        assert_eq!(run.outcome, Some(ended), "{r:?}");
+        assert!(
+            r.replies[0]
+                .text
+                .starts_with("The game master rules the trap: you "),
+            "{r:?}"
+        );
+    }
+}
+
+/// Rooms whose encounter the events say was won.
+fn won_rooms(events: &[Event], into: &mut BTreeSet<String>) {
+    for e in events {
+        if let Event::EncounterRolled { check } = e
+            && check.won
+        {
+            into.insert(check.node.to_string());
+        }
+    }
+}
+
+/// Checks that `run` never got past an encounter it did not win.
+fn no_encounter_passed(zone: &Zone, run: &Run, won: &BTreeSet<String>) -> Result<(), String> {
+    for (i, id) in run.visited_nodes.iter().enumerate() {
+        let node = zone
+            .node_by_id(id.as_str())
+            .ok_or("a visited room is in the zone")?;
+        let left = i + 1 < run.visited_nodes.len() || run.current_node != *id;
+        let cleared_here = run.current_node == *id
+            && run.encounter.is_none()
+            && !run.is_over()
+            && run.pending_fork.is_some();
+        if rules::encounter_kind(node).is_some()
+            && (left || cleared_here || run.boss_defeated)
+            && !won.contains(id.as_str())
+        {
+            return Err(format!("the run passed {id} without winning its encounter"));
+        }
+    }
+    if run.encounter.is_some() && run.pending_fork.is_some() {
+        return Err("an encounter and a fork at once".into());
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+
+    /// Random commands on generated zones (traps, elites, rest camps, forks): nothing panics,
+    /// and no run moves on from an encounter it has not won.
+    #[test]
+    fn random_play_never_passes_an_unresolved_encounter(
+        rooms in 4usize..40,
+        width in 1usize..4,
+        seed in any::<u64>(),
+        picks in proptest::collection::vec(any::<u8>(), 16..120),
+        level in 1u32..=8,
+        score in 3i32..=18,
+    ) {
+        let file = zonegraph_core::synth::layered("s", rooms, width, seed);
+        let zone = load(&zonegraph_core::format::to_pretty_json(&file));
+        let c = Character { level, scores: [score; 6], ..Character::default() };
+        let run_id = format!("prop-{seed}");
+        let mut host = Host::new(&zone, &run_id, c);
+        host.exec("enter s");
+        let mut won = BTreeSet::new();
+        let mut pick = picks.iter().copied();
+        while let Some(p) = pick.next() {
+            let line = match p % 10 {
+                0..=3 => "advance".to_string(),
+                4 | 5 => "fight".to_string(),
+                6 => if p % 7 == 0 { "flee".to_string() } else { "status".to_string() },
+                _ => format!("go {}", 1 + pick.next().unwrap_or(0) % 3),
+            };
+            host.now += 1000;
+            let cx = host.context();
+            let r = bot::handle(&host.zones, &mut host.player, &line, &cx);
+            prop_assert!(!r.replies.is_empty(), "{} got no reply", line);
+            won_rooms(&r.events, &mut won);
+            let run = host.run();
+            if let Err(e) = no_encounter_passed(&zone, run, &won) {
+                prop_assert!(false, "{} after {:?}: {:?}", e, line, run);
+            }
+            if run.is_over() {
+                prop_assert!(
+                    run.outcome != Some(Outcome::Defeat) || run.wounds == rules::MAX_WOUNDS
+                );
+                break;
+            }
+        }
+    }
+}
+
+/// The README's rules tables, as the code's tables print them.
+fn rules_tables() -> Vec<String> {
+    let tiers = 1..=6u8;
+    let head = |first: &str| {
+        let mut s = format!("| {first} |");
+        for t in tiers.clone() {
+            s.push_str(&format!(" tier {t} |"));
+        }
+        s.push_str(&format!("\n|---|{}\n", "---|".repeat(tiers.len())));
+        s
+    };
+    let mut xp = head("room cleared");
+    for (kind, base) in rules::ROOM_XP {
+        if base == 0 {
+            continue;
+        }
+        xp.push_str(&format!("| {} |", kind.as_str().replace('_', " ")));
+        for t in tiers.clone() {
+            xp.push_str(&format!(" {} |", base * u32::from(t)));
+        }
+        xp.push('\n');
+    }
+    let mut dc = head("encounter DC");
+    for (kind, _) in rules::ENCOUNTER_DC {
+        dc.push_str(&format!("| {} |", kind.as_str()));
+        for t in tiers.clone() {
+            dc.push_str(&format!(" {} |", rules::encounter_dc(t, kind)));
+        }
+        dc.push('\n');
+    }
+    let mut levels = String::from("| level | XP |\n|---|---|\n");
+    for (i, need) in rules::LEVEL_XP.iter().enumerate() {
+        levels.push_str(&format!("| {} | {need} |\n", i + 1));
+    }
+    let s = rules::STARTING_SCORES;
+    let start = format!(
+        "STR {}, DEX {}, CON {}, INT {}, WIS {}, CHA {}",
+        s[0], s[1], s[2], s[3], s[4], s[5]
+    );
+    vec![xp, dc, levels, start]
+}
+
+#[test]
+fn the_readme_states_the_rules_the_code_plays() {
+    let readme = include_str!("../../README.md");
+    for table in rules_tables() {
+        assert!(
+            readme.contains(&table),
+            "README.md does not hold this table of crates/zonegraph-core/src/rules.rs:\n{table}"
+        );
+    }
+    assert!(readme.contains(&format!("{} wounds end the run", rules::MAX_WOUNDS)));
+    assert!(readme.contains(&format!("vs {}", rules::LOOT_DC)));
+}
+
+/// A run stored before encounters existed, standing in the boss room: it still has to fight.
+#[test]
+fn a_run_stored_before_encounters_fights_the_room_it_stands_in() {
+    let zone = gauntlet();
+    let c = Character {
+        level: 9,
+        scores: [30; 6],
+        ..Character::default()
+    };
+    let mut host = Host::new(&zone, "g-old", c.clone());
+    for line in ["enter g", "advance", "fight", "advance", "fight"] {
+        host.exec(line);
+    }
+    assert_eq!(host.run().current_node.as_str(), "g.throne");
+    // The row as an older server wrote it: no encounter field.
+    let mut old = serde_json::to_value(host.run()).expect("ser");
+    let fields = old.as_object_mut().expect("object");
+    for f in ["encounter", "wounds", "xp_earned", "loot", "last_check"] {
+        fields.remove(f);
+    }
+    let mut run: Run = serde_json::from_value(old).expect("an old row still loads");
+    assert!(run.encounter.is_none());
+    let status = engine::status(&zone, &run, &c);
+    assert!(status.encounter.is_some(), "the view shows the fight too");
+    let events = engine::advance(&zone, &mut run, &c, T0).expect("advances");
+    assert!(
+        matches!(events.first(), Some(Event::EncounterRolled { check }) if check.attempt == 1),
+        "{events:?}"
+    );
 }

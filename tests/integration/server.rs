@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use zonegraph_core::roll;
+use zonegraph_core::rules::{self, EncounterKind};
 use zonegraph_server::client::Conn;
 use zonegraph_server::db;
 use zonegraph_server::migrate;
@@ -20,6 +21,8 @@ const FORK: &str = "crypt_valdris.fork";
 const CHAPEL: &str = "crypt_valdris.side_chapel";
 const SECRET: &str = "crypt_valdris.secret_chamber";
 const NO_CHOICE: &str = "There is no choice to make right now.";
+/// `!zone go` refused while the room's encounter bars the way.
+const ENCOUNTER_FIRST: &str = "bars the way on: face it with !zone fight";
 /// The API token of the servers `config` makes.
 const TOKEN: &str = "test-token";
 /// The test servers' one admin (`--admin`).
@@ -94,6 +97,14 @@ fn user_where(prefix: &str, pred: impl Fn(&str) -> bool) -> String {
         .expect("some user id rolls that way")
 }
 
+/// Whether a new player (the starting scores: STR 15, so +2 to an elite check and to a
+/// level-1 boss check) wins the check of `room` (`kind`) of the tier-1 Crypt at the first try.
+fn wins_first(run: &str, room: &str, kind: EncounterKind) -> bool {
+    let modifier = rules::encounter_modifier(kind, 1, &rules::STARTING_SCORES);
+    let d20 = rules::encounter_d20(run, room, 1);
+    d20 as i32 + modifier >= rules::encounter_dc(1, kind) as i32
+}
+
 fn chapel_roll(run: &str) -> u32 {
     roll::d20(run, FORK, CHAPEL)
 }
@@ -127,7 +138,11 @@ fn crypt_end_to_end_with_a_perception_pass_and_a_fail() {
     let mut c = connect(&server);
 
     // WIS 10 (+0): DC 12 into the chapel, DC 15 into the reliquary.
-    let finder = user_where("finder", |r| chapel_roll(r) >= 12 && secret_roll(r) >= 15);
+    let finder = user_where("finder", |r| {
+        chapel_roll(r) >= 12
+            && secret_roll(r) >= 15
+            && wins_first(r, "crypt_valdris.boss", EncounterKind::Boss)
+    });
     let t = say1(&mut c, &finder, "!zone enter crypt_valdris");
     assert!(t.contains("You enter Crypt of Valdris."), "{t}");
     assert!(t.contains("Room 1 of 6: Crypt Threshold"), "{t}");
@@ -157,7 +172,11 @@ fn crypt_end_to_end_with_a_perception_pass_and_a_fail() {
     let t = say1(&mut c, &finder, "!zone status");
     assert!(t.contains("This run is over: victory."), "{t}");
 
-    let blind = user_where("blind", |r| chapel_roll(r) < 12);
+    let blind = user_where("blind", |r| {
+        chapel_roll(r) < 12
+            && wins_first(r, "crypt_valdris.main_hall", EncounterKind::Elite)
+            && wins_first(r, "crypt_valdris.boss", EncounterKind::Boss)
+    });
     say(&mut c, &blind, "!zone enter Crypt of Valdris");
     say(&mut c, &blind, "!zone advance");
     let t = say1(&mut c, &blind, "!zone advance");
@@ -175,7 +194,12 @@ fn crypt_end_to_end_with_a_perception_pass_and_a_fail() {
         "{t}"
     );
     assert!(say1(&mut c, &blind, "!zone go 1").contains("Main Hall"));
-    assert!(say1(&mut c, &blind, "!zone advance").contains("Valdris's Sanctum"));
+    let t = say1(&mut c, &blind, "!zone fight");
+    assert!(
+        t.contains("Elite check: ") && t.contains("— you win."),
+        "{t}"
+    );
+    assert!(t.contains("Valdris's Sanctum"), "{t}");
     let map = say1(&mut c, &blind, "!zone map");
     assert!(map.contains("◉♛ Valdris's Sanctum"), "{map}");
     assert!(say1(&mut c, &blind, "!zone advance").contains("Victory!"));
@@ -359,7 +383,10 @@ fn fifty_concurrent_go_1_apply_exactly_once() {
         .map(|h| h.join().expect("thread"))
         .collect();
     let moved = replies.iter().filter(|r| r.contains("Main Hall")).count();
-    let refused = replies.iter().filter(|r| r.contains(NO_CHOICE)).count();
+    let refused = replies
+        .iter()
+        .filter(|r| r.contains(NO_CHOICE) || r.contains(ENCOUNTER_FIRST))
+        .count();
     assert_eq!((moved, refused), (1, n - 1), "{replies:#?}");
 
     let view = c
@@ -1334,7 +1361,22 @@ fn a_carried_fork_keeps_gogobees_outcome_and_gogobee_sees_our_writes() {
     let t = say1(&mut c, "@gus:gogobee.test", "!zone go 1");
     assert!(t.contains(NO_CHOICE), "{t}");
     say1(&mut c, "@gus:gogobee.test", "!zone abandon");
+    // Ash's warmed run stands in an elite room (room 4 of 9): it is fought before the run
+    // goes on, as in any run (gogobee kept no fight in its rows).
+    let t = say1(&mut c, "@ash:gogobee.test", "!zone status");
+    assert!(
+        t.contains("room 4 of 9") && t.contains("An elite bars the way on"),
+        "{t}"
+    );
     let t = say1(&mut c, "@ash:gogobee.test", "!zone advance");
+    assert!(
+        t.contains("Elite check: ") && t.contains(" vs DC 16 — you lose."),
+        "{t}"
+    );
+    // With STR 30 (+10) the next round is won and the run walks on.
+    say1(&mut c, ADMIN, "!char set @ash:gogobee.test str 30");
+    let t = say1(&mut c, "@ash:gogobee.test", "!zone fight");
+    assert!(t.contains(" + 10 vs DC 16 — you win."), "{t}");
     assert!(t.contains("Room 5 of 9"), "{t}");
     // Rows that could not be carried answer, and can be given up.
     for user in ["@ivy:gogobee.test", "@jo:gogobee.test"] {
@@ -1440,7 +1482,9 @@ fn a_gogobee_row_that_cannot_be_written_is_named_in_the_error() {
 
 #[test]
 fn a_run_round_trips_through_its_row_exactly() {
-    use zonegraph_core::engine::{Check, ForkOption, PendingFork, Run};
+    use zonegraph_core::engine::{
+        Check, EncounterCheck, ForkOption, PendingEncounter, PendingFork, Run,
+    };
     use zonegraph_core::zone::NodeId;
     let dir = tempfile::tempdir().expect("temp dir");
     let mut conn = db::open(&dir.path().join("z.db")).expect("db");
@@ -1469,6 +1513,23 @@ fn a_run_round_trips_through_its_row_exactly() {
         keys_granted: ["skull_key".to_string()].into(),
         revealed_secrets: [NodeId("s".into())].into(),
         missed_passages: [(NodeId("b".into()), NodeId("c".into()))].into(),
+        encounter: Some(PendingEncounter {
+            at: NodeId("b".into()),
+            kind: EncounterKind::Elite,
+            attempts: 2,
+        }),
+        wounds: 2,
+        xp_earned: 70,
+        loot: [NodeId("a".into())].into(),
+        last_check: Some(EncounterCheck {
+            node: NodeId("b".into()),
+            kind: EncounterKind::Elite,
+            attempt: 2,
+            d20: 4,
+            modifier: 2,
+            dc: 12,
+            won: false,
+        }),
         started_at: 1,
         last_action_at: 2,
         completed_at: Some(3),
@@ -1476,6 +1537,46 @@ fn a_run_round_trips_through_its_row_exactly() {
         abandoned: false,
         outcome: Some(zonegraph_core::Outcome::Victory),
     };
+    // The encounter state rides in `node_choices`, with or without a fork beside it.
+    for r in [
+        Run {
+            pending_fork: None,
+            run_id: "no-fork".into(),
+            ..run.clone()
+        },
+        Run {
+            pending_fork: None,
+            encounter: None,
+            wounds: 0,
+            xp_earned: 0,
+            loot: Default::default(),
+            last_check: None,
+            run_id: "plain".into(),
+            ..run.clone()
+        },
+    ] {
+        let tx = conn.transaction().expect("tx");
+        let stored =
+            db::insert_run(&tx, "@v:test", &r, db::LegacyColumns::default()).expect("insert");
+        tx.commit().expect("commit");
+        let back = db::run_by_token(&conn, &stored.link_token)
+            .expect("read")
+            .expect("found");
+        assert_eq!(back.run, r);
+        let choices: String = conn
+            .query_row(
+                "SELECT node_choices FROM dnd_zone_run WHERE run_id = ?1",
+                [&r.run_id],
+                |row| row.get(0),
+            )
+            .expect("row");
+        if r.run_id == "plain" {
+            assert_eq!(
+                choices, "{}",
+                "a run without encounter state reads as before"
+            );
+        }
+    }
     let tx = conn.transaction().expect("tx");
     let stored =
         db::insert_run(&tx, "@u:test", &run, db::LegacyColumns::default()).expect("insert");
@@ -1567,15 +1668,29 @@ fn spawn_process(db: &Path) -> Process {
     }
 }
 
-/// The Crypt played by `go 1`: each command with the visited-room count it leaves.
-const PLAYTHROUGH: &[(&str, usize)] = &[
-    ("!zone enter crypt_valdris", 1),
-    ("!zone advance", 2),
-    ("!zone advance", 3),
-    ("!zone go 1", 4),
-    ("!zone advance", 6),
-    ("!zone advance", 6),
+/// The Crypt played by `go 1`: the opening moves, then `!zone advance` (which fights the
+/// elite and the boss, as often as the dice need) until the run ends, at most
+/// [`MAX_ADVANCES`] times; a run still going then is abandoned.
+const OPENING: &[&str] = &[
+    "!zone enter crypt_valdris",
+    "!zone advance",
+    "!zone advance",
+    "!zone go 1",
 ];
+const MAX_ADVANCES: usize = 12;
+
+/// The highest "Room N of" a reply tells: the visited-room count it acknowledges.
+fn rooms_told(text: &str) -> Option<usize> {
+    text.match_indices("Room ")
+        .filter_map(|(i, _)| {
+            let digits: String = text[i + 5..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            digits.parse().ok()
+        })
+        .max()
+}
 
 #[test]
 fn sigkill_mid_load_loses_no_acknowledged_move() {
@@ -1602,7 +1717,12 @@ fn sigkill_mid_load_loses_no_acknowledged_move() {
                 };
                 let mut c = c.with_token(Some(&token));
                 'outer: while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    for (step, (cmd, visited)) in PLAYTHROUGH.iter().enumerate() {
+                    let script = OPENING
+                        .iter()
+                        .copied()
+                        .chain(std::iter::repeat_n("!zone advance", MAX_ADVANCES))
+                        .chain(["!zone abandon"]);
+                    for (step, cmd) in script.enumerate() {
                         let Ok(r) = c.command(&user, cmd, None) else {
                             break 'outer;
                         };
@@ -1610,18 +1730,30 @@ fn sigkill_mid_load_loses_no_acknowledged_move() {
                             break 'outer;
                         }
                         acked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let text = r.json()["replies"][0]["text"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_string();
                         if step == 0 {
                             let Ok(m) = c.command(&user, "!zone map", None) else {
                                 break 'outer;
                             };
-                            let text = m.json()["replies"][0]["text"]
+                            let map = m.json()["replies"][0]["text"]
                                 .as_str()
                                 .unwrap_or_default()
                                 .to_string();
-                            acks.push((token_of(&text), *visited, false));
+                            acks.push((token_of(&map), 1, false));
                         } else if let Some(last) = acks.last_mut() {
-                            last.1 = *visited;
-                            last.2 = step + 1 == PLAYTHROUGH.len();
+                            if let Some(n) = rooms_told(&text) {
+                                last.1 = last.1.max(n);
+                            }
+                            last.2 = text.contains("Victory!");
+                        }
+                        if text.contains("Victory!")
+                            || text.contains("defeat")
+                            || text.contains("You abandon")
+                        {
+                            break;
                         }
                     }
                 }
@@ -1739,7 +1871,10 @@ fn the_compare_and_set_holds_between_two_servers_on_one_database() {
         .map(|h| h.join().expect("thread"))
         .collect();
     let moved = replies.iter().filter(|r| r.contains("Main Hall")).count();
-    let refused = replies.iter().filter(|r| r.contains(NO_CHOICE)).count();
+    let refused = replies
+        .iter()
+        .filter(|r| r.contains(NO_CHOICE) || r.contains(ENCOUNTER_FIRST))
+        .count();
     assert_eq!((moved, refused), (1, n - 1), "{replies:#?}");
     let runs = stores[1].all_runs().expect("runs");
     assert_eq!(runs.len(), 1);
@@ -2035,4 +2170,95 @@ fn requests_past_the_concurrency_limit_are_refused_at_once() {
             "{path}: {err}"
         );
     }
+}
+
+/// Whether a new player's `attempt`-th check of `room` in the tier-1 Crypt wins.
+fn wins_at(run: &str, room: &str, kind: EncounterKind, attempt: u32) -> bool {
+    let modifier = rules::encounter_modifier(kind, 1, &rules::STARTING_SCORES);
+    let d20 = rules::encounter_d20(run, room, attempt);
+    d20 as i32 + modifier >= rules::encounter_dc(1, kind) as i32
+}
+
+#[test]
+fn over_http_a_boss_must_be_fought_and_three_wounds_end_a_run() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = start(&dir.path().join("z.db"));
+    let mut c = connect(&server);
+    const HALL: &str = "crypt_valdris.main_hall";
+    const BOSS: &str = "crypt_valdris.boss";
+
+    // The boss wins the first round and loses the second.
+    let hero = user_where("hero", |r| {
+        wins_at(r, HALL, EncounterKind::Elite, 1)
+            && !wins_at(r, BOSS, EncounterKind::Boss, 1)
+            && wins_at(r, BOSS, EncounterKind::Boss, 2)
+    });
+    for cmd in [
+        "!zone enter crypt_valdris",
+        "!zone advance",
+        "!zone advance",
+    ] {
+        say(&mut c, &hero, cmd);
+    }
+    say(&mut c, &hero, "!zone go 1");
+    let t = say1(&mut c, &hero, "!zone fight");
+    assert!(t.contains("You gain 40 XP."), "{t}");
+    assert!(
+        t.contains("The master of this zone awaits in Valdris's Sanctum."),
+        "{t}"
+    );
+    let t = say1(&mut c, &hero, "!zone advance");
+    assert!(t.starts_with("Boss check: "), "{t}");
+    assert!(t.contains(" vs DC 13 — you lose."), "{t}");
+    assert!(t.contains("You are wounded (1 of 3)."), "{t}");
+    let t = say1(&mut c, &hero, "!zone status");
+    assert!(t.contains("A boss bars the way on"), "{t}");
+    assert!(t.contains("Wounds: 1 of 3."), "{t}");
+    let t = say1(&mut c, &hero, "!zone fight");
+    assert!(t.contains(" vs DC 13 — you win."), "{t}");
+    assert!(t.contains("You gain 100 XP."), "{t}");
+    assert!(t.contains("Victory!"), "{t}");
+    assert!(t.contains("You reach level 2!"), "{t}");
+    // Corridor 10 + elite 40 + boss 100, kept on the sheet.
+    let t = say1(&mut c, &hero, "!char");
+    assert!(
+        t.starts_with("Level 2 (150 XP) · STR 15 (+2) · DEX 14 (+2)"),
+        "{t}"
+    );
+
+    // Three lost rounds at the Main Hall.
+    let loser = user_where("loser", |r| {
+        (1..=3).all(|a| !wins_at(r, HALL, EncounterKind::Elite, a))
+    });
+    for cmd in [
+        "!zone enter crypt_valdris",
+        "!zone advance",
+        "!zone advance",
+        "!zone go 1",
+    ] {
+        say(&mut c, &loser, cmd);
+    }
+    let t = say1(&mut c, &loser, "!zone go 2");
+    assert!(t.contains(ENCOUNTER_FIRST), "no way around the fight: {t}");
+    say(&mut c, &loser, "!zone fight");
+    let t = say1(&mut c, &loser, "!zone advance");
+    assert!(t.contains("One more wound ends the run."), "{t}");
+    let t = say1(&mut c, &loser, "!zone fight");
+    assert!(t.contains("You are wounded (3 of 3)."), "{t}");
+    assert!(
+        t.contains("You fall in Main Hall. Your run ends in defeat."),
+        "{t}"
+    );
+    let token = token_of(&say1(&mut c, &loser, "!zone map"));
+    let v = c.get(&format!("/api/runs/{token}")).expect("view").json();
+    assert_eq!(v["view"]["status"]["phase"]["outcome"], "defeat", "{v}");
+    // The defeat is stored: another server on the database says the same.
+    drop(c);
+    server.stop().expect("stops");
+    let server = start(&dir.path().join("z.db"));
+    let mut c = connect(&server);
+    let t = say1(&mut c, &loser, "!zone status");
+    assert!(t.contains("This run is over: defeat."), "{t}");
+    let t = say1(&mut c, &hero, "!char");
+    assert!(t.starts_with("Level 2 (150 XP)"), "{t}");
 }

@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::chat::{self, Reply};
 use crate::command::{self, Command, Syntax};
-use crate::engine::{self, CharEdit, Character, Event, Refusal, Run};
+use crate::engine::{
+    self, CharEdit, Character, EncounterRequest, Event, HostOutcome, Referee, Refusal, Run,
+};
 use crate::map;
 use crate::zone::Zone;
 
@@ -76,6 +78,20 @@ pub struct Context {
     pub authority: Authority,
 }
 
+/// Who decides encounters and keeps character sheets, as the host says for one command.
+#[derive(Clone, Copy, Debug, Default)]
+pub enum Game<'a> {
+    /// The built-in rules ([`crate::rules`]): dice decide encounters, clearing rooms earns
+    /// XP and levels.
+    #[default]
+    BuiltIn,
+    /// A host game decides encounters and owns the sheet (no built-in XP). `None` until it
+    /// has decided the encounter this command meets: the command then changes nothing and
+    /// comes back as [`Response::encounter_request`]; the host asks its game and calls again,
+    /// from the same stored state, with the decision.
+    Host(Option<&'a HostOutcome>),
+}
+
 /// Finds a zone by id or by name, case-insensitively.
 pub fn find_zone<'a>(zones: &'a [Zone], given: &str) -> Option<&'a Zone> {
     let g = given.trim();
@@ -99,12 +115,28 @@ pub struct Response {
     /// An admin's edit of a user's sheet: the host applies it and adds the reply.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub admin_edit: Option<AdminEdit>,
+    /// Under [`Game::Host`] with no decision: the encounter the host game must decide before
+    /// this command can be answered. The command's replies and state are to be dropped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub encounter_request: Option<EncounterRequest>,
 }
 
 /// Applies one line of `player`'s chat `text`: a fork that timed out before it is resolved
 /// first (its "picked for you" notice comes first, whatever the text says), then the command
-/// is parsed and answered. `player` is updated in place.
+/// is parsed and answered. `player` is updated in place. Encounters are decided by the
+/// built-in rules; see [`handle_as`].
 pub fn handle(zones: &[Zone], player: &mut Player, text: &str, cx: &Context) -> Response {
+    handle_as(zones, player, text, cx, Game::BuiltIn)
+}
+
+/// [`handle`], with encounters decided as `game` says.
+pub fn handle_as(
+    zones: &[Zone],
+    player: &mut Player,
+    text: &str,
+    cx: &Context,
+    game: Game<'_>,
+) -> Response {
     let mut out = Response::default();
     if let Some(events) = sweep_events(zones, player, cx) {
         out.replies.push(chat::events(&events));
@@ -127,7 +159,9 @@ pub fn handle(zones: &[Zone], player: &mut Player, text: &str, cx: &Context) -> 
                 }
                 return out;
             }
-            match answer(zones, player, &cmd, cx, &mut out) {
+            match answer(zones, player, &cmd, cx, game, &mut out) {
+                // A command waiting for the host's decision has nothing to say yet.
+                Ok(_) if out.encounter_request.is_some() => {}
                 Ok(reply) => out.replies.push(reply),
                 Err(refusal) => out.replies.push(chat::refusal(&refusal)),
             }
@@ -171,6 +205,7 @@ fn answer(
     player: &mut Player,
     command: &Command,
     cx: &Context,
+    game: Game<'_>,
     out: &mut Response,
 ) -> Result<Reply, Refusal> {
     // Words the engine's events and keeps them for the host.
@@ -205,10 +240,32 @@ fn answer(
             let (zone, run) = current(zones, player)?;
             Ok(chat::status(&engine::status(zone, run, &player.character)))
         }
-        Command::Advance => {
+        Command::Advance | Command::Fight => {
             let (zone, run) = current_mut(zones, &mut player.run)?;
-            let events = engine::advance(zone, run, &player.character, cx.now)?;
+            let referee = match game {
+                Game::BuiltIn => Referee::BuiltIn,
+                Game::Host(decision) => Referee::Host(decision),
+            };
+            if let Game::Host(None) = game
+                && let Some(request) = engine::encounter_request(zone, run, &player.character)
+            {
+                out.encounter_request = Some(request);
+                return Ok(Reply::default());
+            }
+            let mut events = if *command == Command::Fight {
+                engine::fight(zone, run, &player.character, referee, cx.now)?
+            } else {
+                engine::advance_as(zone, run, &player.character, referee, cx.now)?
+            };
             player.character.keep_keys_from(run);
+            if let Game::BuiltIn = game {
+                gain_xp(&mut player.character, &mut events);
+            }
+            Ok(said(events, out))
+        }
+        Command::Flee => {
+            let (zone, run) = current_mut(zones, &mut player.run)?;
+            let events = engine::flee(zone, run, cx.now)?;
             Ok(said(events, out))
         }
         Command::Go { choice } => {
@@ -247,6 +304,20 @@ fn answer(
         }
         // Taken out by `handle`: the host applies it to another user's sheet.
         Command::CharAdmin { .. } => Err(Refusal::AdminsOnly),
+    }
+}
+
+/// Adds the XP the events earned to the character (built-in rules) and tells a new level.
+fn gain_xp(character: &mut Character, events: &mut Vec<Event>) {
+    let earned = events
+        .iter()
+        .map(|e| match e {
+            Event::XpGained { amount, .. } => *amount,
+            _ => 0,
+        })
+        .fold(0u32, u32::saturating_add);
+    if let Some(level) = character.gain_xp(earned) {
+        events.push(Event::LevelUp { level });
     }
 }
 

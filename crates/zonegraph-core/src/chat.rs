@@ -9,9 +9,11 @@ use serde::Serialize;
 
 use crate::command::{COMMANDS, CommandError};
 use crate::engine::{
-    CharEdit, Character, Event, ExitState, ExitView, LockReason, Outcome, Phase, Refusal, Status,
+    CharEdit, Character, EncounterCheck, Event, ExitState, ExitView, LockReason, Outcome, Phase,
+    Refusal, Status, Verdict,
 };
 use crate::format::NodeKind;
+use crate::rules::{self, EncounterKind};
 use crate::zone::{Ability, Zone};
 
 /// One chat reply.
@@ -224,6 +226,139 @@ fn event(out: &mut Out, e: &Event) {
         Event::Abandoned { label, .. } => {
             out.nl().put("You abandon the run in ").bold(label).put(".");
         }
+        Event::Rested { healed, .. } => {
+            out.nl().put(&format!(
+                "You rest by the fire and your {} heal{}.",
+                plural(*healed, "wound"),
+                if *healed == 1 { "s" } else { "" }
+            ));
+        }
+        Event::EncounterStarted { kind, label, .. } => {
+            out.nl()
+                .put(encounter_intro(*kind))
+                .bold(label)
+                .put(". Face it with ")
+                .code("!zone fight")
+                .put(" or run with ")
+                .code("!zone flee")
+                .put(".");
+        }
+        Event::EncounterRolled { check } => {
+            out.nl().put(&encounter_check(check)).put(".");
+        }
+        Event::HostDecided {
+            kind,
+            outcome,
+            message,
+            ..
+        } => {
+            out.nl();
+            match message {
+                Some(m) if !m.trim().is_empty() => out.put(m.trim()),
+                _ => out.put(&format!(
+                    "The game master rules the {}: {}.",
+                    kind.as_str(),
+                    match outcome {
+                        Verdict::Won => "you win",
+                        Verdict::Lost => "you lose",
+                        Verdict::Fled => "you flee",
+                    }
+                )),
+            };
+        }
+        Event::Wounded { wounds, max } => {
+            out.nl()
+                .put(&format!("You are wounded ({wounds} of {max})."));
+            // The last wound is followed by the defeat.
+            if wounds < max {
+                out.put(" Try again with ")
+                    .code("!zone fight")
+                    .put(" or run with ")
+                    .code("!zone flee")
+                    .put(".");
+                if wounds.saturating_add(1) == *max {
+                    out.put(" One more wound ends the run.");
+                }
+            }
+        }
+        Event::Defeated { label, .. } => {
+            out.nl()
+                .put("You fall in ")
+                .bold(label)
+                .put(". Your run ends in defeat.");
+        }
+        Event::Fled { label, .. } => {
+            out.nl()
+                .put("You flee from ")
+                .bold(label)
+                .put(". Your run ends here.");
+        }
+        Event::XpGained { amount, .. } => {
+            out.nl().put(&format!("You gain {amount} XP."));
+        }
+        Event::LevelUp { level } => {
+            out.nl().bold(&format!("You reach level {level}!"));
+        }
+        Event::LootRolled {
+            d20,
+            loot_bias,
+            total,
+            dc,
+            found,
+            ..
+        } => {
+            out.nl().put("Loot roll: ");
+            if matches!(loot_bias.as_str(), "1" | "1.0") {
+                out.put(&format!("{d20}"));
+            } else {
+                out.put(&format!("{d20} × {loot_bias} = {total}"));
+            }
+            out.put(&format!(
+                " vs {dc} — {}.",
+                if *found {
+                    "you find treasure"
+                } else {
+                    "nothing of value"
+                }
+            ));
+        }
+    }
+}
+
+/// "Boss check: 14 + 3 vs DC 16 — you win".
+pub fn encounter_check(c: &EncounterCheck) -> String {
+    format!(
+        "{} check: {} {} {} vs DC {} — {}",
+        capitalised(c.kind.as_str()),
+        c.d20,
+        if c.modifier < 0 { "-" } else { "+" },
+        c.modifier.unsigned_abs(),
+        c.dc,
+        if c.won { "you win" } else { "you lose" }
+    )
+}
+
+fn encounter_intro(kind: EncounterKind) -> &'static str {
+    match kind {
+        EncounterKind::Trap => "A trap bars the way in ",
+        EncounterKind::Elite => "A fearsome foe guards ",
+        EncounterKind::Boss => "The master of this zone awaits in ",
+    }
+}
+
+fn capitalised(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_ascii_uppercase().to_string() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+fn plural(n: u32, word: &str) -> String {
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
     }
 }
 
@@ -312,10 +447,24 @@ pub fn status(s: &Status) -> Reply {
             exit_lines(&mut out, &s.exits, true);
         }
         Phase::InRoom => {
-            out.nl()
-                .put("Clear this room with ")
-                .code("!zone advance")
-                .put(".");
+            out.nl();
+            match &s.encounter {
+                Some(e) => out
+                    .put(match e.kind {
+                        EncounterKind::Trap => "A trap",
+                        EncounterKind::Elite => "An elite",
+                        EncounterKind::Boss => "A boss",
+                    })
+                    .put(" bars the way on: face it with ")
+                    .code("!zone fight")
+                    .put(" or run with ")
+                    .code("!zone flee")
+                    .put("."),
+                None => out
+                    .put("Clear this room with ")
+                    .code("!zone advance")
+                    .put("."),
+            };
             if s.exits.is_empty() {
                 out.nl().put("There is no way on from here.");
             } else {
@@ -323,6 +472,10 @@ pub fn status(s: &Status) -> Reply {
                 exit_lines(&mut out, &s.exits, false);
             }
         }
+    }
+    if s.wounds > 0 {
+        out.nl()
+            .put(&format!("Wounds: {} of {}.", s.wounds, rules::MAX_WOUNDS));
     }
     if !s.keys.is_empty() {
         let keys: Vec<&str> = s.keys.iter().map(String::as_str).collect();
@@ -358,6 +511,8 @@ fn outcome_words(o: Outcome) -> &'static str {
         Outcome::Victory => "victory",
         Outcome::DeadEnd => "it ended in a dead end",
         Outcome::Abandoned => "abandoned",
+        Outcome::Defeat => "defeat",
+        Outcome::Fled => "you fled",
     }
 }
 
@@ -514,6 +669,26 @@ pub fn refusal(r: &Refusal) -> Reply {
                 .code("--admin")
                 .put(") may set another user's sheet.");
         }
+        Refusal::AwaitingHost => {
+            out.put("The game master is busy; nothing happened. Try again in a moment.");
+        }
+        Refusal::NoEncounter => {
+            out.put("There is nothing to fight here. Use ")
+                .code("!zone advance")
+                .put(" to move on, or ")
+                .code("!zone abandon")
+                .put(" to give up the run.");
+        }
+        Refusal::EncounterPending { kind } => {
+            out.put(&format!(
+                "The {} bars the way on: face it with ",
+                kind.as_str()
+            ))
+            .code("!zone fight")
+            .put(" or run with ")
+            .code("!zone flee")
+            .put(".");
+        }
         Refusal::ZoneWithdrawn { zone_id, run_over } => {
             out.put(&format!(
                 "Your {} run is in {zone_id}, a zone that has been withdrawn from this server. ",
@@ -578,6 +753,9 @@ pub fn character(c: &Character) -> Reply {
 
 fn sheet(out: &mut Out, c: &Character) {
     out.put(&format!("Level {}", c.level));
+    if c.xp > 0 {
+        out.put(&format!(" ({} XP)", c.xp));
+    }
     for a in Ability::ALL {
         let m = c.modifier(a);
         out.put(&format!(
@@ -707,6 +885,12 @@ pub fn too_long(max_bytes: usize) -> Reply {
 /// The host failed to answer (the details are in its log).
 pub fn server_error() -> Reply {
     notice("Something went wrong on the server; try again.")
+}
+
+/// The host game (the server's `--host-hook`) did not answer in time or failed: nothing
+/// changed, and the command may simply be sent again.
+pub fn host_busy() -> Reply {
+    refusal(&Refusal::AwaitingHost)
 }
 
 /// Said in a shared room when a private reply went to the player's direct messages.

@@ -27,6 +27,10 @@ pub enum Command {
     },
     Map,
     Abandon,
+    /// Resolve the encounter of the current room (also what `!zone advance` does there).
+    Fight,
+    /// Run from the encounter: the run ends.
+    Flee,
     CharShow,
     CharLevel {
         level: u32,
@@ -56,6 +60,11 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("!zone enter <zone>", "start a run in a zone"),
     ("!zone status", "where you are and the ways on"),
     ("!zone advance", "clear the current room and move on"),
+    (
+        "!zone fight",
+        "face the trap, elite or boss in this room (advance does too)",
+    ),
+    ("!zone flee", "run from the encounter: the run ends"),
     (
         "!zone go <n>",
         "take option n at a fork (also !zone choose <n>)",
@@ -179,6 +188,8 @@ fn zone(words: &[&str]) -> Result<Command, CommandError> {
         "advance" => bare(Command::Advance, "!zone advance"),
         "map" => bare(Command::Map, "!zone map"),
         "abandon" => bare(Command::Abandon, "!zone abandon"),
+        "fight" => bare(Command::Fight, "!zone fight"),
+        "flee" => bare(Command::Flee, "!zone flee"),
         "enter" => {
             if rest.is_empty() {
                 return Err(CommandError::MissingArgument {

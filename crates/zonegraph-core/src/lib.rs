@@ -17,6 +17,7 @@ pub mod limits;
 pub mod map;
 pub mod narration;
 pub mod roll;
+pub mod rules;
 pub mod share;
 pub mod synth;
 pub mod text;

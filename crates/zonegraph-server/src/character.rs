@@ -49,7 +49,11 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         Action::Show { user } => {
             let c = db::character(&conn, user)?
                 .map(|s| s.character)
-                .unwrap_or_default();
+                .unwrap_or_else(|| {
+                    zonegraph_core::rules::starting_character(
+                        zonegraph_core::rules::STARTING_SCORES,
+                    )
+                });
             println!("{}", chat::character(&c).text);
             return Ok(ExitCode::SUCCESS);
         }
@@ -63,7 +67,13 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         .map_err(|e| anyhow::anyhow!("{e}"))
         .with_context(|| format!("cannot {verb} the sheet"))?;
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let result = store::edit_character(&tx, &user, &edit, store::now_ms())?;
+    let result = store::edit_character(
+        &tx,
+        &user,
+        &edit,
+        store::now_ms(),
+        zonegraph_core::rules::STARTING_SCORES,
+    )?;
     tx.commit().context("cannot commit the edit")?;
     let by = format!(
         "zonegraph char ({})",

@@ -126,7 +126,7 @@ fn bad(msg: &str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, msg.to_string())
 }
 
-fn read_response(r: &mut impl BufRead) -> io::Result<Response> {
+pub(crate) fn read_response(r: &mut impl BufRead) -> io::Result<Response> {
     let mut line = String::new();
     if r.read_line(&mut line)? == 0 {
         return Err(io::Error::new(

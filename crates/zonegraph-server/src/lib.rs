@@ -7,6 +7,7 @@ pub mod character;
 pub mod check;
 pub mod client;
 pub mod db;
+pub mod host;
 pub mod http;
 #[cfg(feature = "matrix")]
 pub mod matrix;

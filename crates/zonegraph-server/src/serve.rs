@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 use zonegraph_core::limits::Rate;
 
 use crate::http::{self, Access, AppState, Limiter, Limits, UserLocks};
-use crate::store::{self, CharacterRules, CommandSettings, RunIds, Store};
+use crate::store::{self, CharacterRules, CommandSettings, GameSettings, RunIds, Store};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -53,9 +53,46 @@ pub struct Args {
     /// for designers' playtests.
     #[arg(long)]
     pub sandbox: bool,
+    /// The scores of a new player's sheet, STR,DEX,CON,INT,WIS,CHA (built-in rules).
+    #[arg(long, default_value = "15,14,13,12,10,8", value_parser = parse_scores)]
+    pub starting_scores: Scores,
+    /// A host game (http://host:port/path) that owns character sheets and decides encounters:
+    /// `POST URL/character` and `POST URL/encounter` (see the README).
+    #[arg(long, value_name = "URL")]
+    pub host_hook: Option<String>,
+    /// Bearer token sent to the host game (set it in ZONEGRAPH_HOST_HOOK_TOKEN).
+    #[arg(
+        long,
+        env = "ZONEGRAPH_HOST_HOOK_TOKEN",
+        hide_env_values = true,
+        hide = true
+    )]
+    pub host_hook_token: Option<String>,
     #[cfg(feature = "matrix")]
     #[command(flatten)]
     pub matrix: crate::matrix::MatrixArgs,
+}
+
+/// `--starting-scores`: six ability scores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Scores(pub [i32; 6]);
+
+/// Parses six comma-separated scores in STR, DEX, CON, INT, WIS, CHA order.
+pub fn parse_scores(s: &str) -> Result<Scores, String> {
+    let usage = || format!("{s:?} is not six scores like 15,14,13,12,10,8 (STR to CHA, 1-30)");
+    let parsed: Vec<i32> = s
+        .split(',')
+        .map(|p| p.trim().parse::<i32>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| usage())?;
+    let scores: [i32; 6] = parsed.try_into().map_err(|_| usage())?;
+    if !scores
+        .iter()
+        .all(|v| zonegraph_core::engine::SCORE_RANGE.contains(v))
+    {
+        return Err(usage());
+    }
+    Ok(Scores(scores))
 }
 
 /// `--rate-limit`: a rate, or none.
@@ -235,6 +272,8 @@ pub struct ServerConfig {
     pub admins: Vec<String>,
     /// Whether players edit their own sheets (`--sandbox`).
     pub characters: CharacterRules,
+    /// The built-in rules' starting scores, or a host game (`--host-hook`).
+    pub game: GameSettings,
 }
 
 impl std::fmt::Debug for ServerConfig {
@@ -251,6 +290,7 @@ impl std::fmt::Debug for ServerConfig {
             .field("sweep_every", &self.sweep_every)
             .field("admins", &self.admins)
             .field("characters", &self.characters)
+            .field("game", &self.game)
             .finish_non_exhaustive()
     }
 }
@@ -274,6 +314,7 @@ impl ServerConfig {
             run_ids: store::random_run_ids(),
             admins: Vec::new(),
             characters: CharacterRules::AdminsOnly,
+            game: GameSettings::default(),
         }
     }
 
@@ -312,6 +353,12 @@ impl ServerConfig {
         } else {
             CharacterRules::AdminsOnly
         };
+        c.game.starting_scores = args.starting_scores.0;
+        c.game.host_hook = args
+            .host_hook
+            .as_deref()
+            .map(|url| crate::host::HostHook::new(url, args.host_hook_token.clone()))
+            .transpose()?;
         Ok(c)
     }
 }
@@ -395,7 +442,8 @@ impl Drop for Server {
 
 /// Opens the store (validating and importing the zones), binds, and serves on a new thread.
 pub fn spawn(config: ServerConfig) -> Result<Server> {
-    let (store, opened) = Store::open(&config.db, &config.zones)?;
+    let (mut store, opened) = Store::open(&config.db, &config.zones)?;
+    store.set_game(config.game.clone());
     let store = Arc::new(store);
     let listener = TcpListener::bind(config.listen)
         .with_context(|| format!("cannot listen on {}", config.listen))?;
@@ -613,6 +661,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             "  admins (may set anyone's sheet): {}",
             args.admins.join(", ")
         );
+    }
+    if let Some(url) = &args.host_hook {
+        println!("  host game: {url} keeps character sheets and decides encounters");
     }
     println!("  Ctrl-C (or SIGTERM) stops it.");
     let rt = tokio::runtime::Builder::new_current_thread()

@@ -11,14 +11,15 @@ use std::sync::{Arc, Mutex, mpsc};
 use anyhow::{Context as _, Result, bail};
 use rusqlite::{Connection, TransactionBehavior};
 use serde::Serialize;
-use zonegraph_core::bot::{self, AdminEdit, Authority, Context, Player};
+use zonegraph_core::bot::{self, AdminEdit, Authority, Context, Game, Player};
 use zonegraph_core::chat::{self, Reply};
 use zonegraph_core::command::Syntax;
-use zonegraph_core::engine::{self, CharEdit, Character, PlayerView, Refusal, Run};
-use zonegraph_core::validate;
+use zonegraph_core::engine::{self, CharEdit, Character, HostOutcome, PlayerView, Refusal, Run};
 use zonegraph_core::zone::{self, Zone};
+use zonegraph_core::{rules, validate};
 
 use crate::db::{self, Notice, StoredCharacter, StoredRun, WarmUp};
+use crate::host::HostHook;
 use crate::zones;
 
 /// How many times a command is recomputed when its compare-and-set loses a race.
@@ -61,6 +62,31 @@ pub struct Store {
     readers: Mutex<Vec<Connection>>,
     zones: Vec<Zone>,
     legacy_cols: db::LegacyColumns,
+    game: GameSettings,
+}
+
+/// Who plays the game on this server: the built-in rules, or a host game (`--host-hook`).
+#[derive(Clone, Debug)]
+pub struct GameSettings {
+    /// The scores of a player's first sheet (`--starting-scores`; built-in rules).
+    pub starting_scores: [i32; 6],
+    /// The host game that owns sheets and decides encounters, if any.
+    pub host_hook: Option<HostHook>,
+}
+
+impl Default for GameSettings {
+    fn default() -> Self {
+        GameSettings {
+            starting_scores: rules::STARTING_SCORES,
+            host_hook: None,
+        }
+    }
+}
+
+impl GameSettings {
+    fn new_character(&self) -> Character {
+        rules::starting_character(self.starting_scores)
+    }
 }
 
 /// Who edits character sheets on this server (`--sandbox`).
@@ -203,8 +229,19 @@ impl Store {
             readers: Mutex::new(Vec::new()),
             zones,
             legacy_cols,
+            game: GameSettings::default(),
         };
         Ok((store, Opened { warnings, warm_up }))
+    }
+
+    /// Sets who plays the game (before the store is shared).
+    pub fn set_game(&mut self, game: GameSettings) {
+        self.game = game;
+    }
+
+    /// Who plays the game.
+    pub fn game(&self) -> &GameSettings {
+        &self.game
     }
 
     /// The zones, loaded from the tables.
@@ -257,7 +294,7 @@ impl Store {
                     character: stored
                         .as_ref()
                         .map(|s| s.character.clone())
-                        .unwrap_or_default(),
+                        .unwrap_or_else(|| self.game.new_character()),
                     run: run.as_ref().map(|s| s.run.clone()),
                 },
                 character_version: stored.map(|StoredCharacter { version, .. }| version),
@@ -283,13 +320,36 @@ impl Store {
     }
 
     /// [`Store::command`] on the sender's own player; the admin edit it asks for, if any.
+    ///
+    /// With a host game, its sheet of the player is asked for first, and an encounter the
+    /// command meets is put to it: the core answers [`Game::Host`]`(None)` with the question,
+    /// and the command is computed again, from the same stored state, with the decision. A
+    /// host that fails or is too slow changes nothing: the player is told to try again.
     fn command_own(
         &self,
         user: &str,
         text: &str,
         s: &CommandSettings,
     ) -> Result<(Answer, Option<AdminEdit>)> {
-        for _ in 0..CAS_ATTEMPTS {
+        let hook = self.game.host_hook.as_ref();
+        let hosted = match hook.map(|h| h.character(user)) {
+            None => None,
+            Some(Ok(c)) => Some(c),
+            Some(Err(e)) => {
+                eprintln!("zonegraph: host hook: character of {user}: {e:#}");
+                let notices = self.read(|c| Ok(word_notices(db::queued_notices(c, user)?)))?;
+                return Ok((
+                    Answer {
+                        notices,
+                        replies: vec![chat::host_busy()],
+                    },
+                    None,
+                ));
+            }
+        };
+        let mut decision: Option<HostOutcome> = None;
+        let mut attempts = 0;
+        while attempts < CAS_ATTEMPTS {
             let now = now_ms();
             let Loaded {
                 mut player,
@@ -297,6 +357,13 @@ impl Store {
                 character_version,
                 notices,
             } = self.load_player(user)?;
+            if let Some(c) = &hosted {
+                // The host's sheet, with the XP the built-in rules kept (unused under a host).
+                player.character = Character {
+                    xp: player.character.xp,
+                    ..c.clone()
+                };
+            }
             let before = player.clone();
             let cx = Context {
                 now,
@@ -308,7 +375,27 @@ impl Store {
                 syntax: Syntax::Chat,
                 authority: s.authority(user),
             };
-            let response = bot::handle(&self.zones, &mut player, text, &cx);
+            let game = match hook {
+                None => Game::BuiltIn,
+                Some(_) => Game::Host(decision.as_ref()),
+            };
+            let response = bot::handle_as(&self.zones, &mut player, text, &cx, game);
+            if let (Some(request), Some(hook)) = (&response.encounter_request, hook) {
+                let token = stored.as_ref().map_or("", |r| r.link_token.as_str());
+                match hook.encounter(user, token, request) {
+                    Ok(d) => {
+                        decision = Some(d);
+                        // Computed again with the decision; not a lost race.
+                        continue;
+                    }
+                    Err(e) => {
+                        eprintln!("zonegraph: host hook: encounter of {user}: {e:#}");
+                        let replies = vec![chat::host_busy()];
+                        return Ok((Answer { notices, replies }, None));
+                    }
+                }
+            }
+            attempts += 1;
             let replies = response.replies;
             let admin_edit = response.admin_edit;
             // A run this command replaced is stored as it ended, before the new one.
@@ -352,8 +439,9 @@ impl Store {
     ) -> Result<Result<Character, Refusal>> {
         let (sent, outcome) = mpsc::sync_channel(1);
         let (u, e) = (user.to_string(), edit.clone());
+        let starting = self.game.starting_scores;
         self.write(move |tx| {
-            let result = edit_character(tx, &u, &e, now_ms())?;
+            let result = edit_character(tx, &u, &e, now_ms(), starting)?;
             let applied = result.is_ok();
             let _ = sent.send(result);
             Ok(Wrote { applied, count: 0 })
@@ -513,7 +601,7 @@ impl Store {
             };
             let character = db::character(c, &stored.user_id)?
                 .map(|s| s.character)
-                .unwrap_or_default();
+                .unwrap_or_else(|| self.game.new_character());
             Ok(Some((stored, character)))
         })?
         else {
@@ -549,15 +637,19 @@ impl Store {
 /// Applies an admin's `edit` to `user`'s character in `tx` (the writer's transaction, or the
 /// `zonegraph char` command's); the sheet after, or the refusal. The caller logs it with
 /// [`log_edit`] once committed. The row is written by compare-and-set on the version just read.
+/// A user with no sheet yet gets one with `starting` scores first.
 pub fn edit_character(
     tx: &Connection,
     user: &str,
     edit: &CharEdit,
     now: i64,
+    starting: [i32; 6],
 ) -> Result<Result<Character, Refusal>> {
     let stored = db::character(tx, user)?;
     let version = stored.as_ref().map(|s| s.version);
-    let mut character = stored.map(|s| s.character).unwrap_or_default();
+    let mut character = stored
+        .map(|s| s.character)
+        .unwrap_or_else(|| rules::starting_character(starting));
     if let Err(refusal) = character.edit(edit) {
         return Ok(Err(refusal));
     }
@@ -598,7 +690,8 @@ fn write_player(
     legacy_cols: db::LegacyColumns,
 ) -> Result<bool> {
     let stored = rows.run;
-    if after.character != before.character
+    // A player's first sheet is stored at their first command, as the rules started it.
+    if (after.character != before.character || rows.character_version.is_none())
         && !db::put_character_cas(tx, user, &after.character, rows.character_version, now)?
     {
         return Ok(false);

@@ -692,23 +692,49 @@ export interface Run {
   revealed_secrets?: string[];
   /** Perception passages `[from, to]` whose check the run failed. */
   missed_passages?: [string, string][];
+  /** The encounter waiting in the current room: the run cannot move on until it is resolved. */
+  encounter?: { at: string; kind: EncounterKind; attempts?: number } | null;
+  /** Failed encounter checks since the last rest camp (3 end the run). */
+  wounds?: number;
+  /** Experience this run earned (built-in rules). */
+  xp_earned?: number;
+  /** Rooms whose loot roll found loot. */
+  loot?: string[];
+  /** The last encounter check the chat showed. */
+  last_check?: EncounterCheck | null;
   started_at: number;
   last_action_at: number;
   completed_at?: number | null;
   boss_defeated?: boolean;
   abandoned?: boolean;
-  outcome?: "victory" | "dead_end" | "abandoned" | null;
+  outcome?: Outcome | null;
+}
+
+/** What kind of fight a room holds. */
+export type EncounterKind = "trap" | "elite" | "boss";
+
+/** One encounter check of the built-in rules: d20 + modifier against the DC. */
+export interface EncounterCheck {
+  node: string;
+  kind: EncounterKind;
+  attempt: number;
+  d20: number;
+  modifier: number;
+  dc: number;
+  won: boolean;
 }
 
 /** What the engine needs to know about the player; every field may be left out (level 1,
- * every score 10, no keys). */
+ * every score 10, no keys, no XP). */
 export interface Character {
   level?: number;
   scores?: { str?: number; dex?: number; con?: number; int?: number; wis?: number; cha?: number };
   keys?: string[];
+  /** Experience under the built-in rules. */
+  xp?: number;
 }
 
-export type Outcome = "victory" | "dead_end" | "abandoned";
+export type Outcome = "victory" | "dead_end" | "abandoned" | "defeat" | "fled";
 
 /** One exit of the current room as the player sees it. */
 export interface ExitView {
@@ -742,7 +768,17 @@ export type Event =
   | { event: "picked_for_you"; option: number; to_node: string; label: string }
   | { event: "victory"; node: string; label: string }
   | { event: "dead_end"; node: string; label: string }
-  | { event: "abandoned"; node: string; label: string };
+  | { event: "abandoned"; node: string; label: string }
+  | { event: "rested"; node: string; label: string; healed: number }
+  | { event: "encounter_started"; node: string; kind: EncounterKind; label: string }
+  | { event: "encounter_rolled"; check: EncounterCheck }
+  | { event: "host_decided"; node: string; kind: EncounterKind; outcome: "won" | "lost" | "fled"; message: string | null }
+  | { event: "wounded"; wounds: number; max: number }
+  | { event: "defeated"; node: string; label: string }
+  | { event: "fled"; node: string; label: string }
+  | { event: "xp_gained"; node: string; amount: number }
+  | { event: "level_up"; level: number }
+  | { event: "loot_rolled"; node: string; d20: number; loot_bias: string; total: number; dc: number; found: boolean };
 
 /** Why a locked fork option refused. */
 export type LockReason =
@@ -782,6 +818,12 @@ export interface Status {
   fork_created_at: number | null;
   /** Keys held: the character's and those granted in this run. */
   keys: string[];
+  /** The encounter that bars the way on (`!zone fight` or `!zone flee`). */
+  encounter?: { kind: EncounterKind; attempts: number; max_wounds: number; dc: number };
+  /** Wounds since the last rest camp. */
+  wounds?: number;
+  /** The last encounter check the chat showed. */
+  last_check?: EncounterCheck;
 }
 
 /** A region as the player may know it. */

@@ -17,15 +17,16 @@ use serde::{Deserialize, Serialize};
 use crate::format::{LockKind, NodeKind};
 use crate::narration;
 use crate::roll;
+use crate::rules::{self, EncounterKind};
 use crate::zone::{Ability, Lock, NodeId, Zone, legacy_node_id, normalize_key};
 
 pub use run::{
-    CharEdit, Character, Check, ForkOption, LockReason, MAX_KEY_BYTES, MAX_KEYS, Outcome,
-    PendingFork, Run,
+    CharEdit, Character, Check, EncounterCheck, ForkOption, LockReason, MAX_KEY_BYTES, MAX_KEYS,
+    Outcome, PendingEncounter, PendingFork, Run,
 };
 pub use view::{
-    ExitState, ExitView, Knowledge, Phase, PlayerView, Status, exit_views, player_view, status,
-    visible_to_player,
+    EncounterView, ExitState, ExitView, Knowledge, Phase, PlayerView, Status, exit_views,
+    player_view, status, visible_to_player,
 };
 
 /// How long a fork waits for the player before the first open option is taken (six hours,
@@ -105,6 +106,119 @@ pub enum Event {
         node: NodeId,
         label: String,
     },
+    /// A rest camp healed the run's wounds.
+    Rested {
+        node: NodeId,
+        label: String,
+        healed: u32,
+    },
+    /// The room holds an encounter: the run stays until `!zone fight` or `!zone flee`.
+    EncounterStarted {
+        node: NodeId,
+        kind: EncounterKind,
+        label: String,
+    },
+    /// The built-in resolver's check: d20 + modifier against the DC.
+    EncounterRolled {
+        check: EncounterCheck,
+    },
+    /// A host game decided the encounter; its message is shown word for word.
+    HostDecided {
+        node: NodeId,
+        kind: EncounterKind,
+        outcome: Verdict,
+        message: Option<String>,
+    },
+    /// A lost check: `wounds` of `max`.
+    Wounded {
+        wounds: u32,
+        max: u32,
+    },
+    /// The run ended in defeat.
+    Defeated {
+        node: NodeId,
+        label: String,
+    },
+    /// The player fled: the run ended.
+    Fled {
+        node: NodeId,
+        label: String,
+    },
+    /// Experience for clearing a room (built-in rules).
+    XpGained {
+        node: NodeId,
+        amount: u32,
+    },
+    /// The character reached a new level (built-in rules).
+    LevelUp {
+        level: u32,
+    },
+    /// The loot roll of a cleared room: `d20` × `loot_bias`, rounded down, against
+    /// [`rules::LOOT_DC`].
+    LootRolled {
+        node: NodeId,
+        d20: u32,
+        loot_bias: String,
+        total: u32,
+        dc: u32,
+        found: bool,
+    },
+}
+
+/// A host game's decision of an encounter (the server's `--host-hook`), as its JSON reads:
+/// `{"outcome": "won"|"lost"|"fled", "message"?: "...", "keys"?: ["..."]}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostOutcome {
+    pub outcome: Verdict,
+    /// Shown to the player word for word instead of the built-in words.
+    #[serde(default)]
+    pub message: Option<String>,
+    /// Keys the encounter grants.
+    #[serde(default)]
+    pub keys: Vec<String>,
+}
+
+/// How an encounter a host game decided went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The room is cleared and the run moves on.
+    Won,
+    /// The run ends in defeat.
+    Lost,
+    /// The run ends: the player fled.
+    Fled,
+}
+
+/// Who decides an encounter.
+#[derive(Clone, Copy, Debug)]
+pub enum Referee<'a> {
+    /// The built-in rules ([`crate::rules`]): dice, wounds, XP and loot.
+    BuiltIn,
+    /// A host game: its decision of the encounter (`None` before it has decided: the
+    /// encounter is refused with [`Refusal::AwaitingHost`]); no XP, loot or wounds from the
+    /// built-in rules.
+    Host(Option<&'a HostOutcome>),
+}
+
+/// What a host game is asked to decide: the encounter waiting in a run's current room.
+/// (The server adds the user and the run's token.)
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EncounterRequest {
+    pub zone_id: String,
+    pub tier: u8,
+    pub room: EncounterRoom,
+    pub character: Character,
+}
+
+/// The room of an [`EncounterRequest`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EncounterRoom {
+    pub node_id: NodeId,
+    pub kind: NodeKind,
+    pub label: String,
+    pub encounter_override: String,
+    pub loot_bias: f64,
 }
 
 /// Why a command was refused. Worded by [`crate::chat::refusal`].
@@ -184,6 +298,14 @@ pub enum Refusal {
         zone_id: String,
         run_over: bool,
     },
+    /// `!zone fight` or `!zone flee` with no encounter in the room.
+    NoEncounter,
+    /// An encounter a host game must decide, asked without its decision (the host was busy).
+    AwaitingHost,
+    /// `!zone go` while an encounter bars the way.
+    EncounterPending {
+        kind: EncounterKind,
+    },
 }
 
 /// Per-call working state: the visited set (so long merge chains stay linear) and the
@@ -248,11 +370,23 @@ pub fn start(
 }
 
 /// Clears the current room and moves on: the run ends at the boss or a room with no exits,
-/// walks on through a single open exit, or offers a fork.
+/// walks on through a single open exit, or offers a fork. In a room with an unresolved
+/// encounter it fights first, by the built-in rules ([`fight`]).
 pub fn advance(
     zone: &Zone,
     run: &mut Run,
     character: &Character,
+    now: i64,
+) -> Result<Vec<Event>, Refusal> {
+    advance_as(zone, run, character, Referee::BuiltIn, now)
+}
+
+/// [`advance`], with the encounter (if any) decided by `referee`.
+pub fn advance_as(
+    zone: &Zone,
+    run: &mut Run,
+    character: &Character,
+    referee: Referee<'_>,
     now: i64,
 ) -> Result<Vec<Event>, Refusal> {
     let at = active_room(zone, run)?;
@@ -263,8 +397,22 @@ pub fn advance(
     }
     run.last_action_at = now;
     let mut events = Vec::new();
+    let pending = pending_encounter(zone, run);
+    let fought = pending.is_some();
+    if fought && matches!(referee, Referee::Host(None)) {
+        return Err(Refusal::AwaitingHost);
+    }
+    if pending.is_some() {
+        run.encounter = pending;
+    }
+    if fought && !resolve(zone, run, character, at, referee, now, &mut events) {
+        return Ok(events);
+    }
     let mut ctx = Ctx::new(run);
     clear_room(zone, run, at, true, &mut events);
+    if let Referee::BuiltIn = referee {
+        reward(zone, run, at, fought, &mut events);
+    }
     let node = zone.node(at);
     if node.is_boss {
         run.boss_defeated = true;
@@ -290,6 +438,228 @@ pub fn advance(
     Ok(events)
 }
 
+/// Resolves the encounter of the current room (`!zone fight`): a win clears the room and
+/// moves on as [`advance`] does; a loss wounds (built-in) or ends the run (a host's "lost").
+pub fn fight(
+    zone: &Zone,
+    run: &mut Run,
+    character: &Character,
+    referee: Referee<'_>,
+    now: i64,
+) -> Result<Vec<Event>, Refusal> {
+    active_room(zone, run)?;
+    if pending_encounter(zone, run).is_none() {
+        return Err(Refusal::NoEncounter);
+    }
+    advance_as(zone, run, character, referee, now)
+}
+
+/// Runs from the encounter of the current room (`!zone flee`): the run ends.
+pub fn flee(zone: &Zone, run: &mut Run, now: i64) -> Result<Vec<Event>, Refusal> {
+    let at = active_room(zone, run)?;
+    if pending_encounter(zone, run).is_none() {
+        return Err(Refusal::NoEncounter);
+    }
+    let mut events = Vec::new();
+    fled(zone, run, at, now, &mut events);
+    Ok(events)
+}
+
+/// The encounter waiting in the run's current room, if the run is active.
+///
+/// A run stored before encounters existed may stand in a trap, elite or boss room with no
+/// encounter recorded and no fork offered: a run that won there would have moved on or been
+/// offered a fork, so that room's encounter is still to fight (attempt 1).
+pub fn pending_encounter(zone: &Zone, run: &Run) -> Option<PendingEncounter> {
+    let at = active_room(zone, run).ok()?;
+    if let Some(e) = run.encounter.as_ref().filter(|e| e.at == run.current_node) {
+        return Some(e.clone());
+    }
+    // Not a room met again through a loop (it was cleared then): the newest room only.
+    if run.pending_fork.is_some() || run.visited_nodes.last() != Some(&run.current_node) {
+        return None;
+    }
+    let node = zone.node(at);
+    rules::encounter_kind(node).map(|kind| PendingEncounter {
+        at: node.id.clone(),
+        kind,
+        attempts: 0,
+    })
+}
+
+/// What a host game must decide before `!zone fight` (or `!zone advance`) can go on: the
+/// encounter waiting in the run's current room, if any.
+pub fn encounter_request(
+    zone: &Zone,
+    run: &Run,
+    character: &Character,
+) -> Option<EncounterRequest> {
+    pending_encounter(zone, run)?;
+    let node = zone.node_by_id(run.current_node.as_str())?;
+    Some(EncounterRequest {
+        zone_id: zone.id.clone(),
+        tier: zone.tier,
+        room: EncounterRoom {
+            node_id: node.id.clone(),
+            kind: node.kind,
+            label: narration::room_label(node).to_string(),
+            encounter_override: node.content.encounter_override.clone(),
+            loot_bias: node.content.loot_bias,
+        },
+        character: character.clone(),
+    })
+}
+
+/// Decides the pending encounter in room `at`; true when it was won (the room may be
+/// cleared), false when the run stays (wounded) or ended.
+#[allow(clippy::too_many_arguments)] // internal step function; the arguments are the state
+fn resolve(
+    zone: &Zone,
+    run: &mut Run,
+    character: &Character,
+    at: NodeIndex,
+    referee: Referee<'_>,
+    now: i64,
+    ev: &mut Vec<Event>,
+) -> bool {
+    let Some(enc) = run.encounter.as_mut() else {
+        return true;
+    };
+    enc.attempts = enc.attempts.saturating_add(1);
+    let (kind, attempt) = (enc.kind, enc.attempts);
+    let node = zone.node(at);
+    match referee {
+        Referee::BuiltIn => {
+            let d20 = rules::encounter_d20(&run.run_id, node.id.as_str(), attempt);
+            let modifier = rules::encounter_modifier(kind, character.level, &character.scores);
+            let dc = rules::encounter_dc(zone.tier, kind);
+            let won = i64::from(d20) + i64::from(modifier) >= i64::from(dc);
+            let check = EncounterCheck {
+                node: node.id.clone(),
+                kind,
+                attempt,
+                d20,
+                modifier,
+                dc,
+                won,
+            };
+            // The chat shows it: the player view holds it from now on.
+            run.last_check = Some(check.clone());
+            ev.push(Event::EncounterRolled { check });
+            if won {
+                run.encounter = None;
+                return true;
+            }
+            run.wounds = run.wounds.saturating_add(1);
+            ev.push(Event::Wounded {
+                wounds: run.wounds,
+                max: rules::MAX_WOUNDS,
+            });
+            if run.wounds >= rules::MAX_WOUNDS {
+                defeated(zone, run, at, now, ev);
+            }
+            false
+        }
+        Referee::Host(None) => {
+            // Asked without the decision: nothing happens (the caller checks first).
+            if let Some(enc) = run.encounter.as_mut() {
+                enc.attempts = enc.attempts.saturating_sub(1);
+            }
+            false
+        }
+        Referee::Host(Some(decision)) => {
+            ev.push(Event::HostDecided {
+                node: node.id.clone(),
+                kind,
+                outcome: decision.outcome,
+                message: decision.message.clone(),
+            });
+            for key in &decision.keys {
+                let key = normalize_key(key);
+                if !key.is_empty()
+                    && key.len() <= MAX_KEY_BYTES
+                    && run.keys_granted.len() < MAX_KEYS
+                    && run.keys_granted.insert(key.clone())
+                {
+                    ev.push(Event::KeyGranted {
+                        node: node.id.clone(),
+                        key_id: key,
+                    });
+                }
+            }
+            match decision.outcome {
+                Verdict::Won => {
+                    run.encounter = None;
+                    true
+                }
+                Verdict::Lost => {
+                    defeated(zone, run, at, now, ev);
+                    false
+                }
+                Verdict::Fled => {
+                    fled(zone, run, at, now, ev);
+                    false
+                }
+            }
+        }
+    }
+}
+
+fn defeated(zone: &Zone, run: &mut Run, at: NodeIndex, now: i64, ev: &mut Vec<Event>) {
+    let node = zone.node(at);
+    run.encounter = None;
+    end(run, Outcome::Defeat, now);
+    ev.push(Event::Defeated {
+        node: node.id.clone(),
+        label: narration::room_label(node).to_string(),
+    });
+}
+
+fn fled(zone: &Zone, run: &mut Run, at: NodeIndex, now: i64, ev: &mut Vec<Event>) {
+    let node = zone.node(at);
+    run.encounter = None;
+    // Over for every reader of the row, as an abandoned run is.
+    run.abandoned = true;
+    end(run, Outcome::Fled, now);
+    ev.push(Event::Fled {
+        node: node.id.clone(),
+        label: narration::room_label(node).to_string(),
+    });
+}
+
+/// The built-in rewards of a room just cleared with `!zone advance`: its XP, and a loot
+/// roll when it held an encounter or its designer set a `loot_bias` other than 1.
+fn reward(zone: &Zone, run: &mut Run, at: NodeIndex, fought: bool, ev: &mut Vec<Event>) {
+    let node = zone.node(at);
+    let xp = rules::room_xp(zone.tier, node);
+    if xp > 0 {
+        run.xp_earned = run.xp_earned.saturating_add(xp);
+        ev.push(Event::XpGained {
+            node: node.id.clone(),
+            amount: xp,
+        });
+    }
+    let bias = node.content.loot_bias;
+    #[allow(clippy::float_cmp)] // 1.0 is the format's exact default
+    let biased = bias != 1.0;
+    if fought || biased {
+        let d20 = rules::loot_d20(&run.run_id, node.id.as_str());
+        let total = rules::loot_total(d20, bias);
+        let found = total >= rules::LOOT_DC;
+        if found {
+            run.loot.insert(node.id.clone());
+        }
+        ev.push(Event::LootRolled {
+            node: node.id.clone(),
+            d20,
+            loot_bias: crate::text::decimal(bias),
+            total,
+            dc: rules::LOOT_DC,
+            found,
+        });
+    }
+}
+
 /// Takes option `choice` (the player's text, 1-based) of the pending fork.
 pub fn choose(
     zone: &Zone,
@@ -299,6 +669,9 @@ pub fn choose(
     now: i64,
 ) -> Result<Vec<Event>, Refusal> {
     active_room(zone, run)?;
+    if let Some(enc) = pending_encounter(zone, run) {
+        return Err(Refusal::EncounterPending { kind: enc.kind });
+    }
     let fork = run.pending_fork.as_ref().ok_or(Refusal::NoForkPending)?;
     let given = choice.trim();
     let max = fork.options.len();
@@ -404,6 +777,7 @@ pub fn abandon_without_zone(run: &mut Run, now: i64) -> Result<(), Refusal> {
         return Err(Refusal::RunOver { outcome });
     }
     run.pending_fork = None;
+    run.encounter = None;
     run.abandoned = true;
     end(run, Outcome::Abandoned, now);
     Ok(())
@@ -701,7 +1075,8 @@ fn travel(
             }
         }
         run.current_node = node.id.clone();
-        let room_number = if ctx.visited.insert(node.id.clone()) {
+        let first_visit = ctx.visited.insert(node.id.clone());
+        let room_number = if first_visit {
             run.visited_nodes.push(node.id.clone());
             run.visited_nodes.len()
         } else {
@@ -732,6 +1107,28 @@ fn travel(
             node: node.id.clone(),
             text,
         });
+        if node.kind == NodeKind::RestCamp && run.wounds > 0 {
+            ev.push(Event::Rested {
+                node: node.id.clone(),
+                label: narration::room_label(node).to_string(),
+                healed: run.wounds,
+            });
+            run.wounds = 0;
+        }
+        // A room met again was cleared before: its encounter is over.
+        if let Some(kind) = rules::encounter_kind(node).filter(|_| first_visit) {
+            run.encounter = Some(PendingEncounter {
+                at: node.id.clone(),
+                kind,
+                attempts: 0,
+            });
+            ev.push(Event::EncounterStarted {
+                node: node.id.clone(),
+                kind,
+                label: narration::room_label(node).to_string(),
+            });
+            return;
+        }
         if node.is_boss || !node.kind.is_passthrough() {
             return;
         }

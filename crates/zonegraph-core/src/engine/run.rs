@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::format::LockKind;
 use crate::roll;
+use crate::rules::{self, EncounterKind};
 use crate::zone::{Ability, NodeId, Zone, normalize_key};
 
 /// Most keys a character holds: a player's state stays small whatever they do.
@@ -31,7 +32,8 @@ pub enum CharEdit {
 /// What the engine needs to know about the player.
 ///
 /// JSON: `{"level":3,"scores":{"str":10,"dex":10,"con":10,"int":10,"wis":14,"cha":10},
-/// "keys":["skull_key"]}`; every field may be left out (level 1, scores 10, no keys).
+/// "keys":["skull_key"],"xp":300}`; every field may be left out (level 1, scores 10, no keys,
+/// no XP). A new player's character is [`crate::rules::starting_character`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Character {
@@ -42,6 +44,13 @@ pub struct Character {
     /// Keys held, normalised with [`normalize_key`].
     #[serde(deserialize_with = "keys_serde::deserialize")]
     pub keys: BTreeSet<String>,
+    /// Experience earned under the built-in rules ([`crate::rules::LEVEL_XP`]).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub xp: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Default for Character {
@@ -50,6 +59,7 @@ impl Default for Character {
             level: 1,
             scores: [10; 6],
             keys: BTreeSet::new(),
+            xp: 0,
         }
     }
 }
@@ -109,6 +119,17 @@ impl Character {
             }
         }
         Ok(())
+    }
+
+    /// Adds experience; the new level when it reached one by [`crate::rules::LEVEL_XP`] (a
+    /// level an admin set higher is kept).
+    pub fn gain_xp(&mut self, amount: u32) -> Option<u32> {
+        self.xp = self.xp.saturating_add(amount);
+        let level = rules::level_for_xp(self.xp);
+        (level > self.level).then(|| {
+            self.level = level;
+            level
+        })
     }
 
     /// Keeps the keys a run granted, so they open locks in later runs and other zones (up to
@@ -179,6 +200,10 @@ pub enum Outcome {
     DeadEnd,
     /// The player gave up.
     Abandoned,
+    /// Too many wounds, or a host game said the encounter was lost.
+    Defeat,
+    /// The player fled an encounter.
+    Fled,
 }
 
 /// One run through one zone: what the server stores in `dnd_zone_run` and the viewer receives.
@@ -209,6 +234,22 @@ pub struct Run {
     /// which is among them stays "something" to the player.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub missed_passages: BTreeSet<(NodeId, NodeId)>,
+    /// The encounter waiting in the current room: the run cannot move on until it is resolved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encounter: Option<PendingEncounter>,
+    /// Failed encounter checks since the last rest camp; [`crate::rules::MAX_WOUNDS`] end the
+    /// run.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub wounds: u32,
+    /// Experience this run earned (built-in rules).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub xp_earned: u32,
+    /// Rooms whose loot roll found loot.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub loot: BTreeSet<NodeId>,
+    /// The last encounter check the chat showed (built-in rules).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_check: Option<EncounterCheck>,
     pub started_at: i64,
     pub last_action_at: i64,
     #[serde(default)]
@@ -241,6 +282,11 @@ impl Run {
             keys_granted: BTreeSet::new(),
             revealed_secrets: BTreeSet::new(),
             missed_passages: BTreeSet::new(),
+            encounter: None,
+            wounds: 0,
+            xp_earned: 0,
+            loot: BTreeSet::new(),
+            last_check: None,
             started_at: now,
             last_action_at: now,
             completed_at: None,
@@ -259,6 +305,31 @@ impl Run {
     pub fn room_number(&self) -> usize {
         self.visited_nodes.len()
     }
+}
+
+/// An encounter waiting in the run's current room.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PendingEncounter {
+    pub at: NodeId,
+    pub kind: EncounterKind,
+    /// Checks made so far: the next one is attempt `attempts + 1`.
+    #[serde(default)]
+    pub attempts: u32,
+}
+
+/// One encounter check of the built-in rules: d20 + modifier against the DC.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EncounterCheck {
+    pub node: NodeId,
+    pub kind: EncounterKind,
+    /// 1 for the first check in the room, 2 for the next, …
+    pub attempt: u32,
+    pub d20: u32,
+    pub modifier: i32,
+    pub dc: u32,
+    pub won: bool,
 }
 
 /// A fork waiting for the player: every exit's lock evaluated once, at arrival, and frozen.

@@ -17,9 +17,10 @@ use std::collections::BTreeSet;
 use petgraph::graph::NodeIndex;
 use serde::{Deserialize, Serialize};
 
-use super::run::{Character, ForkOption, LockReason, Outcome, Run};
+use super::run::{Character, EncounterCheck, ForkOption, LockReason, Outcome, Run};
 use crate::format::{LockKind, NodeKind};
 use crate::narration;
+use crate::rules::{self, EncounterKind};
 use crate::zone::{NodeId, Zone};
 
 /// Whether an exit was tested, and how it went.
@@ -77,13 +78,39 @@ pub struct Status {
     pub fork_created_at: Option<i64>,
     /// Keys held: the character's and those granted in this run.
     pub keys: BTreeSet<String>,
+    /// The encounter that bars the way on (`!zone fight` or `!zone flee`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encounter: Option<EncounterView>,
+    /// Wounds taken since the last rest camp; [`rules::MAX_WOUNDS`] end the run.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub wounds: u32,
+    /// The last encounter check the chat showed, roll and DC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_check: Option<EncounterCheck>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// The encounter waiting in the current room, as the player knows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EncounterView {
+    pub kind: EncounterKind,
+    /// Checks already lost here.
+    pub attempts: u32,
+    /// Wounds that end the run ([`rules::MAX_WOUNDS`]).
+    pub max_wounds: u32,
+    /// The DC of its check under the built-in rules (the rules' table is public).
+    pub dc: u32,
 }
 
 /// Where a run stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "phase", rename_all = "snake_case")]
 pub enum Phase {
-    /// In a room that `!zone advance` clears.
+    /// In a room that `!zone advance` clears (after its encounter, if
+    /// [`Status::encounter`] names one).
     InRoom,
     /// A fork waits for `!zone go N`.
     Fork,
@@ -197,6 +224,14 @@ pub fn status(zone: &Zone, run: &Run, character: &Character) -> Status {
         exits,
         fork_created_at: run.pending_fork.as_ref().map(|f| f.created_at),
         keys,
+        encounter: super::pending_encounter(zone, run).map(|e| EncounterView {
+            kind: e.kind,
+            attempts: e.attempts,
+            max_wounds: rules::MAX_WOUNDS,
+            dc: rules::encounter_dc(zone.tier, e.kind),
+        }),
+        wounds: if run.is_over() { 0 } else { run.wounds },
+        last_check: run.last_check.clone(),
     }
 }
 

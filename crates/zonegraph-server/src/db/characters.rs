@@ -17,6 +17,44 @@ pub struct StoredCharacter {
     pub version: i64,
 }
 
+/// `keys_json`: the list of keys, or `{"keys": [...], "xp": n}` once the character has
+/// experience (the table has no column for it; a list reads as no XP).
+#[derive(Debug, Default, serde::Serialize)]
+struct Keys {
+    keys: BTreeSet<String>,
+    xp: u32,
+}
+
+impl<'de> serde::Deserialize<'de> for Keys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Keys, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Repr {
+            List(BTreeSet<String>),
+            WithXp {
+                keys: BTreeSet<String>,
+                #[serde(default)]
+                xp: u32,
+            },
+        }
+        Ok(match Repr::deserialize(d)? {
+            Repr::List(keys) => Keys { keys, xp: 0 },
+            Repr::WithXp { keys, xp } => Keys { keys, xp },
+        })
+    }
+}
+
+fn keys_json(c: &Character) -> Result<String> {
+    Ok(if c.xp == 0 {
+        serde_json::to_string(&c.keys)?
+    } else {
+        serde_json::to_string(&Keys {
+            keys: c.keys.clone(),
+            xp: c.xp,
+        })?
+    })
+}
+
 /// The player's character, when one was stored.
 pub fn character(conn: &Connection, user: &str) -> Result<Option<StoredCharacter>> {
     let mut st = conn.prepare_cached(
@@ -29,12 +67,13 @@ pub fn character(conn: &Connection, user: &str) -> Result<Option<StoredCharacter
             for a in Ability::ALL {
                 scores[a.index()] = r.get(1 + a.index())?;
             }
-            let keys: BTreeSet<String> = json_col(r, 7)?;
+            let Keys { keys, xp } = json_col(r, 7)?;
             Ok(StoredCharacter {
                 character: Character {
                     level: r.get(0)?,
                     scores,
                     keys,
+                    xp,
                 },
                 version: r.get(8)?,
             })
@@ -53,7 +92,7 @@ pub fn put_character_cas(
     now: i64,
 ) -> Result<bool> {
     let s = c.scores;
-    let keys = serde_json::to_string(&c.keys)?;
+    let keys = keys_json(c)?;
     let n = match version {
         None => tx
             .prepare_cached(

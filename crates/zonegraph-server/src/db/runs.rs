@@ -3,7 +3,9 @@
 
 use anyhow::{Context as _, Result};
 use rusqlite::{Connection, OptionalExtension, Row, params};
-use zonegraph_core::engine::{Outcome, PendingFork, Run};
+use std::collections::BTreeSet;
+
+use zonegraph_core::engine::{EncounterCheck, Outcome, PendingEncounter, PendingFork, Run};
 use zonegraph_core::zone::NodeId;
 
 use super::{json_col, random_hex};
@@ -29,7 +31,17 @@ pub const RUN_SELECT: &str = "SELECT rowid, user_id, version, link_token, run_id
 
 /// Reads a row selected with [`RUN_SELECT`].
 pub fn run_from_row(r: &Row) -> rusqlite::Result<StoredRun> {
-    let node_choices: serde_json::Value = json_col(r, 8)?;
+    let mut node_choices: serde_json::Value = json_col(r, 8)?;
+    let bad = |e: serde_json::Error| {
+        rusqlite::Error::FromSqlConversionFailure(8, rusqlite::types::Type::Text, e.into())
+    };
+    let game: RunGame = match node_choices
+        .as_object_mut()
+        .and_then(|o| o.remove(GAME_KEY))
+    {
+        Some(v) => serde_json::from_value(v).map_err(bad)?,
+        None => RunGame::default(),
+    };
     let pending_fork: Option<PendingFork> = if node_choices
         .as_object()
         .is_none_or(|o| o.is_empty() || is_gogobee_choices(o))
@@ -38,9 +50,7 @@ pub fn run_from_row(r: &Row) -> rusqlite::Result<StoredRun> {
         // one it could not carry stays as gogobee wrote it and reads as no fork.
         None
     } else {
-        Some(serde_json::from_value(node_choices).map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(8, rusqlite::types::Type::Text, e.into())
-        })?)
+        Some(serde_json::from_value(node_choices).map_err(bad)?)
     };
     let outcome: String = r.get(18)?;
     let outcome: Option<Outcome> = if outcome.is_empty() {
@@ -66,6 +76,11 @@ pub fn run_from_row(r: &Row) -> rusqlite::Result<StoredRun> {
             keys_granted: json_col(r, 11)?,
             revealed_secrets: json_col(r, 12)?,
             missed_passages: json_col(r, 19)?,
+            encounter: game.encounter,
+            wounds: game.wounds,
+            xp_earned: game.xp_earned,
+            loot: game.loot,
+            last_check: game.last_check,
             started_at: r.get(13)?,
             last_action_at: r.get(14)?,
             completed_at: r.get(15)?,
@@ -74,6 +89,54 @@ pub fn run_from_row(r: &Row) -> rusqlite::Result<StoredRun> {
             outcome,
         },
     })
+}
+
+/// The key of `node_choices` that holds a run's encounter state ([`RunGame`]) beside its
+/// pending fork: the table has no column of its own for it, and gogobee's readers ignore it
+/// (they look for `pending_at`).
+const GAME_KEY: &str = "game";
+
+/// A run's encounter state, stored under [`GAME_KEY`] in `node_choices` (absent while it is
+/// all default, so the column reads as before).
+#[derive(Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+struct RunGame {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    encounter: Option<PendingEncounter>,
+    #[serde(skip_serializing_if = "is_zero")]
+    wounds: u32,
+    #[serde(skip_serializing_if = "is_zero")]
+    xp_earned: u32,
+    #[serde(skip_serializing_if = "BTreeSet::is_empty")]
+    loot: BTreeSet<NodeId>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last_check: Option<EncounterCheck>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// `node_choices` of `run`: its pending fork (or `{}`), with its encounter state under
+/// [`GAME_KEY`] when there is any.
+fn node_choices(run: &Run) -> Result<String> {
+    let mut v = match &run.pending_fork {
+        Some(f) => serde_json::to_value(f)?,
+        None => serde_json::Value::Object(serde_json::Map::new()),
+    };
+    let game = RunGame {
+        encounter: run.encounter.clone(),
+        wounds: run.wounds,
+        xp_earned: run.xp_earned,
+        loot: run.loot.clone(),
+        last_check: run.last_check.clone(),
+    };
+    if game != RunGame::default()
+        && let Some(o) = v.as_object_mut()
+    {
+        o.insert(GAME_KEY.into(), serde_json::to_value(&game)?);
+    }
+    Ok(serde_json::to_string(&v)?)
 }
 
 /// Whether `node_choices` is in gogobee's shape (`{"options": [...], "pending_at": ...}`) rather
@@ -138,10 +201,7 @@ fn values(run: &Run) -> Result<RunValues> {
     Ok(RunValues {
         current_node: run.current_node.0.clone(),
         visited: serde_json::to_string(&run.visited_nodes)?,
-        choices: match &run.pending_fork {
-            Some(f) => serde_json::to_string(f)?,
-            None => "{}".into(),
-        },
+        choices: node_choices(run)?,
         cleared: serde_json::to_string(&run.cleared_regions)?,
         harvested: serde_json::to_string(&run.harvested)?,
         keys: serde_json::to_string(&run.keys_granted)?,
