@@ -21,16 +21,18 @@ const WASM_OPT_VERSION: &str = "version 132";
 const APT_PACKAGES: [&str; 2] = ["chromium", "chromium-driver"];
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 /// Size budget of the npm module after wasm-opt, gzipped: 210 KB (the first round's 80 KB was
-/// replaced). Not met: with `command` (the bot's pipeline) and the player view it is ~216 KB,
-/// nearly all of it zonegraph-core; see BENCHMARKS.md and crates/zonegraph-wasm/README.md.
+/// replaced). Not met: with `command` (the bot's pipeline), the player view and the built-in
+/// game it is ~225 KB, nearly all of it zonegraph-core; see BENCHMARKS.md and
+/// crates/zonegraph-wasm/README.md.
 /// Above it, `test` warns.
 const WASM_GZIP_BUDGET: u64 = 210 * 1024;
-/// The hard limit `test` enforces until the budget is met: the size when `command` replaced
-/// the engine's step exports (219,667 bytes, 214.5 KB) plus 3 %, so a size regression fails
-/// the day it happens (the character-authority rules since brought it to 216.5 KB). Lower it
-/// as the module shrinks; raise it only on purpose, in the same commit, with the figures in
+/// The hard limit `test` enforces until the budget is met: the last measured size plus 3 %,
+/// so a size regression fails the day it happens. Raised on purpose once: the built-in game
+/// (rules, encounters, XP, wounds, loot) took the module from 221,668 to 230,690 bytes
+/// (225.3 KB), past the old limit (219,667 bytes plus 3 %); see BENCHMARKS.md. Lower it as
+/// the module shrinks; raise it only on purpose, in the same commit, with the figures in
 /// BENCHMARKS.md.
-const WASM_GZIP_LIMIT: u64 = 219_667 * 103 / 100;
+const WASM_GZIP_LIMIT: u64 = 230_690 * 103 / 100;
 
 mod matrix;
 mod web;
