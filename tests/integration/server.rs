@@ -688,6 +688,27 @@ fn the_viewer_is_served_with_run_links_falling_back_to_the_app() {
 }
 
 #[test]
+fn trunk_content_hashes_are_told_from_plain_names() {
+    use zonegraph_server::http::is_hashed;
+    for hashed in [
+        "zonegraph-web-0123456789abcdef.js",
+        "run-page/zonegraph-run-a3e765422aa832f_bg.wasm",
+        "style-5afae6860a0200a6.css",
+    ] {
+        assert!(is_hashed(hashed), "{hashed}");
+    }
+    for plain in [
+        "index.html",
+        "run-page/index.html",
+        "notes.txt",
+        "my-file.js",
+        "a-beef.css",
+    ] {
+        assert!(!is_hashed(plain), "{plain}");
+    }
+}
+
+#[test]
 fn viewer_files_are_served_precompressed_and_cached_by_name() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut cfg = config(&dir.path().join("z.db"));

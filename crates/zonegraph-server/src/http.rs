@@ -956,7 +956,8 @@ fn page_of(rel: &str) -> Option<&'static str> {
 }
 
 /// Whether a file name carries Trunk's content hash (`zonegraph-web-0123456789abcdef.js`,
-/// `…_bg.wasm`), so its content never changes under that name.
+/// `…_bg.wasm`; a 64-bit hash in hex without leading zeros, so 10 to 16 digits in practice),
+/// so its content never changes under that name.
 pub fn is_hashed(rel: &str) -> bool {
     let name = rel.rsplit('/').next().unwrap_or("");
     let stem = name.split('.').next().unwrap_or("");

@@ -30,6 +30,13 @@ pub fn set_hash(fragment: &str) {
     }
 }
 
+/// Goes to `url` in place of this page (no history entry).
+pub fn replace_location(url: &str) {
+    if let Some(w) = window() {
+        let _ = w.location().replace(url);
+    }
+}
+
 /// The page's URL without its fragment.
 pub fn base_url() -> String {
     window()
