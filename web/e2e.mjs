@@ -473,8 +473,12 @@ if (process.env.ZG_BENCH) {
     const ms = await p.evaluate(() => new Promise((r) =>
       requestAnimationFrame(() => requestAnimationFrame(() => r(performance.now())))));
     const rooms = await p.$$eval("g.room", (els) => els.length);
+    // Where the time went: each resource's start and end, from navigation start.
+    const steps = await p.evaluate(() => performance.getEntriesByType("resource")
+      .map((e) => `${new URL(e.name).pathname.replace(/-[0-9a-f]{10,16}/, "")} ${e.startTime.toFixed(0)}–${e.responseEnd.toFixed(0)}`)
+      .join(", "));
     runs.push(ms);
-    console.log(`bench run page, 100-room zone, throttled: first map at ${ms.toFixed(0)} ms (${rooms} rooms known)`);
+    console.log(`bench run page, 100-room zone, throttled: first map at ${ms.toFixed(0)} ms (${rooms} rooms known); ${steps}`);
     await ctx.close();
   }
   runs.sort((a, b) => a - b);

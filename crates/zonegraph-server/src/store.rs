@@ -365,7 +365,7 @@ impl Store {
     pub fn publish(&self, text: &str) -> Result<Result<Published, Refused>> {
         let _one = self.publishing.lock().unwrap_or_else(|p| p.into_inner());
         let dir = &self.zones_dir;
-        let paths = zones::expand(&[dir.clone()])
+        let paths = zones::expand(std::slice::from_ref(dir))
             .with_context(|| format!("cannot read the zones in {}", dir.display()))?;
         let mut sources = zones::read_all(&paths)?;
         let id = match zonegraph_core::format::parse(text) {

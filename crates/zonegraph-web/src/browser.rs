@@ -89,6 +89,25 @@ pub async fn fetch_text(url: &str) -> Result<(u16, String), String> {
     Ok((status, text))
 }
 
+/// The answer to a request the page's HTML started before the app loaded: `window[name]`,
+/// a promise of `[status, body]` (the run page's `zgRun`). Taken once: later calls get
+/// `None`.
+pub async fn take_prefetched(name: &str) -> Option<Result<(u16, String), String>> {
+    let w = window()?;
+    let key = wasm_bindgen::JsValue::from_str(name);
+    let promise = js_sys::Reflect::get(&w, &key).ok()?;
+    let promise: js_sys::Promise = promise.dyn_into().ok()?;
+    let _ = js_sys::Reflect::delete_property(&w, &key);
+    let answer = match JsFuture::from(promise).await {
+        Ok(a) => a,
+        Err(_) => return Some(Err("the server could not be reached".into())),
+    };
+    let answer: js_sys::Array = answer.dyn_into().ok()?;
+    let status = answer.get(0).as_f64().unwrap_or(0.0) as u16;
+    let body = answer.get(1).as_string().unwrap_or_default();
+    Some(Ok((status, body)))
+}
+
 /// The text of a file the user picked or dropped.
 pub async fn read_file(file: web_sys::File) -> Result<String, String> {
     JsFuture::from(file.text())

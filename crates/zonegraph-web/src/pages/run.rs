@@ -193,7 +193,12 @@ pub fn RunPage(token: String) -> impl IntoView {
             let (url, apply, open_stream) = (url.clone(), apply.clone(), open_stream.clone());
             let opened = opened.clone();
             leptos::task::spawn_local(async move {
-                let result = match browser::fetch_text(&url).await {
+                // The first answer may be on its way already (web/run.html asked early).
+                let answer = match browser::take_prefetched("zgRun").await {
+                    Some(answer) => answer,
+                    None => browser::fetch_text(&url).await,
+                };
+                let result = match answer {
                     Ok((200, body)) => doc::parse_run_payload(&body),
                     Ok((404, _)) => Err("No run with this link: it may have expired.".into()),
                     Ok((status, _)) => Err(format!("The server answered {status}.")),
