@@ -15,7 +15,7 @@
 // The server binary: $ZONEGRAPH_BIN, else $CARGO_TARGET_DIR/release/zonegraph.
 
 import { createServer } from "node:http";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { readFile, mkdir, mkdtemp, readdir, copyFile, rm } from "node:fs/promises";
 import { deflateSync } from "node:zlib";
@@ -452,6 +452,66 @@ await check("each page's bytes on the wire are within its budget", async () => {
     assert(m.total <= budget * 1024, `the ${name} transfers ${(m.total / 1024).toFixed(1)} KB, over ${budget} KB`);
     assert(m.files.some((f) => f.includes(".wasm") && f.endsWith(" br")), `the ${name}'s wasm is sent as brotli`);
   }
+});
+
+await check("the editor builds a three-route zone from nothing, undoes, restores, downloads and publishes it", async () => {
+  await page.goto(base + "#edit");
+  await page.click("button:has-text('Discard')");
+  await page.waitForFunction(() => document.querySelectorAll("g.room").length === 1);
+  assert((await page.textContent(".check-counts")).match(/[1-9]\d* errors/), await page.textContent(".check-counts"));
+  const select = (id) => page.$eval(`g.room[data-node="${id}"]`, (el) => el.dispatchEvent(new MouseEvent("click", { bubbles: true })));
+  const rooms = () => page.$$eval("g.room", (els) => els.length);
+  async function addRoom(near, kind) {
+    await select(near);
+    await page.selectOption("select[aria-label='Kind of the new room']", kind);
+    const n = await rooms();
+    await page.click("button:has-text('Add room')");
+    await page.waitForFunction((n) => document.querySelectorAll("g.room").length === n + 1, n);
+    return page.$eval(".details h2 code", (e) => e.textContent);
+  }
+  async function connect(from, to) {
+    const meta = await page.textContent(".zone-head .meta");
+    await select(from);
+    await page.click("button:has-text('Connect to')");
+    await select(to);
+    await page.waitForFunction((m) => document.querySelector(".zone-head .meta").textContent !== m, meta);
+  }
+  const fork = await addRoom("new_zone.entry", "fork");
+  await connect("new_zone.entry", fork);
+  const boss = await addRoom(fork, "boss");
+  for (const kind of ["trap", "elite", "harvest"]) {
+    const room = await addRoom(fork, kind);
+    await connect(fork, room);
+    await connect(room, boss);
+  }
+  await page.waitForFunction(() => /\b0 errors|No findings/.test(document.querySelector(".check-counts").textContent));
+  const meta = await page.textContent(".zone-head .meta");
+  assert(meta.includes("6 rooms · 7 passages"), meta);
+  await page.screenshot({ path: join(outDir, "editor-three-routes.png") });
+  // Undo takes the last passage back; redo makes it again.
+  await page.click("button:has-text('Undo')");
+  await page.waitForFunction(() => document.querySelector(".zone-head .meta").textContent.includes("6 passages"));
+  await page.click("button:has-text('Redo')");
+  await page.waitForFunction(() => document.querySelector(".zone-head .meta").textContent.includes("7 passages"));
+  // A reload finds the work restored.
+  await page.reload();
+  await page.waitForFunction(() => document.querySelectorAll("g.room").length === 6);
+  assert((await page.textContent(".editor-note")).includes("Restored"), await page.textContent(".editor-note"));
+  // The download is a zone file the CLI accepts, and the running server publishes it.
+  const [download] = await Promise.all([page.waitForEvent("download"), page.click("button:has-text('Download')")]);
+  const file = join(outDir, "new_zone.json");
+  await download.saveAs(file);
+  const text = await readFile(file, "utf8");
+  assert(text.endsWith("}\n") && text.includes('"zone_id": "new_zone"'), text.slice(0, 200));
+  const checked = spawnSync(zbin, ["check", file], { encoding: "utf8" });
+  assert(checked.status === 0, `zonegraph check: ${checked.stdout}${checked.stderr}`);
+  const published = await fetch(`${api}/api/zones`, {
+    method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: text,
+  });
+  assert(published.status === 200, `publish: ${published.status} ${await published.text()}`);
+  const entered = await say("@editor:e2e", "!zone enter new_zone");
+  assert(!entered.includes("no zone"), entered);
+  await page.click("button:has-text('Discard')");
 });
 
 if (process.env.ZG_BENCH) {

@@ -962,8 +962,9 @@ pub fn is_hashed(rel: &str) -> bool {
     let name = rel.rsplit('/').next().unwrap_or("");
     let stem = name.split('.').next().unwrap_or("");
     let stem = stem.strip_suffix("_bg").unwrap_or(stem);
-    stem.rsplit_once('-')
-        .is_some_and(|(_, hash)| hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()))
+    stem.rsplit_once('-').is_some_and(|(_, hash)| {
+        (10..=16).contains(&hash.len()) && hash.bytes().all(|b| b.is_ascii_hexdigit())
+    })
 }
 
 /// The request path as a relative file path under the web root, or `None` when it could

@@ -4,6 +4,7 @@ use leptos::ev;
 use leptos::prelude::*;
 
 use crate::pages::designer::preview;
+use crate::pages::editor::EditorPage;
 use crate::pages::gallery::{Gallery, LocalZone};
 use crate::views::{Problem, capitalise};
 use crate::{browser, doc, share};
@@ -21,6 +22,8 @@ pub enum Route {
     /// A player's run map: `/run/<token>` (or `#run/<token>` on a plain static host); the
     /// run page's own bundle draws it.
     Run(String),
+    /// The zone editor: `#edit`.
+    Edit,
     /// A generated zone of about N rooms (`zonegraph_core::synth::layered`), for the
     /// performance figures in BENCHMARKS.md: `#bench/<N>`.
     Bench(usize),
@@ -49,6 +52,8 @@ pub fn route_of(path: &str, hash: &str) -> Route {
         Route::Bench(n)
     } else if hash == "local" {
         Route::Local
+    } else if hash == "edit" {
+        Route::Edit
     } else {
         Route::Gallery
     }
@@ -117,6 +122,7 @@ pub fn App() -> impl IntoView {
             ));
             view! { <p class="loading">"Opening the run map…"</p> }.into_any()
         }
+        Route::Edit => view! { <EditorPage/> }.into_any(),
         Route::Bench(n) => {
             let n = n.clamp(2, MAX_BENCH_ROOMS);
             let zone = zonegraph_core::synth::layered("bench", n, 8, 7);
@@ -159,5 +165,6 @@ mod tests {
         assert_eq!(route_of("/run/tok", ""), Route::Run("tok".into()));
         assert_eq!(route_of("/app/run/tok/", ""), Route::Run("tok".into()));
         assert_eq!(route_of("/", "run/tok"), Route::Run("tok".into()));
+        assert_eq!(route_of("/", "edit"), Route::Edit);
     }
 }

@@ -117,6 +117,13 @@ pub async fn read_file(file: web_sys::File) -> Result<String, String> {
         .ok_or_else(|| format!("{} is not text", file.name()))
 }
 
+/// Forgets a stored value (best effort).
+pub fn storage_remove(key: &str) {
+    if let Some(Ok(Some(s))) = window().map(|w| w.local_storage()) {
+        let _ = s.remove_item(key);
+    }
+}
+
 pub fn storage_get(key: &str) -> Option<String> {
     window()?.local_storage().ok()??.get_item(key).ok()?
 }

@@ -5,6 +5,8 @@
 //! stands after every edit; the file written out is the core's canonical form
 //! (`format::to_pretty_json`), as `zones/*.json` are.
 
+use std::collections::BTreeMap;
+
 use zonegraph_core::diagnostic::{self, Diagnostic};
 use zonegraph_core::format::{self, EdgeFile, LockKind, NodeFile, NodeKind, ZoneFile};
 use zonegraph_core::validate;
@@ -171,6 +173,31 @@ impl Editor {
     pub fn to_json(&self) -> String {
         format::to_pretty_json(&self.file)
     }
+}
+
+/// The zone's file name: `<zone_id>.json`, as in `zones/`.
+pub fn file_name(file: &ZoneFile) -> String {
+    format!("{}.json", file.zone_id)
+}
+
+/// A lock's data to start from when a passage is given lock `kind` (the designer then
+/// edits it; the core's checks say what is missing).
+pub fn default_lock_data(kind: LockKind) -> BTreeMap<String, serde_json::Value> {
+    let pairs: &[(&str, serde_json::Value)] = match kind {
+        LockKind::None => &[],
+        LockKind::PerceptionCheck => &[("dc", serde_json::Value::from(12))],
+        LockKind::KeyRequired => &[("key_id", serde_json::Value::from("key"))],
+        LockKind::LevelMin => &[("min_level", serde_json::Value::from(2))],
+        LockKind::RegionClear => &[("region_id", serde_json::Value::from(""))],
+        LockKind::StatCheck => &[
+            ("stat", serde_json::Value::from("str")),
+            ("dc", serde_json::Value::from(12)),
+        ],
+    };
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
 }
 
 /// A room of `kind` labelled `label` at a position hint, with no content.
