@@ -123,7 +123,7 @@ pub fn test(totals: &mut Totals) -> Result<()> {
 fn check_pages() -> Result<()> {
     let mut over = Vec::new();
     for (name, html, budget) in pages() {
-        let size = page_bytes(&root().join("dist").join(html))?;
+        let size = page_bytes(&root().join("dist"), html)?;
         eprintln!(
             "{name}: {:.1} KB on the wire, brotli (budget {} KB{})",
             size as f64 / 1024.0,
@@ -183,9 +183,9 @@ fn e2e(totals: &mut Totals) -> Result<()> {
 /// the page and every `.js`, `.wasm` and `.css` it names (Trunk writes absolute URLs), each
 /// as its `.br` twin when there is one (as ServeDir picks it), else as it is. Headers are not
 /// counted.
-pub fn page_bytes(html: &std::path::Path) -> Result<u64> {
-    let dist = root().join("dist");
-    let text = std::fs::read_to_string(html)
+pub fn page_bytes(dist: &std::path::Path, html: &str) -> Result<u64> {
+    let html = dist.join(html);
+    let text = std::fs::read_to_string(&html)
         .with_context(|| format!("{} is missing: run trunk build", html.display()))?;
     let mut assets: Vec<&str> = Vec::new();
     for (at, _) in text.match_indices('/') {
@@ -214,7 +214,7 @@ pub fn page_bytes(html: &std::path::Path) -> Result<u64> {
         eprintln!("  {} {n} bytes", used.display());
         Ok(n)
     };
-    let mut total = wire(html.to_path_buf())?;
+    let mut total = wire(html.clone())?;
     if assets.iter().filter(|a| a.ends_with(".wasm")).count() == 0 {
         bail!("{} names no .wasm: is it a Trunk page?", html.display());
     }
@@ -247,4 +247,42 @@ pub fn lint() -> Result<()> {
             "warnings",
         ],
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pages_bytes_are_its_files_brotli_twins_when_there_are_some() {
+        let dist = std::env::temp_dir().join(format!("xtask-page-bytes-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dist);
+        std::fs::create_dir_all(dist.join("run-page")).expect("mkdir");
+        let write = |rel: &str, n: usize| std::fs::write(dist.join(rel), vec![b'x'; n]).expect(rel);
+        std::fs::write(
+            dist.join("run-page/index.html"),
+            "<link rel=\"stylesheet\" href=\"/run-page/a-0123456789.css\">\n\
+             <link rel=\"preload\" href=\"/run-page/app-0123456789_bg.wasm\">\n\
+             <script type=\"module\">import init from '/run-page/app-0123456789.js';\n\
+             init({ module_or_path: '/run-page/app-0123456789_bg.wasm' });</script>\n\
+             <a href=\"/elsewhere.js\">not a file</a>",
+        )
+        .expect("html");
+        write("run-page/index.html.br", 10);
+        write("run-page/a-0123456789.css", 1000);
+        write("run-page/a-0123456789.css.br", 100);
+        write("run-page/app-0123456789.js", 2000);
+        write("run-page/app-0123456789_bg.wasm", 5000);
+        write("run-page/app-0123456789_bg.wasm.br", 700);
+        // Named twice (preload and init) and counted once; a .js without a .br counts whole.
+        let n = page_bytes(&dist, "run-page/index.html").expect("measured");
+        assert_eq!(n, 10 + 100 + 2000 + 700);
+        std::fs::remove_file(dist.join("run-page/app-0123456789_bg.wasm")).expect("rm");
+        std::fs::remove_file(dist.join("run-page/app-0123456789_bg.wasm.br")).expect("rm");
+        assert!(
+            page_bytes(&dist, "run-page/index.html").is_err(),
+            "a page without wasm"
+        );
+        let _ = std::fs::remove_dir_all(&dist);
+    }
 }
