@@ -368,6 +368,12 @@ impl Store {
         let paths = zones::expand(std::slice::from_ref(dir))
             .with_context(|| format!("cannot read the zones in {}", dir.display()))?;
         let mut sources = zones::read_all(&paths)?;
+        // Findings name files as the publisher knows them, not where the server keeps them.
+        for ((name, _), path) in sources.iter_mut().zip(&paths) {
+            if let Some(file) = path.file_name() {
+                *name = file.to_string_lossy().into_owned();
+            }
+        }
         let id = match zonegraph_core::format::parse(text) {
             Ok(file) => file.zone_id,
             Err(_) => {
@@ -388,7 +394,7 @@ impl Store {
             }
             None => {
                 let path = dir.join(format!("{id}.json"));
-                sources.push((path.display().to_string(), text.to_string()));
+                sources.push((format!("{id}.json"), text.to_string()));
                 (path, None)
             }
         };
