@@ -89,6 +89,52 @@ pub async fn fetch_text(url: &str) -> Result<(u16, String), String> {
     Ok((status, text))
 }
 
+/// POSTs `body` to `url` with `Authorization: Bearer <token>`: the status and the body text.
+pub async fn post_text(
+    url: &str,
+    token: &str,
+    content_type: &str,
+    body: &str,
+) -> Result<(u16, String), String> {
+    let w = window().ok_or("no window")?;
+    let init = web_sys::RequestInit::new();
+    init.set_method("POST");
+    init.set_body(&wasm_bindgen::JsValue::from_str(body));
+    let headers = js_sys::Object::new();
+    let set = |k: &str, v: &str| js_sys::Reflect::set(&headers, &k.into(), &v.into()).is_ok();
+    if !(set("authorization", &format!("Bearer {token}")) && set("content-type", content_type)) {
+        return Err("the request could not be made".into());
+    }
+    init.set_headers(&headers);
+    let resp = JsFuture::from(w.fetch_with_str_and_init(url, &init))
+        .await
+        .map_err(|_| {
+            format!("{url} could not be reached (a server elsewhere must allow this page)")
+        })?;
+    let resp: web_sys::Response = resp.dyn_into().map_err(|_| "no response".to_string())?;
+    let status = resp.status();
+    let text = JsFuture::from(resp.text().map_err(|_| "no body".to_string())?)
+        .await
+        .map_err(|_| "the answer could not be read".to_string())?
+        .as_string()
+        .unwrap_or_default();
+    Ok((status, text))
+}
+
+/// Asks the user a yes-or-no question (the browser's own dialog).
+pub fn confirm(question: &str) -> bool {
+    window()
+        .and_then(|w| w.confirm_with_message(question).ok())
+        .unwrap_or(false)
+}
+
+/// The page's origin (`http://host:port`).
+pub fn origin() -> String {
+    window()
+        .and_then(|w| w.location().origin().ok())
+        .unwrap_or_default()
+}
+
 /// The answer to a request the page's HTML started before the app loaded: `window[name]`,
 /// a promise of `[status, body]` (the run page's `zgRun`). Taken once: later calls get
 /// `None`.

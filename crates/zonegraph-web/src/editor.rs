@@ -175,6 +175,62 @@ impl Editor {
     }
 }
 
+/// What `POST /api/zones` answered, in words for the editor: the status and the body.
+pub fn publish_words(status: u16, body: &str) -> String {
+    let json: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
+    match status {
+        200 => format!(
+            "Published {} as {}: the server now serves {} zones{}.",
+            json["published"].as_str().unwrap_or("the zone"),
+            json["file"].as_str().unwrap_or("a file"),
+            json["zones"].as_u64().unwrap_or(0),
+            if json["replaced"] == true {
+                " (runs already on the old version keep it)"
+            } else {
+                ""
+            }
+        ),
+        422 => {
+            let findings: Vec<String> = json["zones"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|z| {
+                    let file = z["file"].as_str().unwrap_or("?").to_string();
+                    let parse = z["parse_error"]["message"]
+                        .as_str()
+                        .map(|m| format!("{file}: {m}"));
+                    let errors = z["diagnostics"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter(|d| d["severity"] == "error")
+                        .map(move |d| format!("{file}: {}", d["message"].as_str().unwrap_or("")));
+                    parse.into_iter().chain(errors.collect::<Vec<_>>())
+                })
+                .collect();
+            let mut words = format!(
+                "Not published: {}.",
+                json["error"].as_str().unwrap_or("the server refused it")
+            );
+            for f in findings.iter().take(5) {
+                words.push(' ');
+                words.push_str(f);
+                words.push('.');
+            }
+            words
+        }
+        401 => "Not published: the server wants its API token.".into(),
+        _ => format!(
+            "Not published: the server answered {status}{}.",
+            json["error"]
+                .as_str()
+                .map(|e| format!(" ({e})"))
+                .unwrap_or_default()
+        ),
+    }
+}
+
 /// The zone's file name: `<zone_id>.json`, as in `zones/`.
 pub fn file_name(file: &ZoneFile) -> String {
     format!("{}.json", file.zone_id)
@@ -531,6 +587,27 @@ mod tests {
             .expect("added");
         assert_eq!(e.new_room_id(NodeKind::Trap), "z.trap_2");
         assert_eq!(e.new_room_id(NodeKind::RestCamp), "z.rest_camp_1");
+    }
+
+    #[test]
+    fn publish_answers_read_as_words() {
+        let ok = r#"{"published":"z","file":"z.json","replaced":true,"zones":8,"findings":{"zones":[]}}"#;
+        assert_eq!(
+            publish_words(200, ok),
+            "Published z as z.json: the server now serves 8 zones (runs already on the old \
+             version keep it)."
+        );
+        let refused = r#"{"error":"the zone files have errors with this one; nothing was changed",
+            "zones":[{"file":"zones/z.json","zone_id":"z","diagnostics":[
+              {"severity":"warning","code":"w","message":"a warning"},
+              {"severity":"error","code":"e","message":"the boss cannot be reached"}]}]}"#;
+        assert_eq!(
+            publish_words(422, refused),
+            "Not published: the zone files have errors with this one; nothing was changed. \
+             zones/z.json: the boss cannot be reached."
+        );
+        assert!(publish_words(401, "{}").contains("API token"));
+        assert!(publish_words(500, "not json").contains("500"));
     }
 
     #[test]

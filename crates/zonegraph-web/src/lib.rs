@@ -13,7 +13,7 @@ pub mod doc;
 pub mod editor;
 pub mod map;
 pub mod model;
-mod pages;
+pub mod pages;
 pub mod player;
 pub mod playtest;
 pub mod scenarios;

@@ -114,7 +114,10 @@ pub fn EditorPage() -> impl IntoView {
                         .map_or(n.pos_x.unwrap_or(0), |x| x + 1);
                     (x, y)
                 }
-                None => (0, nodes.iter().filter_map(|n| n.pos_y).max().unwrap_or(-1) + 1),
+                None => (
+                    0,
+                    nodes.iter().filter_map(|n| n.pos_y).max().unwrap_or(-1) + 1,
+                ),
             };
             (id, x, y)
         });
@@ -142,6 +145,26 @@ pub fn EditorPage() -> impl IntoView {
             state.note.set(format!("The download failed: {e}"));
         }
     };
+    // Publishing: the server's URL and API token, kept only while the page is open.
+    let publishing = RwSignal::new(false);
+    let server = RwSignal::new(browser::origin());
+    let token = RwSignal::new(String::new());
+    let publish = move |e: leptos::ev::SubmitEvent| {
+        e.prevent_default();
+        let url = format!("{}/api/zones", server.get_untracked().trim_end_matches('/'));
+        let (t, json) = (
+            token.get_untracked(),
+            state.editor.with_untracked(Editor::to_json),
+        );
+        state.note.set("Publishing…".into());
+        leptos::task::spawn_local(async move {
+            let words = match browser::post_text(&url, &t, "application/json", &json).await {
+                Ok((status, body)) => editor::publish_words(status, &body),
+                Err(e) => format!("Not published: {e}."),
+            };
+            state.note.set(words);
+        });
+    };
     let discard = move |_| {
         browser::storage_remove(AUTOSAVE_KEY);
         state.editor.set(Editor::empty("new_zone", "New zone"));
@@ -157,7 +180,13 @@ pub fn EditorPage() -> impl IntoView {
             if l.diagnostics.is_empty() {
                 "No findings: the zone is clean.".to_string()
             } else {
-                format!("{errors} errors, {warnings} warnings")
+                let plural =
+                    |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+                format!(
+                    "{}, {}",
+                    plural(errors, "error"),
+                    plural(warnings, "warning")
+                )
             }
         })
     };
@@ -218,7 +247,16 @@ pub fn EditorPage() -> impl IntoView {
                     <button on:click=redo disabled=move || !state.editor.with(Editor::can_redo)>"Redo"</button>
                     <button on:click=download>"Download"</button>
                     <button on:click=discard>"Discard"</button>
+                    <button on:click=move |_| publishing.update(|p| *p = !*p)
+                        aria-expanded=move || publishing.get().to_string()>"Publish…"</button>
                 </div>
+                <form class="publish" class:hidden=move || !publishing.get() on:submit=publish>
+                    <label>"Server " <input type="url" prop:value=move || server.get()
+                        on:input=move |e| server.set(event_target_value(&e))/></label>
+                    <label>"API token " <input type="password" autocomplete="off"
+                        prop:value=move || token.get() on:input=move |e| token.set(event_target_value(&e))/></label>
+                    <button type="submit" class="primary">"Publish"</button>
+                </form>
                 <p class="meta editor-note" role="status">{move || state.note.get()}</p>
                 <MapView model=state.map zone_name=name file_stem=stem selection=selection/>
             </section>
