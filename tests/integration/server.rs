@@ -641,41 +641,249 @@ fn zones_are_served_from_the_tables_as_the_files_say() {
     assert!(page.text().contains("trunk build"), "{}", page.text());
 }
 
+/// A built viewer as `trunk build` lays it out: the designer's index.html and hashed assets
+/// with their .br/.gz twins, and the run page's own build under run-page/.
+fn fake_dist(dir: &Path) -> PathBuf {
+    let web = dir.join("dist");
+    std::fs::create_dir_all(web.join("run-page")).expect("dist");
+    let write = |rel: &str, body: &[u8]| std::fs::write(web.join(rel), body).expect(rel);
+    write("index.html", b"<!doctype html><title>viewer</title>");
+    write("index.html.br", b"br index");
+    write(
+        "run-page/index.html",
+        b"<!doctype html><title>run page</title>",
+    );
+    write("run-page/index.html.gz", b"gz run page");
+    write("zonegraph-web-0123456789abcdef.js", b"console.log(1)");
+    write("zonegraph-web-0123456789abcdef.js.br", b"br js");
+    write("zonegraph-web-0123456789abcdef.js.gz", b"gz js");
+    write("zonegraph-web-0123456789abcdef_bg.wasm", b"\0asm");
+    write("zonegraph-web-0123456789abcdef_bg.wasm.gz", b"gz wasm");
+    write("notes.txt", b"plain");
+    web
+}
+
+/// GET `path` with `Accept-Encoding: accept` (none when empty).
+fn get_encoded(c: &mut Conn, path: &str, accept: &str) -> zonegraph_server::client::Response {
+    let headers: Vec<(&str, &str)> = if accept.is_empty() {
+        vec![]
+    } else {
+        vec![("accept-encoding", accept)]
+    };
+    c.request("GET", path, &headers, b"").expect("request")
+}
+
 #[test]
 fn the_viewer_is_served_with_run_links_falling_back_to_the_app() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let web = dir.path().join("dist");
-    std::fs::create_dir_all(&web).expect("dist");
-    std::fs::write(
-        web.join("index.html"),
-        "<!doctype html><title>viewer</title>",
-    )
-    .expect("index");
-    std::fs::write(web.join("app.js"), "console.log(1)").expect("js");
+    let web = fake_dist(dir.path());
     std::fs::write(dir.path().join("secret.txt"), "do not serve").expect("secret");
     let mut cfg = config(&dir.path().join("z.db"));
     cfg.web = web;
     let server = serve::spawn(cfg).expect("starts");
     let mut c = connect(&server);
+    // A run link is the run page's own HTML; the designer's routes are its index.html.
     let r = c
         .get("/run/0123456789abcdef0123456789abcdef")
         .expect("run page");
-    assert!(r.text().contains("<title>viewer</title>"));
-    let r = c.get("/app.js").expect("js");
-    assert_eq!(
-        r.header("content-type"),
-        Some("text/javascript; charset=utf-8")
-    );
+    assert_eq!(r.status, 200);
+    assert!(r.text().contains("<title>run page</title>"), "{}", r.text());
+    assert_eq!(r.header("cache-control"), Some("no-cache"));
+    for route in ["/", "/gallery", "/some/app/route"] {
+        let r = c.get(route).expect("app route");
+        assert!(
+            r.text().contains("<title>viewer</title>"),
+            "{route}: {}",
+            r.text()
+        );
+        assert_eq!(r.header("cache-control"), Some("no-cache"), "{route}");
+    }
+    let r = c.get("/zonegraph-web-0123456789abcdef.js").expect("js");
+    assert_eq!(r.header("content-type"), Some("text/javascript"));
+    assert_eq!(r.text(), "console.log(1)");
     for bad in [
         "/../secret.txt",
         "/%2e%2e/secret.txt",
         "/.hidden",
         "/missing.js",
+        "/run-page/../../secret.txt",
     ] {
         let r = c.get(bad).expect("request");
         assert_eq!(r.status, 404, "{bad}: {}", r.text());
         assert!(!r.text().contains("do not serve"));
     }
+}
+
+#[test]
+fn trunk_content_hashes_are_told_from_plain_names() {
+    use zonegraph_server::http::is_hashed;
+    for hashed in [
+        "zonegraph-web-0123456789abcdef.js",
+        "run-page/zonegraph-run-a3e765422aa832f_bg.wasm",
+        "style-5afae6860a0200a6.css",
+    ] {
+        assert!(is_hashed(hashed), "{hashed}");
+    }
+    for plain in [
+        "index.html",
+        "run-page/index.html",
+        "notes.txt",
+        "my-file.js",
+        "a-beef.css",
+    ] {
+        assert!(!is_hashed(plain), "{plain}");
+    }
+}
+
+#[test]
+fn viewer_files_are_served_precompressed_and_cached_by_name() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut cfg = config(&dir.path().join("z.db"));
+    cfg.web = fake_dist(dir.path());
+    let server = serve::spawn(cfg).expect("starts");
+    let mut c = connect(&server);
+    let immutable = Some("public, max-age=31536000, immutable");
+    let js = "/zonegraph-web-0123456789abcdef.js";
+    // Brotli when the browser takes it, else gzip, else the file itself.
+    for (accept, encoding, body) in [
+        ("gzip, deflate, br", Some("br"), "br js"),
+        ("gzip", Some("gzip"), "gz js"),
+        ("", None, "console.log(1)"),
+    ] {
+        let r = get_encoded(&mut c, js, accept);
+        assert_eq!(r.status, 200, "{accept}");
+        assert_eq!(r.header("content-encoding"), encoding, "{accept}");
+        assert_eq!(r.text(), body, "{accept}");
+        assert_eq!(
+            r.header("content-type"),
+            Some("text/javascript"),
+            "{accept}"
+        );
+        assert_eq!(r.header("cache-control"), immutable, "{accept}");
+        assert_eq!(r.header("vary"), Some("accept-encoding"), "{accept}");
+    }
+    // A wasm with only a gzip twin: gzip for a browser that takes both.
+    let r = get_encoded(
+        &mut c,
+        "/zonegraph-web-0123456789abcdef_bg.wasm",
+        "br, gzip",
+    );
+    assert_eq!(r.header("content-encoding"), Some("gzip"));
+    assert_eq!(r.header("content-type"), Some("application/wasm"));
+    assert_eq!(r.header("cache-control"), immutable);
+    // HTML is compressed too, and always revalidated.
+    let r = get_encoded(&mut c, "/", "br");
+    assert_eq!(r.header("content-encoding"), Some("br"));
+    assert_eq!(r.text(), "br index");
+    assert_eq!(r.header("cache-control"), Some("no-cache"));
+    let r = get_encoded(&mut c, "/run/0123456789abcdef0123456789abcdef", "gzip, br");
+    assert_eq!(r.header("content-encoding"), Some("gzip"));
+    assert_eq!(r.text(), "gz run page");
+    assert_eq!(r.header("cache-control"), Some("no-cache"));
+    // A name without a content hash is revalidated.
+    let r = get_encoded(&mut c, "/notes.txt", "br");
+    assert_eq!(r.header("content-encoding"), None);
+    assert_eq!(r.header("cache-control"), Some("no-cache"));
+}
+
+/// Reads server-sent events from `stream` until one whose data satisfies `pred`, or until
+/// `within` has passed; the events' JSON data in order.
+fn events_until(
+    reader: &mut std::io::BufReader<std::net::TcpStream>,
+    within: Duration,
+    pred: impl Fn(&Value) -> bool,
+) -> Option<Value> {
+    use std::io::BufRead as _;
+    let deadline = Instant::now() + within;
+    let mut line = String::new();
+    loop {
+        let left = deadline.checked_duration_since(Instant::now())?;
+        reader
+            .get_ref()
+            .set_read_timeout(Some(left.max(Duration::from_millis(1))))
+            .expect("timeout");
+        line.clear();
+        match reader.read_line(&mut line) {
+            Ok(0) => return None,
+            Ok(_) => {}
+            Err(_) => return None,
+        }
+        // Chunked framing: the size lines are hex, the event lines start with a field name.
+        if let Some(data) = line.trim_end().strip_prefix("data: ") {
+            let v: Value = serde_json::from_str(data).expect("each event is a run view");
+            if pred(&v) {
+                return Some(v);
+            }
+        }
+    }
+}
+
+/// Opens `GET /api/runs/{token}/events`; the reader after the response head.
+fn open_events(server: &Server, token: &str) -> std::io::BufReader<std::net::TcpStream> {
+    use std::io::{BufRead as _, Write as _};
+    let mut s = std::net::TcpStream::connect(server.addr).expect("connect");
+    write!(
+        s,
+        "GET /api/runs/{token}/events HTTP/1.1\r\nhost: {}\r\naccept: text/event-stream\r\n\r\n",
+        server.addr
+    )
+    .expect("request");
+    let mut r = std::io::BufReader::new(s);
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        r.read_line(&mut line).expect("head");
+        if line.trim_end().is_empty() {
+            break;
+        }
+        head.push_str(&line);
+    }
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: text/event-stream"),
+        "{head}"
+    );
+    r
+}
+
+#[test]
+fn a_run_page_hears_a_move_made_in_chat_within_a_second() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = start(&dir.path().join("z.db"));
+    let mut c = connect(&server);
+    let user = "@live:test";
+    say(&mut c, user, "!zone enter crypt_valdris");
+    let token = token_of(&say1(&mut c, user, "!zone map"));
+    let mut events = open_events(&server, &token);
+    // The first event is the view as it stands.
+    let first = events_until(&mut events, Duration::from_secs(5), |_| true).expect("first view");
+    assert_eq!(first["view"]["status"]["room_number"], 1, "{first}");
+    let started = Instant::now();
+    say(&mut c, user, "!zone advance");
+    let moved = events_until(&mut events, Duration::from_secs(1), |v| {
+        v["view"]["status"]["room_number"] == 2
+    });
+    assert!(
+        moved.is_some(),
+        "no event within a second of the move ({:?})",
+        started.elapsed()
+    );
+    let moved = moved.expect("checked");
+    // The event is what GET /api/runs/{token} answers now.
+    let now = c.get(&format!("/api/runs/{token}")).expect("view").json();
+    assert_eq!(moved, now);
+    // Another player's move is not this run's event; an unknown run is a 404.
+    say(&mut c, "@other:test", "!zone enter crypt_valdris");
+    assert!(events_until(&mut events, Duration::from_millis(300), |_| true).is_none());
+    let r = c
+        .get("/api/runs/0123456789abcdef0123456789abcdef/events")
+        .expect("404");
+    assert_eq!(r.status, 404, "{}", r.text());
+    // An open stream does not keep the server from stopping.
+    let stopping = Instant::now();
+    server.stop().expect("stops");
+    assert!(stopping.elapsed() < Duration::from_secs(5));
 }
 
 #[test]
@@ -1620,6 +1828,10 @@ struct Process {
 }
 
 fn spawn_process(db: &Path) -> Process {
+    spawn_process_in(db, &root().join("zones"))
+}
+
+fn spawn_process_in(db: &Path, zones: &Path) -> Process {
     use std::io::BufRead;
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_zonegraph-under-test"))
         .args([
@@ -1632,7 +1844,7 @@ fn spawn_process(db: &Path) -> Process {
         ])
         .arg(db)
         .arg("--zones")
-        .arg(root().join("zones"))
+        .arg(zones)
         .arg("--web")
         .arg(db.with_file_name("none"))
         .env_remove("ZONEGRAPH_API_TOKEN")
@@ -2261,4 +2473,233 @@ fn over_http_a_boss_must_be_fought_and_three_wounds_end_a_run() {
     assert!(t.contains("This run is over: defeat."), "{t}");
     let t = say1(&mut c, &hero, "!char");
     assert!(t.starts_with("Level 2 (150 XP)"), "{t}");
+}
+
+/// A copy of the shipped zones in `dir/zones`, for tests that change the files.
+fn zones_copy(dir: &Path) -> PathBuf {
+    let zones = dir.join("zones");
+    std::fs::create_dir_all(&zones).expect("zones dir");
+    for entry in std::fs::read_dir(root().join("zones")).expect("zones") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "json") {
+            std::fs::copy(&path, zones.join(path.file_name().expect("name"))).expect("copy");
+        }
+    }
+    zones
+}
+
+/// The Crypt as another zone, `crypt_copy`, with its Main Hall called `hall`.
+fn crypt_copy(hall: &str) -> String {
+    std::fs::read_to_string(root().join("zones/crypt_valdris.json"))
+        .expect("crypt")
+        .replace("crypt_valdris", "crypt_copy")
+        .replace("\"Main Hall\"", &format!("{hall:?}"))
+}
+
+/// Every file of `dir` with its text, sorted.
+fn dir_state(dir: &Path) -> Vec<(String, String)> {
+    let mut files: Vec<(String, String)> = std::fs::read_dir(dir)
+        .expect("dir")
+        .map(|e| {
+            let p = e.expect("entry").path();
+            let text = std::fs::read_to_string(&p).expect("text");
+            (
+                p.file_name().expect("name").to_string_lossy().into_owned(),
+                text,
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn publish(c: &mut Conn, text: &str) -> zonegraph_server::client::Response {
+    c.request(
+        "POST",
+        "/api/zones",
+        &[("content-type", "application/json")],
+        text.as_bytes(),
+    )
+    .expect("request")
+}
+
+fn zone_ids(c: &mut Conn) -> Vec<String> {
+    c.get("/api/zones").expect("zones").json()["zones"]
+        .as_array()
+        .expect("zones")
+        .iter()
+        .map(|z| z["zone_id"].as_str().expect("id").to_string())
+        .collect()
+}
+
+/// The labels of the rooms a run's view shows.
+fn labels(c: &mut Conn, token: &str) -> Vec<String> {
+    c.get(&format!("/api/runs/{token}")).expect("view").json()["view"]["rooms"]
+        .as_array()
+        .expect("rooms")
+        .iter()
+        .filter_map(|r| r["label"].as_str().map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn a_published_zone_is_served_at_once_and_runs_keep_the_graph_they_started_with() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut cfg = config(&dir.path().join("z.db"));
+    cfg.zones = zones_copy(dir.path());
+    let zones = cfg.zones.clone();
+    let server = serve::spawn(cfg).expect("starts");
+    let mut c = connect(&server);
+    let before = zone_ids(&mut c);
+
+    // A new zone: written as <zone_id>.json, served without a restart.
+    let r = publish(&mut c, &crypt_copy("Main Hall"));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let body = r.json();
+    assert_eq!(body["published"], "crypt_copy");
+    assert_eq!(body["file"], "crypt_copy.json");
+    assert_eq!(body["replaced"], false);
+    assert!(body["findings"]["zones"].is_array(), "{body}");
+    assert_eq!(zone_ids(&mut c).len(), before.len() + 1);
+    assert_eq!(
+        std::fs::read_to_string(zones.join("crypt_copy.json")).expect("written"),
+        crypt_copy("Main Hall")
+    );
+    let early = "@early:test";
+    say(&mut c, early, "!zone enter crypt_copy");
+    let early_token = token_of(&say1(&mut c, early, "!zone map"));
+    say(&mut c, early, "!zone advance");
+    say(&mut c, early, "!zone advance");
+    assert!(labels(&mut c, &early_token).contains(&"Main Hall".to_string()));
+
+    // Published again, changed: runs already on it keep the old graph; new runs get the new.
+    let r = publish(&mut c, &crypt_copy("Great Hall"));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["replaced"], true);
+    assert_eq!(r.json()["file"], "crypt_copy.json");
+    let old = labels(&mut c, &early_token);
+    assert!(
+        old.contains(&"Main Hall".to_string()) && !old.contains(&"Great Hall".to_string()),
+        "{old:?}"
+    );
+    let status = say1(&mut c, early, "!zone status");
+    assert!(status.contains("Main Hall"), "{status}");
+    let late = "@late:test";
+    say(&mut c, late, "!zone enter crypt_copy");
+    let late_token = token_of(&say1(&mut c, late, "!zone map"));
+    say(&mut c, late, "!zone advance");
+    say(&mut c, late, "!zone advance");
+    assert!(labels(&mut c, &late_token).contains(&"Great Hall".to_string()));
+    let file = c.get("/api/zones/crypt_copy").expect("zone").json();
+    assert!(file.to_string().contains("Great Hall"));
+    // The early run plays on to its end on the graph it started with.
+    let went = say1(&mut c, early, "!zone go 1");
+    assert!(went.contains("Main Hall"), "{went}");
+}
+
+#[test]
+fn a_zone_with_errors_is_not_published_and_nothing_changes() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut cfg = config(&dir.path().join("z.db"));
+    cfg.zones = zones_copy(dir.path());
+    let zones = cfg.zones.clone();
+    let server = serve::spawn(cfg).expect("starts");
+    let mut c = connect(&server);
+    let files_before = dir_state(&zones);
+    let served_before = c.get("/api/zones").expect("zones").json();
+    let crypt = std::fs::read_to_string(root().join("zones/crypt_valdris.json")).expect("crypt");
+    let broken_crypt = crypt.replacen("\"is_boss\": true", "\"is_boss\": false", 1);
+    assert_ne!(broken_crypt, crypt, "the fixture has a boss to remove");
+    for (what, text) in [
+        ("not JSON", "{ not json".to_string()),
+        ("a served zone made unwinnable", broken_crypt),
+        // Its rooms' ids are the Crypt's: the zones served together refuse it.
+        (
+            "a new zone clashing with a served one",
+            crypt.replacen(
+                "\"zone_id\": \"crypt_valdris\"",
+                "\"zone_id\": \"crypt_clash\"",
+                1,
+            ),
+        ),
+    ] {
+        let r = publish(&mut c, &text);
+        assert_eq!(r.status, 422, "{what}: {}", r.text());
+        let body = r.json();
+        let zones_json = body["zones"].as_array().expect("check --json's zones");
+        let has_error = zones_json.iter().any(|z| {
+            z["parse_error"].is_object()
+                || z["diagnostics"]
+                    .as_array()
+                    .is_some_and(|d| d.iter().any(|d| d["severity"] == "error"))
+        });
+        assert!(has_error, "{what}: {body}");
+        // Files are named as in the directory, not by where the server keeps them.
+        assert!(
+            !body.to_string().contains(&*dir.path().to_string_lossy()),
+            "{what}: {body}"
+        );
+        assert_eq!(dir_state(&zones), files_before, "{what}: the files changed");
+        assert_eq!(
+            c.get("/api/zones").expect("zones").json(),
+            served_before,
+            "{what}: the zones served changed"
+        );
+    }
+    let r = publish(
+        &mut c,
+        &crypt_copy("Main Hall").replace("\"crypt_copy\"", "\"../evil\""),
+    );
+    assert_eq!(r.status, 422, "{}", r.text());
+    assert_eq!(dir_state(&zones), files_before);
+    // Publishing needs the token.
+    let r = c
+        .request(
+            "POST",
+            "/api/zones",
+            &[("authorization", "Bearer wrong")],
+            b"{}",
+        )
+        .expect("request");
+    assert_eq!(r.status, 401);
+}
+
+#[test]
+fn sighup_reloads_the_zone_files_all_or_nothing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let zones = zones_copy(dir.path());
+    let mut p = spawn_process_in(&dir.path().join("z.db"), &zones);
+    let mut c = Conn::connect(p.addr)
+        .expect("connect")
+        .with_token(Some(&p.token));
+    let before = zone_ids(&mut c);
+    let hup = |pid: u32| {
+        let ok = std::process::Command::new("kill")
+            .args(["-HUP", &pid.to_string()])
+            .status()
+            .expect("kill");
+        assert!(ok.success());
+    };
+    // A new file is served after SIGHUP.
+    std::fs::write(zones.join("crypt_copy.json"), crypt_copy("Main Hall")).expect("write");
+    hup(p.child.id());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !zone_ids(&mut c).contains(&"crypt_copy".to_string()) {
+        assert!(Instant::now() < deadline, "SIGHUP did not reload");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(zone_ids(&mut c).len(), before.len() + 1);
+    // A broken file refuses the whole reload: the good new file is not served either.
+    std::fs::write(zones.join("zz_broken.json"), "{ not json").expect("write");
+    std::fs::remove_file(zones.join("crypt_copy.json")).expect("remove");
+    hup(p.child.id());
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(zone_ids(&mut c).contains(&"crypt_copy".to_string()));
+    assert_eq!(zone_ids(&mut c).len(), before.len() + 1);
+    let r = c
+        .command("@after-hup:test", "!zone enter crypt_copy", None)
+        .expect("command");
+    assert_eq!(r.status, 200);
+    let _ = p.child.kill();
+    let _ = p.child.wait();
 }

@@ -1,4 +1,5 @@
-//! The HTTP API (axum): chat commands, zones, run views, notices, health and the viewer.
+//! The HTTP API (axum): chat commands, zones, run views and their live streams, notices,
+//! health and the viewer's files.
 //!
 //! Every error is a 4xx/5xx with `{"error": "…"}` saying what was wrong; nothing a client
 //! sends can panic a handler. The transport routes need the bearer token (or, with
@@ -10,21 +11,23 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::Json;
-use axum::Router;
 use axum::error_handling::HandleErrorLayer;
 use axum::extract::rejection::JsonRejection;
-use axum::extract::{DefaultBodyLimit, Path as UrlPath, State};
+use axum::extract::{DefaultBodyLimit, Path as UrlPath, Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use axum::{Extension, Json, Router};
 use serde::Deserialize;
 use serde_json::json;
-use tower::ServiceBuilder;
+use tokio::sync::{broadcast, watch};
+use tower::{ServiceBuilder, ServiceExt as _};
+use tower_http::services::ServeDir;
 use zonegraph_core::chat;
 use zonegraph_core::limits::{Rate, TokenBucket};
 
@@ -33,6 +36,8 @@ use crate::store::{self, Answer, CommandSettings, Store};
 
 /// Largest request body accepted (a chat command is a few dozen bytes).
 pub const BODY_LIMIT: usize = 16 * 1024;
+/// Largest zone file `POST /api/zones` takes (a 5,000-room zone is about 2 MB).
+pub const ZONE_BODY_LIMIT: usize = 4 * 1024 * 1024;
 /// Longest user id accepted (Matrix ids are at most 255 bytes).
 pub const MAX_USER_LEN: usize = 255;
 /// Longest command text accepted.
@@ -300,9 +305,15 @@ fn internal(e: &anyhow::Error) -> Response {
 pub fn router(state: AppState, limits: &Limits) -> Router {
     Router::new()
         .route("/api/command", post(command))
-        .route("/api/zones", get(zones))
+        .route(
+            "/api/zones",
+            get(zones)
+                .post(publish)
+                .layer(DefaultBodyLimit::max(ZONE_BODY_LIMIT)),
+        )
         .route("/api/zones/{zone_id}", get(zone))
         .route("/api/runs/{token}", get(run))
+        .route("/api/runs/{token}/events", get(run_events))
         .route("/api/notices", post(notices).get(notices_by_get))
         .route("/api/notices/ack", post(ack_notices))
         .route("/healthz", get(healthz))
@@ -558,6 +569,63 @@ async fn zones(State(state): State<AppState>, headers: HeaderMap) -> Response {
     Json(json!({ "zones": list })).into_response()
 }
 
+/// `POST /api/zones`: publishes the zone file in the body (see [`Store::publish`]): 200 with
+/// `{"published", "file", "replaced", "zones", "findings"}`; 422 with the findings of every
+/// zone file in `zonegraph check --json`'s shape (`{"zones": [...]}`, plus `"error"`) when
+/// it, checked with the zones served, has errors; nothing changes then.
+async fn publish(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<String, axum::extract::rejection::StringRejection>,
+) -> Response {
+    if let Err(r) = authorize(&state, &headers) {
+        return r;
+    }
+    let body = match body {
+        Ok(b) => b,
+        Err(r) => {
+            return error(
+                r.status(),
+                format!("{}; expected a zone file", r.body_text()),
+            );
+        }
+    };
+    let store = state.store.clone();
+    match tokio::task::spawn_blocking(move || store.publish(&body)).await {
+        Ok(Ok(Ok(p))) => {
+            eprintln!(
+                "zonegraph: published zone {} ({}); serving {} zones",
+                p.zone_id, p.file, p.zones
+            );
+            Json(json!({
+                "published": p.zone_id,
+                "file": p.file,
+                "replaced": p.replaced,
+                "zones": p.zones,
+                "findings": { "zones": p.findings },
+            }))
+            .into_response()
+        }
+        Ok(Ok(Err(store::Refused::Findings(checked)))) => (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            Json(json!({
+                "error": "the zone files have errors with this one; nothing was changed",
+                "zones": checked,
+            })),
+        )
+            .into_response(),
+        Ok(Ok(Err(store::Refused::BadId(id)))) => error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!(
+                "zone id {id:?} cannot name a file: use letters, digits, '_', '-' and '.'; \
+                 nothing was changed"
+            ),
+        ),
+        Ok(Err(e)) => internal(&e),
+        Err(join) => internal(&anyhow::anyhow!("publish task failed: {join}")),
+    }
+}
+
 async fn zone(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -580,6 +648,132 @@ async fn run(State(state): State<AppState>, UrlPath(token): UrlPath<String>) -> 
         Ok(Ok(None)) => error(StatusCode::NOT_FOUND, "no such run"),
         Ok(Err(e)) => internal(&e),
         Err(join) => internal(&anyhow::anyhow!("run view task failed: {join}")),
+    }
+}
+
+/// Ends the open event streams when the server stops (a graceful stop waits for every
+/// connection, and a stream would otherwise never end): `true` once stopping.
+#[derive(Clone, Debug)]
+pub struct Closing(pub watch::Receiver<bool>);
+
+/// How often an idle event stream sends a comment, so proxies keep it open.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// `GET /api/runs/{token}/events`: server-sent events, one `data:` line per view, each the
+/// body `GET /api/runs/{token}` would answer at that moment. The first event is the view
+/// when the stream opens (so a page that reconnects misses nothing); then one each time a
+/// committed write changes the run's player (a command, the fork timeout, an admin's edit of
+/// the sheet) and the view with it.
+async fn run_events(
+    State(state): State<AppState>,
+    closing: Option<Extension<Closing>>,
+    UrlPath(token): UrlPath<String>,
+) -> Response {
+    // Subscribe before the first read: a change committed in between is heard.
+    let changes = state.store.changes();
+    let store = state.store.clone();
+    let t = token.clone();
+    let first = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
+        let Some(owner) = store.run_owner(&t)? else {
+            return Ok(None);
+        };
+        Ok(store.run_view(&t)?.map(|v| (owner, v)))
+    })
+    .await;
+    let (owner, view) = match first {
+        Ok(Ok(Some(found))) => found,
+        Ok(Ok(None)) => return error(StatusCode::NOT_FOUND, "no such run"),
+        Ok(Err(e)) => return internal(&e),
+        Err(join) => return internal(&anyhow::anyhow!("run view task failed: {join}")),
+    };
+    let first = match serde_json::to_string(&view) {
+        Ok(json) => json,
+        Err(e) => return internal(&anyhow::anyhow!("cannot write the run view: {e}")),
+    };
+    let follow = Follow {
+        store: state.store.clone(),
+        token,
+        owner,
+        changes,
+        closing: closing.map(|Extension(Closing(rx))| rx),
+        last: first.clone(),
+        pending: Some(first),
+    };
+    let stream = futures_util::stream::unfold(follow, |mut f| async move {
+        let data = f.next().await?;
+        Some((
+            Ok::<_, std::convert::Infallible>(Event::default().data(data)),
+            f,
+        ))
+    });
+    let mut r = Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
+        .into_response();
+    // Never stored: a cached stream would replay an old view.
+    r.headers_mut().insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-store"),
+    );
+    r
+}
+
+/// One open event stream: what it has sent, and where it hears of changes.
+struct Follow {
+    store: Arc<Store>,
+    token: String,
+    owner: String,
+    changes: broadcast::Receiver<Arc<str>>,
+    closing: Option<watch::Receiver<bool>>,
+    /// The last view sent (JSON), so an unchanged view is not sent again.
+    last: String,
+    pending: Option<String>,
+}
+
+impl Follow {
+    /// The next view to send; `None` ends the stream (the server stops, the run is gone).
+    async fn next(&mut self) -> Option<String> {
+        if let Some(first) = self.pending.take() {
+            return Some(first);
+        }
+        loop {
+            let heard = match &mut self.closing {
+                Some(closing) => {
+                    if *closing.borrow() {
+                        return None;
+                    }
+                    tokio::select! {
+                        heard = self.changes.recv() => heard,
+                        _ = closing.changed() => return None,
+                    }
+                }
+                None => self.changes.recv().await,
+            };
+            match heard {
+                Ok(user) if *user != *self.owner => continue,
+                // This player changed, or we missed some notices: read the run again.
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+            let store = self.store.clone();
+            let token = self.token.clone();
+            let view = tokio::task::spawn_blocking(move || store.run_view(&token)).await;
+            let json = match view {
+                Ok(Ok(Some(view))) => serde_json::to_string(&view).ok()?,
+                Ok(Ok(None)) => return None,
+                Ok(Err(e)) => {
+                    eprintln!("zonegraph: run events: {e:#}");
+                    continue;
+                }
+                Err(e) => {
+                    eprintln!("zonegraph: run events: {e}");
+                    continue;
+                }
+            };
+            if json != self.last {
+                self.last.clone_from(&json);
+                return Some(json);
+            }
+        }
     }
 }
 
@@ -677,10 +871,13 @@ async fn method_not_allowed(method: Method, uri: Uri) -> Response {
     )
 }
 
-/// Unknown API routes are JSON 404s; everything else is the viewer: a file of the built
-/// app, or its index.html for the app's own routes (`/run/{token}`).
-async fn fallback(State(state): State<AppState>, method: Method, uri: Uri) -> Response {
-    let path = uri.path();
+/// Unknown API routes are JSON 404s; everything else is the built viewer, through
+/// tower-http's `ServeDir`: the precompressed `.br` or `.gz` twin of a file when the browser
+/// takes it (`trunk build` makes them), the run page's HTML for `/run/{token}`, the
+/// designer's `index.html` for the app's other routes. Hashed assets (`name-<16 hex>.ext`,
+/// as Trunk names them) are immutable for a year; everything else is revalidated.
+async fn fallback(State(state): State<AppState>, req: Request) -> Response {
+    let (method, path) = (req.method().clone(), req.uri().path().to_string());
     if path == "/api" || path.starts_with("/api/") || !matches!(method, Method::GET | Method::HEAD)
     {
         return error(
@@ -699,37 +896,86 @@ async fn fallback(State(state): State<AppState>, method: Method, uri: Uri) -> Re
         }
         return error(StatusCode::NOT_FOUND, format!("no file {path}"));
     };
-    let Some(rel) = safe_relative(path) else {
+    let Some(rel) = safe_relative(&path) else {
         return error(StatusCode::NOT_FOUND, format!("no file {path}"));
     };
-    let app_route = rel.is_empty() || path.starts_with("/run/") || !rel.contains('.');
-    let file = web.join(&rel);
-    let serve_index = app_route && !file.is_file();
-    let target = if serve_index {
-        web.join("index.html")
-    } else {
-        file
+    let file = match page_of(&rel) {
+        Some(page) => page.to_string(),
+        None => rel,
     };
-    let ctype = content_type(&target);
-    match tokio::task::spawn_blocking(move || std::fs::read(&target)).await {
-        Ok(Ok(bytes)) => {
-            let cache = if serve_index || rel.ends_with(".html") {
-                "no-cache"
-            } else {
-                "public, max-age=3600"
-            };
-            (
-                StatusCode::OK,
-                [
-                    (header::CONTENT_TYPE, ctype),
-                    (header::CACHE_CONTROL, cache),
-                ],
-                bytes,
+    if !web.join(&file).is_file() {
+        let what = if file == rel_of(&path) {
+            format!("no file {path}")
+        } else {
+            format!(
+                "no file {file} in {} for {path}: build the viewer again",
+                web.display()
             )
-                .into_response()
-        }
-        _ => error(StatusCode::NOT_FOUND, format!("no file {path}")),
+        };
+        return error(StatusCode::NOT_FOUND, what);
     }
+    let mut req = req;
+    match format!("/{file}").parse::<Uri>() {
+        Ok(uri) => *req.uri_mut() = uri,
+        Err(_) => return error(StatusCode::NOT_FOUND, format!("no file {path}")),
+    }
+    let served = ServeDir::new(&web)
+        .precompressed_br()
+        .precompressed_gzip()
+        .append_index_html_on_directories(false)
+        .oneshot(req)
+        .await;
+    let mut r = match served {
+        Ok(r) => r.map(axum::body::Body::new),
+        Err(e) => return internal(&anyhow::anyhow!("cannot read {file}: {e}")),
+    };
+    if r.status().is_success() || r.status() == StatusCode::NOT_MODIFIED {
+        let cache = if is_hashed(&file) {
+            "public, max-age=31536000, immutable"
+        } else {
+            "no-cache"
+        };
+        let h = r.headers_mut();
+        h.insert(
+            header::CACHE_CONTROL,
+            header::HeaderValue::from_static(cache),
+        );
+        h.insert(
+            header::VARY,
+            header::HeaderValue::from_static("accept-encoding"),
+        );
+    }
+    r
+}
+
+fn rel_of(path: &str) -> &str {
+    path.trim_start_matches('/')
+}
+
+/// Where the run page's own build lives in the web root (`trunk build` puts it there).
+pub const RUN_PAGE: &str = "run-page/index.html";
+
+/// The HTML file an app route is served from: the run page for `run/…`, the designer's
+/// `index.html` for `` and any other path without a dot in its last segment; `None` for a
+/// file path.
+fn page_of(rel: &str) -> Option<&'static str> {
+    if rel == "run" || rel.starts_with("run/") {
+        return Some(RUN_PAGE);
+    }
+    let last = rel.rsplit('/').next().unwrap_or("");
+    (!last.contains('.')).then_some("index.html")
+}
+
+/// Whether a file name carries Trunk's content hash (`zonegraph-web-0123456789abcdef.js`,
+/// `…_bg.wasm`; a 64-bit hash in hex without leading zeros, so 10 to 16 digits in practice),
+/// so its content never changes under that name.
+pub fn is_hashed(rel: &str) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or("");
+    let stem = name.split('.').next().unwrap_or("");
+    let stem = stem.strip_suffix("_bg").unwrap_or(stem);
+    stem.rsplit_once('-').is_some_and(|(_, hash)| {
+        (10..=16).contains(&hash.len()) && hash.bytes().all(|b| b.is_ascii_hexdigit())
+    })
 }
 
 /// The request path as a relative file path under the web root, or `None` when it could
@@ -750,21 +996,6 @@ fn safe_relative(path: &str) -> Option<String> {
         parts.push(seg);
     }
     Some(parts.join("/"))
-}
-
-fn content_type(p: &Path) -> &'static str {
-    match p.extension().and_then(|e| e.to_str()).unwrap_or("") {
-        "html" => "text/html; charset=utf-8",
-        "js" | "mjs" => "text/javascript; charset=utf-8",
-        "css" => "text/css; charset=utf-8",
-        "wasm" => "application/wasm",
-        "json" => "application/json",
-        "svg" => "image/svg+xml",
-        "png" => "image/png",
-        "ico" => "image/x-icon",
-        "txt" => "text/plain; charset=utf-8",
-        _ => "application/octet-stream",
-    }
 }
 
 const NOT_BUILT: &str = "<!doctype html>

@@ -485,6 +485,8 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
     };
     let limits = config.limits;
     let (tx, rx) = oneshot::channel::<()>();
+    // Open event streams end when the server stops (a graceful stop waits for them).
+    let (closing_tx, closing_rx) = tokio::sync::watch::channel(false);
     let sweep_every = config.sweep_every;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -498,10 +500,12 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
             rt.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(listener)?;
                 let sweeper = tokio::spawn(sweep_forever(state.clone(), sweep_every));
-                let app = http::router(state, &limits);
+                let app =
+                    http::router(state, &limits).layer(axum::Extension(http::Closing(closing_rx)));
                 let served = axum::serve(listener, app)
-                    .with_graceful_shutdown(async {
+                    .with_graceful_shutdown(async move {
                         let _ = rx.await;
+                        let _ = closing_tx.send(true);
                     })
                     .await;
                 sweeper.abort();
@@ -559,6 +563,36 @@ async fn sweep_forever(state: AppState, every: Duration) {
                 Ok(Err(e)) => eprintln!("zonegraph: sweeper: {user}: {e:#}"),
                 Err(e) => eprintln!("zonegraph: sweeper: {user}: {e}"),
             }
+        }
+    }
+}
+
+/// SIGHUP reloads the zone files, all or nothing: a directory with any error leaves the
+/// zones served as they were, and says why on stderr.
+#[cfg(unix)]
+async fn reload_on_hangup(store: Arc<Store>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut hangups = match signal(SignalKind::hangup()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("zonegraph: SIGHUP will not reload the zones: {e}");
+            return;
+        }
+    };
+    while hangups.recv().await.is_some() {
+        let s = store.clone();
+        match tokio::task::spawn_blocking(move || s.reload()).await {
+            Ok(Ok(warnings)) => {
+                for w in warnings {
+                    eprintln!("zonegraph: {w}");
+                }
+                eprintln!(
+                    "zonegraph: SIGHUP: reloaded the zones; serving {}",
+                    store.zones().len()
+                );
+            }
+            Ok(Err(e)) => eprintln!("zonegraph: SIGHUP: the zones served are unchanged: {e:#}"),
+            Err(e) => eprintln!("zonegraph: SIGHUP: the reload failed: {e}"),
         }
     }
 }
@@ -664,6 +698,16 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     }
     if let Some(url) = &args.host_hook {
         println!("  host game: {url} keeps character sheets and decides encounters");
+    }
+    #[cfg(unix)]
+    {
+        server
+            .runtime()
+            .spawn(reload_on_hangup(server.store.clone()));
+        println!(
+            "  publish zones with POST /api/zones; SIGHUP reloads {} (all or nothing)",
+            args.zones.display()
+        );
     }
     println!("  Ctrl-C (or SIGTERM) stops it.");
     let rt = tokio::runtime::Builder::new_current_thread()

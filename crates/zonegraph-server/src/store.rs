@@ -4,9 +4,9 @@
 //! HTTP layer calls it from `spawn_blocking`, one command per user at a time (see
 //! `crate::http`).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex, RwLock, mpsc};
 
 use anyhow::{Context as _, Result, bail};
 use rusqlite::{Connection, TransactionBehavior};
@@ -15,6 +15,7 @@ use zonegraph_core::bot::{self, AdminEdit, Authority, Context, Game, Player};
 use zonegraph_core::chat::{self, Reply};
 use zonegraph_core::command::Syntax;
 use zonegraph_core::engine::{self, CharEdit, Character, HostOutcome, PlayerView, Refusal, Run};
+use zonegraph_core::validate::CheckedZone;
 use zonegraph_core::zone::{self, Zone};
 use zonegraph_core::{rules, validate};
 
@@ -60,9 +61,15 @@ pub struct Store {
     writer: Mutex<mpsc::Sender<WriteJob>>,
     /// Idle read connections (WAL readers run beside the writer).
     readers: Mutex<Vec<Connection>>,
-    zones: Vec<Zone>,
+    /// The zone files' directory (`--zones`): reloads and publishing read and write it.
+    zones_dir: PathBuf,
+    zones: RwLock<Served>,
+    /// One reload or publish at a time.
+    publishing: Mutex<()>,
     legacy_cols: db::LegacyColumns,
     game: GameSettings,
+    /// The user whose run or sheet a committed write changed (what the run pages follow).
+    changes: tokio::sync::broadcast::Sender<Arc<str>>,
 }
 
 /// Who plays the game on this server: the built-in rules, or a host game (`--host-hook`).
@@ -88,6 +95,113 @@ impl GameSettings {
         rules::starting_character(self.starting_scores)
     }
 }
+
+/// The zones served, and the graphs they replaced that runs in progress still walk.
+///
+/// A run keeps the graph it started with: a run that started before its zone was replaced
+/// (published again, or changed by a reload) is answered with the replaced graph until it
+/// ends; runs started after are on the new one. Replaced graphs live in memory only: after
+/// a restart every run is on the graph in the files.
+#[derive(Debug)]
+struct Served {
+    current: Arc<Vec<Zone>>,
+    /// When each current zone's graph began to be served (absent: since the process began).
+    since: BTreeMap<String, i64>,
+    replaced: Vec<Replaced>,
+}
+
+/// A graph that was served from `from` until `until` (Unix ms).
+#[derive(Debug)]
+struct Replaced {
+    zone: Arc<Zone>,
+    from: i64,
+    until: i64,
+}
+
+impl Served {
+    fn new(zones: Vec<Zone>) -> Served {
+        Served {
+            current: Arc::new(zones),
+            since: BTreeMap::new(),
+            replaced: Vec::new(),
+        }
+    }
+
+    /// The zones `run` is played on: the current ones, with the run's own zone as it was when
+    /// the run started if it has been replaced since (and the run is not over).
+    fn for_run(&self, run: Option<&Run>) -> Arc<Vec<Zone>> {
+        let Some(run) = run.filter(|r| r.completed_at.is_none()) else {
+            return self.current.clone();
+        };
+        let old = self.replaced.iter().rev().find(|r| {
+            r.zone.id == run.zone_id && r.from <= run.started_at && run.started_at < r.until
+        });
+        let Some(old) = old else {
+            return self.current.clone();
+        };
+        let mut zones: Vec<Zone> = self.current.as_ref().clone();
+        match zones.iter_mut().find(|z| z.id == run.zone_id) {
+            Some(z) => *z = (*old.zone).clone(),
+            None => zones.push((*old.zone).clone()),
+        }
+        Arc::new(zones)
+    }
+
+    /// Serves `zones` from `now` on; every graph that changed or left is kept as replaced.
+    fn replace(&mut self, zones: Vec<Zone>, now: i64) {
+        let unchanged = |old: &Zone| {
+            zones
+                .iter()
+                .find(|z| z.id == old.id)
+                .is_some_and(|z| z.to_file() == old.to_file())
+        };
+        for old in self.current.iter() {
+            if unchanged(old) {
+                continue;
+            }
+            let from = self.since.get(&old.id).copied().unwrap_or(i64::MIN);
+            self.replaced.push(Replaced {
+                zone: Arc::new(old.clone()),
+                from,
+                until: now,
+            });
+            self.since.insert(old.id.clone(), now);
+        }
+        for z in &zones {
+            self.since.entry(z.id.clone()).or_insert(now);
+        }
+        self.since.retain(|id, _| zones.iter().any(|z| &z.id == id));
+        self.current = Arc::new(zones);
+    }
+}
+
+/// What publishing a zone file did.
+#[derive(Debug, Serialize)]
+pub struct Published {
+    pub zone_id: String,
+    /// The file written under `--zones`.
+    pub file: String,
+    /// Whether it replaced a zone served before (runs on the old graph keep it).
+    pub replaced: bool,
+    /// How many zones are served now.
+    pub zones: usize,
+    /// Every zone file's findings (warnings only), as `zonegraph check --json` reports them.
+    pub findings: Vec<CheckedZone>,
+}
+
+/// Why a zone file was not published; nothing was changed.
+#[derive(Debug)]
+pub enum Refused {
+    /// The zone files, the new one among them, have errors: every file's findings, as
+    /// `zonegraph check --json` reports them.
+    Findings(Vec<CheckedZone>),
+    /// The zone id cannot name a file.
+    BadId(String),
+}
+
+/// How many change notices a slow follower may fall behind before it is told it lagged
+/// (it then reads the run again, so nothing is lost but the intermediate steps).
+const CHANGE_BACKLOG: usize = 256;
 
 /// Who edits character sheets on this server (`--sandbox`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -227,9 +341,12 @@ impl Store {
             path: path.to_path_buf(),
             writer: Mutex::new(spawn_writer(conn)?),
             readers: Mutex::new(Vec::new()),
-            zones,
+            zones_dir: zones_dir.to_path_buf(),
+            zones: RwLock::new(Served::new(zones)),
+            publishing: Mutex::new(()),
             legacy_cols,
             game: GameSettings::default(),
+            changes: tokio::sync::broadcast::channel(CHANGE_BACKLOG).0,
         };
         Ok((store, Opened { warnings, warm_up }))
     }
@@ -244,9 +361,123 @@ impl Store {
         &self.game
     }
 
-    /// The zones, loaded from the tables.
-    pub fn zones(&self) -> &[Zone] {
-        &self.zones
+    /// Every committed change to a player's run or sheet from now on, as the user's id:
+    /// sent after the commit, so a reader that hears it reads the new rows.
+    pub fn changes(&self) -> tokio::sync::broadcast::Receiver<Arc<str>> {
+        self.changes.subscribe()
+    }
+
+    /// Tells the followers that `user`'s rows changed (no follower is not an error).
+    fn changed(&self, user: &str) {
+        let _ = self.changes.send(Arc::from(user));
+    }
+
+    /// The zones served now, loaded from the tables.
+    pub fn zones(&self) -> Arc<Vec<Zone>> {
+        self.served().current.clone()
+    }
+
+    fn served(&self) -> std::sync::RwLockReadGuard<'_, Served> {
+        self.zones.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The zones `run` is played on (see [`Served`]).
+    fn zones_for(&self, run: Option<&Run>) -> Arc<Vec<Zone>> {
+        self.served().for_run(run)
+    }
+
+    /// Reads `--zones` again and serves it, all or nothing: any error in any file refuses
+    /// the reload (the message lists every finding) and the zones served stay as they were.
+    /// Returns the warnings.
+    pub fn reload(&self) -> Result<Vec<String>> {
+        let _one = self.publishing.lock().unwrap_or_else(|p| p.into_inner());
+        let (files, warnings) = read_zone_dir(&self.zones_dir)?;
+        self.install(&files)?;
+        Ok(warnings)
+    }
+
+    /// Publishes a zone file: checks it together with the other files of `--zones` (the
+    /// zones served); on success writes it there (replacing the file of the zone with its
+    /// id, else as `<zone_id>.json`), imports every zone and serves them. On any error it
+    /// changes nothing.
+    pub fn publish(&self, text: &str) -> Result<Result<Published, Refused>> {
+        let _one = self.publishing.lock().unwrap_or_else(|p| p.into_inner());
+        let dir = &self.zones_dir;
+        let paths = zones::expand(std::slice::from_ref(dir))
+            .with_context(|| format!("cannot read the zones in {}", dir.display()))?;
+        let mut sources = zones::read_all(&paths)?;
+        // Findings name files as the publisher knows them, not where the server keeps them.
+        for ((name, _), path) in sources.iter_mut().zip(&paths) {
+            if let Some(file) = path.file_name() {
+                *name = file.to_string_lossy().into_owned();
+            }
+        }
+        let id = match zonegraph_core::format::parse(text) {
+            Ok(file) => file.zone_id,
+            Err(_) => {
+                // Its parse error, as the check words it.
+                let checked = validate::check_sources(&[("upload.json".into(), text.into())]);
+                return Ok(Err(Refused::Findings(checked)));
+            }
+        };
+        if !is_file_stem(&id) {
+            return Ok(Err(Refused::BadId(id)));
+        }
+        let same_id = |t: &str| zonegraph_core::format::parse(t).is_ok_and(|f| f.zone_id == id);
+        let (path, before) = match sources.iter().position(|(_, t)| same_id(t)) {
+            Some(i) => {
+                let before = Some(sources[i].1.clone());
+                sources[i].1 = text.to_string();
+                (paths[i].clone(), before)
+            }
+            None => {
+                let path = dir.join(format!("{id}.json"));
+                sources.push((format!("{id}.json"), text.to_string()));
+                (path, None)
+            }
+        };
+        let checked =
+            validate::check_sources_with(&sources, validate::CheckOptions { stats: false });
+        if checked.iter().any(CheckedZone::has_errors) {
+            return Ok(Err(Refused::Findings(checked)));
+        }
+        write_atomically(&path, text)?;
+        let installed = read_zone_dir(dir).and_then(|(files, _)| self.install(&files));
+        if let Err(e) = installed {
+            // Put the directory back as it was; the zones served did not change.
+            let undo = match &before {
+                Some(old) => write_atomically(&path, old),
+                None => std::fs::remove_file(&path).map_err(anyhow::Error::from),
+            };
+            if let Err(u) = undo {
+                eprintln!("zonegraph: cannot restore {}: {u:#}", path.display());
+            }
+            return Err(e);
+        }
+        Ok(Ok(Published {
+            zone_id: id,
+            file: path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            replaced: before.is_some(),
+            zones: self.zones().len(),
+            findings: checked,
+        }))
+    }
+
+    /// Imports `files` into the zone tables (one transaction) and serves the graphs loaded
+    /// back from them, keeping every replaced graph for the runs on it.
+    fn install(&self, files: &ZoneFiles) -> Result<()> {
+        let now = now_ms();
+        let mut conn = db::open(&self.path)?;
+        db::import_zones(&mut conn, files, now).context("cannot import the zones")?;
+        let zones = db::load_zones(&conn)?;
+        self.zones
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .replace(zones, now);
+        Ok(())
     }
 
     /// Runs `work` in the writer's next transaction and waits until that transaction is
@@ -375,11 +606,12 @@ impl Store {
                 syntax: Syntax::Chat,
                 authority: s.authority(user),
             };
+            let zones = self.zones_for(player.run.as_ref());
             let game = match hook {
                 None => Game::BuiltIn,
                 Some(_) => Game::Host(decision.as_ref()),
             };
-            let response = bot::handle_as(&self.zones, &mut player, text, &cx, game);
+            let response = bot::handle_as(&zones, &mut player, text, &cx, game);
             if let (Some(request), Some(hook)) = (&response.encounter_request, hook) {
                 let token = stored.as_ref().map_or("", |r| r.link_token.as_str());
                 match hook.encounter(user, token, request) {
@@ -422,6 +654,7 @@ impl Store {
                 Ok(Wrote { applied, count: 0 })
             })?;
             if wrote.applied {
+                self.changed(user);
                 return Ok((Answer { notices, replies }, admin_edit));
             }
             // Lost a compare-and-set: recompute from the new state.
@@ -449,6 +682,10 @@ impl Store {
         let result = outcome
             .recv()
             .map_err(|_| anyhow::anyhow!("the database writer has stopped"))?;
+        if result.is_ok() {
+            // The sheet decides what the player view shows (a Perception score, keys).
+            self.changed(user);
+        }
         log_edit(by, user, edit, &result);
         Ok(result)
     }
@@ -479,7 +716,8 @@ impl Store {
                 syntax: Syntax::Chat,
                 authority: Authority::Player,
             };
-            let Some(notice) = bot::sweep(&self.zones, &mut player, &cx) else {
+            let zones = self.zones_for(player.run.as_ref());
+            let Some(notice) = bot::sweep(&zones, &mut player, &cx) else {
                 return Ok(false);
             };
             let run_id = player
@@ -509,6 +747,7 @@ impl Store {
                 Ok(Wrote { applied, count: 0 })
             })?;
             if wrote.applied {
+                self.changed(user);
                 return Ok(true);
             }
         }
@@ -590,6 +829,14 @@ impl Store {
         Ok(())
     }
 
+    /// The user whose run a link token names; `None` for an unknown token.
+    pub fn run_owner(&self, token: &str) -> Result<Option<String>> {
+        if !is_token(token) {
+            return Ok(None);
+        }
+        self.read(|c| Ok(db::run_by_token(c, token)?.map(|s| s.user_id)))
+    }
+
     /// The player's view of the run a link token names; `None` for an unknown token.
     pub fn run_view(&self, token: &str) -> Result<Option<RunView>> {
         if !is_token(token) {
@@ -607,7 +854,8 @@ impl Store {
         else {
             return Ok(None);
         };
-        let Some(zone) = self.zones.iter().find(|z| z.id == stored.run.zone_id) else {
+        let zones = self.zones_for(Some(&stored.run));
+        let Some(zone) = zones.iter().find(|z| z.id == stored.run.zone_id) else {
             return Ok(None);
         };
         let view = engine::player_view(zone, &stored.run, &character);
@@ -728,6 +976,29 @@ fn write_player(
         }
     }
     Ok(true)
+}
+
+/// Whether a zone id can name its file (`<zone_id>.json` in `--zones`).
+fn is_file_stem(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 128
+        && !id.starts_with('.')
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
+/// Writes `text` to `path` through a temporary file beside it (not a `*.json`, so no reader
+/// takes it for a zone) and a rename: a reader sees the old file or the new one.
+fn write_atomically(path: &Path, text: &str) -> Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.tmp"));
+    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
 }
 
 /// Notices as the player sees them: one that follows dropped ones says how many.

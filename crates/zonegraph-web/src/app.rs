@@ -4,8 +4,8 @@ use leptos::ev;
 use leptos::prelude::*;
 
 use crate::pages::designer::preview;
+use crate::pages::editor::EditorPage;
 use crate::pages::gallery::{Gallery, LocalZone};
-use crate::pages::run::RunPage;
 use crate::views::{Problem, capitalise};
 use crate::{browser, doc, share};
 
@@ -19,8 +19,11 @@ pub enum Route {
     Shared(String),
     /// A zone opened here that is too large for a link: `#local`.
     Local,
-    /// A player's run map: `/run/<token>` (or `#run/<token>` on a plain static host).
+    /// A player's run map: `/run/<token>` (or `#run/<token>` on a plain static host); the
+    /// run page's own bundle draws it.
     Run(String),
+    /// The zone editor: `#edit`.
+    Edit,
     /// A generated zone of about N rooms (`zonegraph_core::synth::layered`), for the
     /// performance figures in BENCHMARKS.md: `#bench/<N>`.
     Bench(usize),
@@ -49,6 +52,8 @@ pub fn route_of(path: &str, hash: &str) -> Route {
         Route::Bench(n)
     } else if hash == "local" {
         Route::Local
+    } else if hash == "edit" {
+        Route::Edit
     } else {
         Route::Gallery
     }
@@ -109,7 +114,15 @@ pub fn App() -> impl IntoView {
             }
             .into_any(),
         },
-        Route::Run(token) => view! { <RunPage token=token/> }.into_any(),
+        // The run page is a bundle of its own: hand the link over to it.
+        Route::Run(token) => {
+            browser::replace_location(&format!(
+                "/run-page/#run/{}",
+                js_sys::encode_uri_component(&token)
+            ));
+            view! { <p class="loading">"Opening the run map…"</p> }.into_any()
+        }
+        Route::Edit => view! { <EditorPage/> }.into_any(),
         Route::Bench(n) => {
             let n = n.clamp(2, MAX_BENCH_ROOMS);
             let zone = zonegraph_core::synth::layered("bench", n, 8, 7);
@@ -152,5 +165,6 @@ mod tests {
         assert_eq!(route_of("/run/tok", ""), Route::Run("tok".into()));
         assert_eq!(route_of("/app/run/tok/", ""), Route::Run("tok".into()));
         assert_eq!(route_of("/", "run/tok"), Route::Run("tok".into()));
+        assert_eq!(route_of("/", "edit"), Route::Edit);
     }
 }

@@ -30,6 +30,13 @@ pub fn set_hash(fragment: &str) {
     }
 }
 
+/// Goes to `url` in place of this page (no history entry).
+pub fn replace_location(url: &str) {
+    if let Some(w) = window() {
+        let _ = w.location().replace(url);
+    }
+}
+
 /// The page's URL without its fragment.
 pub fn base_url() -> String {
     window()
@@ -82,6 +89,71 @@ pub async fn fetch_text(url: &str) -> Result<(u16, String), String> {
     Ok((status, text))
 }
 
+/// POSTs `body` to `url` with `Authorization: Bearer <token>`: the status and the body text.
+pub async fn post_text(
+    url: &str,
+    token: &str,
+    content_type: &str,
+    body: &str,
+) -> Result<(u16, String), String> {
+    let w = window().ok_or("no window")?;
+    let init = web_sys::RequestInit::new();
+    init.set_method("POST");
+    init.set_body(&wasm_bindgen::JsValue::from_str(body));
+    let headers = js_sys::Object::new();
+    let set = |k: &str, v: &str| js_sys::Reflect::set(&headers, &k.into(), &v.into()).is_ok();
+    if !(set("authorization", &format!("Bearer {token}")) && set("content-type", content_type)) {
+        return Err("the request could not be made".into());
+    }
+    init.set_headers(&headers);
+    let resp = JsFuture::from(w.fetch_with_str_and_init(url, &init))
+        .await
+        .map_err(|_| {
+            format!("{url} could not be reached (a server elsewhere must allow this page)")
+        })?;
+    let resp: web_sys::Response = resp.dyn_into().map_err(|_| "no response".to_string())?;
+    let status = resp.status();
+    let text = JsFuture::from(resp.text().map_err(|_| "no body".to_string())?)
+        .await
+        .map_err(|_| "the answer could not be read".to_string())?
+        .as_string()
+        .unwrap_or_default();
+    Ok((status, text))
+}
+
+/// Asks the user a yes-or-no question (the browser's own dialog).
+pub fn confirm(question: &str) -> bool {
+    window()
+        .and_then(|w| w.confirm_with_message(question).ok())
+        .unwrap_or(false)
+}
+
+/// The page's origin (`http://host:port`).
+pub fn origin() -> String {
+    window()
+        .and_then(|w| w.location().origin().ok())
+        .unwrap_or_default()
+}
+
+/// The answer to a request the page's HTML started before the app loaded: `window[name]`,
+/// a promise of `[status, body]` (the run page's `zgRun`). Taken once: later calls get
+/// `None`.
+pub async fn take_prefetched(name: &str) -> Option<Result<(u16, String), String>> {
+    let w = window()?;
+    let key = wasm_bindgen::JsValue::from_str(name);
+    let promise = js_sys::Reflect::get(&w, &key).ok()?;
+    let promise: js_sys::Promise = promise.dyn_into().ok()?;
+    let _ = js_sys::Reflect::delete_property(&w, &key);
+    let answer = match JsFuture::from(promise).await {
+        Ok(a) => a,
+        Err(_) => return Some(Err("the server could not be reached".into())),
+    };
+    let answer: js_sys::Array = answer.dyn_into().ok()?;
+    let status = answer.get(0).as_f64().unwrap_or(0.0) as u16;
+    let body = answer.get(1).as_string().unwrap_or_default();
+    Some(Ok((status, body)))
+}
+
 /// The text of a file the user picked or dropped.
 pub async fn read_file(file: web_sys::File) -> Result<String, String> {
     JsFuture::from(file.text())
@@ -89,6 +161,13 @@ pub async fn read_file(file: web_sys::File) -> Result<String, String> {
         .map_err(|_| format!("{} could not be read", file.name()))?
         .as_string()
         .ok_or_else(|| format!("{} is not text", file.name()))
+}
+
+/// Forgets a stored value (best effort).
+pub fn storage_remove(key: &str) {
+    if let Some(Ok(Some(s))) = window().map(|w| w.local_storage()) {
+        let _ = s.remove_item(key);
+    }
 }
 
 pub fn storage_get(key: &str) -> Option<String> {

@@ -3,16 +3,17 @@
 //! It uses zonegraph-core directly — layout, validation, analysis, the bot's command
 //! pipeline and its words, the player view — so a playtest here says exactly what the chat
 //! bot says, and a player's map shows exactly what the core lets a player know. Pure parts
-//! (`model`, `player`, `playtest`, `doc`, `share`) are tested natively; the components in
-//! headless Chromium. `app` is the router and the shell; `pages` holds one module per page,
-//! `views` the small views they share.
+//! (`model`, `player`, `playtest`, `doc`, `share`, `editor`) are tested natively; the
+//! components in headless Chromium. `app` is the router and the shell; `pages` holds one
+//! module per page (the run page is a bundle of its own), `views` the small views they share.
 
 pub mod app;
 pub mod browser;
 pub mod doc;
+pub mod editor;
 pub mod map;
 pub mod model;
-mod pages;
+pub mod pages;
 pub mod player;
 pub mod playtest;
 pub mod scenarios;
@@ -20,7 +21,13 @@ pub mod share;
 mod views;
 pub mod zones;
 
-/// Mounts the app on `<body>`.
+/// Mounts the designer's app on `<body>` (the `zonegraph-web` bundle, `web/index.html`).
 pub fn mount() {
     leptos::mount::mount_to_body(app::App);
+}
+
+/// Mounts the player's run page on `<body>` (the `zonegraph-run` bundle, `web/run.html`):
+/// nothing else of the app is reachable from it, so the linker leaves the rest out.
+pub fn mount_run() {
+    leptos::mount::mount_to_body(pages::run::RunApp);
 }

@@ -33,6 +33,9 @@ struct View {
 }
 
 const MIN_SCALE: f64 = 0.03;
+/// The smallest scale the run page opens at around the current room (labels readable on a
+/// phone).
+const FOCUS_SCALE: f64 = 0.75;
 const MAX_SCALE: f64 = 3.0;
 /// Below this scale labels fade out (they would be unreadable).
 const LABEL_SCALE: f64 = 0.42;
@@ -147,6 +150,10 @@ pub fn MapView(
     /// Called with the menu number when a pending fork's option is clicked (playtest).
     #[prop(optional)]
     on_option: Option<Callback<usize>>,
+    /// Open centred on the current room at a readable size with the legend folded (the run
+    /// page), and bring the current room back on screen whenever the run moves it.
+    #[prop(optional)]
+    focus_current: bool,
 ) -> impl IntoView {
     let title = format!("Map of {zone_name}");
     let view_state = RwSignal::new(View {
@@ -187,8 +194,27 @@ pub fn MapView(
             s,
         });
     };
+    // The run page: the current room in the middle, at a readable size.
+    let centre_current = move || {
+        let (w, h) = size();
+        let m = model.get_untracked();
+        let Some(at) = m.rooms.iter().find(|r| r.current).map(|r| (r.x, r.y)) else {
+            fit();
+            return;
+        };
+        let s = (w / m.width).min(h / m.height).clamp(FOCUS_SCALE, 1.0);
+        view_state.set(View {
+            tx: w / 2.0 - at.0 * s,
+            ty: h / 2.0 - at.1 * s,
+            s,
+        });
+    };
     // First view: the whole map when it is readable, else readable and around the player.
     let first_view = move || {
+        if focus_current {
+            centre_current();
+            return;
+        }
         let (w, h) = size();
         let m = model.get_untracked();
         let s_fit = (w / m.width).min(h / m.height).min(1.25);
@@ -269,6 +295,24 @@ pub fn MapView(
         }
     });
 
+    // The run moved on (a live update): bring the new current room on screen.
+    Effect::new(move |last: Option<Option<String>>| {
+        let current = model
+            .get()
+            .rooms
+            .iter()
+            .find(|r| r.current)
+            .map(|r| (r.id.clone(), r.x, r.y));
+        let id = current.as_ref().map(|c| c.0.clone());
+        if focus_current
+            && let (Some(Some(_)), Some((_, x, y))) = (&last, &current)
+            && last.as_ref().and_then(Clone::clone) != id
+        {
+            ensure_visible(*x, *y);
+        }
+        id
+    });
+
     // Wheel zoom needs a non-passive listener to keep the page from scrolling.
     Effect::new(move |_| {
         let Some(frame) = frame_ref.get() else {
@@ -298,22 +342,70 @@ pub fn MapView(
         on_wheel.forget();
     });
 
+    // Fingers (or the mouse) on the map: one pans, two pinch-zoom about their midpoint.
+    let pointers = StoredValue::new(Vec::<(i32, f64, f64)>::new());
+    let pinch = StoredValue::new(None::<(f64, View, f64, f64)>);
+    let frame_origin = move || {
+        frame_ref
+            .get_untracked()
+            .map(|f| {
+                let r = f.get_bounding_client_rect();
+                (r.left(), r.top())
+            })
+            .unwrap_or((0.0, 0.0))
+    };
+    let start_pinch = move || {
+        let p = pointers.get_value();
+        if let [a, b] = p[..] {
+            let d = ((a.1 - b.1).powi(2) + (a.2 - b.2).powi(2)).sqrt().max(1.0);
+            let (ox, oy) = frame_origin();
+            let (mx, my) = ((a.1 + b.1) / 2.0 - ox, (a.2 + b.2) / 2.0 - oy);
+            pinch.set_value(Some((d, view_state.get_untracked(), mx, my)));
+            drag.set_value(None);
+            dragged.set_value(true);
+        }
+    };
     let on_pointerdown = move |e: ev::PointerEvent| {
         if e.button() != 0 {
             return;
         }
-        drag.set_value(Some((
-            f64::from(e.client_x()),
-            f64::from(e.client_y()),
-            view_state.get_untracked(),
-        )));
+        let (x, y) = (f64::from(e.client_x()), f64::from(e.client_y()));
+        pointers.update_value(|p| {
+            p.retain(|q| q.0 != e.pointer_id());
+            p.push((e.pointer_id(), x, y));
+        });
+        if pointers.with_value(Vec::len) == 2 {
+            start_pinch();
+            return;
+        }
+        drag.set_value(Some((x, y, view_state.get_untracked())));
         dragged.set_value(false);
     };
     let on_pointermove = move |e: ev::PointerEvent| {
+        let (x, y) = (f64::from(e.client_x()), f64::from(e.client_y()));
+        pointers.update_value(|p| {
+            if let Some(q) = p.iter_mut().find(|q| q.0 == e.pointer_id()) {
+                (q.1, q.2) = (x, y);
+            }
+        });
+        if let Some((d0, v0, mx, my)) = pinch.get_value() {
+            let p = pointers.get_value();
+            if let [a, b] = p[..] {
+                let d = ((a.1 - b.1).powi(2) + (a.2 - b.2).powi(2)).sqrt().max(1.0);
+                let s = (v0.s * d / d0).clamp(MIN_SCALE, MAX_SCALE);
+                let k = s / v0.s;
+                view_state.set(View {
+                    tx: mx - (mx - v0.tx) * k,
+                    ty: my - (my - v0.ty) * k,
+                    s,
+                });
+            }
+            return;
+        }
         let Some((x0, y0, v0)) = drag.get_value() else {
             return;
         };
-        let (dx, dy) = (f64::from(e.client_x()) - x0, f64::from(e.client_y()) - y0);
+        let (dx, dy) = (x - x0, y - y0);
         if !dragged.get_value() && dx.abs() + dy.abs() < 4.0 {
             return;
         }
@@ -327,7 +419,16 @@ pub fn MapView(
             s: v0.s,
         });
     };
-    let end_drag = move |_: ev::PointerEvent| {
+    let end_drag = move |e: ev::PointerEvent| {
+        pointers.update_value(|p| p.retain(|q| q.0 != e.pointer_id()));
+        if pinch.get_value().is_some() {
+            pinch.set_value(None);
+            // The finger left on the map pans on from where it is.
+            if let Some(&(_, x, y)) = pointers.with_value(|p| p.first().copied()).as_ref() {
+                drag.set_value(Some((x, y, view_state.get_untracked())));
+                return;
+            }
+        }
         drag.set_value(None);
         if panning.get_untracked() {
             panning.set(false);
@@ -492,6 +593,7 @@ pub fn MapView(
             on:pointerdown=on_pointerdown
             on:pointermove=on_pointermove
             on:pointerup=end_drag
+            on:pointercancel=end_drag
             on:pointerleave=end_drag
         >
             <div class="map-canvas" class:panning=move || panning.get() style=transform>
@@ -540,7 +642,7 @@ pub fn MapView(
                 <button title="Download the map as an SVG file" aria-label="Export SVG" on:click=export>"SVG"</button>
             </div>
         </div>
-        <Legend/>
+        <Legend closed=focus_current/>
         </div>
     }
 }
@@ -804,8 +906,12 @@ fn export_svg(svg: &web_sys::Element, m: &MapModel) -> Option<String> {
 
 /// What the glyphs, colours and line styles mean.
 #[component]
-pub fn Legend() -> impl IntoView {
-    let open = RwSignal::new(true);
+pub fn Legend(
+    /// Start folded (the phone-sized run page, where the map needs the room).
+    #[prop(optional)]
+    closed: bool,
+) -> impl IntoView {
+    let open = RwSignal::new(!closed);
     let kinds = NodeKind::ALL
         .iter()
         .map(|&k| {

@@ -117,7 +117,7 @@ pub struct PassageShape {
 }
 
 /// Everything the SVG draws.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MapModel {
     pub width: f64,
     pub height: f64,

@@ -165,6 +165,22 @@ fn Designer(loaded: Arc<Loaded>, shared: bool) -> impl IntoView {
                             }/>
                         "View as player"
                     </label>
+                    {(!loaded.text.is_empty()).then(|| {
+                        let text = loaded.text.clone();
+                        view! {
+                            <button on:click=move |_| {
+                                // The editor opens what it finds saved: never over work
+                                // without asking.
+                                let key = crate::pages::editor::AUTOSAVE_KEY;
+                                if browser::storage_get(key).is_none()
+                                    || browser::confirm("Replace the zone in the editor with a copy of this one?")
+                                {
+                                    browser::storage_set(key, &text);
+                                    browser::set_hash("edit");
+                                }
+                            }>"Edit a copy"</button>
+                        }
+                    })}
                     <button class="primary" on:click=share>"Share"</button>
                 </div>
                 {move || share_link.get().map(|r| match r {

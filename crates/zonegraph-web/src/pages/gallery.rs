@@ -128,7 +128,8 @@ pub fn Gallery() -> impl IntoView {
     view! {
         <section class="gallery">
             <h1>"Zones"</h1>
-            <p class="lead">"Pick a zone to preview its map, check it and playtest it — or open your own."</p>
+            <p class="lead">"Pick a zone to preview its map, check it and playtest it — or open your own, or "
+                <a href="#edit">"build a new zone in the editor"</a>"."</p>
             <ul class="cards">{cards}</ul>
             <h2>"Open a zone"</h2>
             <div

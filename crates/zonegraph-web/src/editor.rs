@@ -1,0 +1,629 @@
+//! The zone editor's model: a zone file being edited, every change an [`Edit`] that
+//! [`Editor::apply`] makes or refuses whole, with undo and redo of each. Pure (no browser):
+//! tested natively; the designer page draws it and turns pointer and keyboard actions into
+//! edits. Checking is the core's (`zone::build`, `validate::check_zone`), on the file as it
+//! stands after every edit; the file written out is the core's canonical form
+//! (`format::to_pretty_json`), as `zones/*.json` are.
+
+use std::collections::BTreeMap;
+
+use zonegraph_core::diagnostic::{self, Diagnostic};
+use zonegraph_core::format::{self, EdgeFile, LockKind, NodeFile, NodeKind, ZoneFile};
+use zonegraph_core::validate;
+use zonegraph_core::zone;
+
+/// Most edits kept for undo (each keeps the file as it was).
+pub const UNDO_LIMIT: usize = 200;
+
+/// One change to the zone file.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Edit {
+    /// Adds a room (its id must be new).
+    AddRoom(NodeFile),
+    /// Places room `id` at a position hint (`pos_x`, `pos_y`).
+    MoveRoom { id: String, x: i32, y: i32 },
+    /// Replaces room `id`'s fields: label, kind, region, entry and boss flags, content,
+    /// position. The id stays (passages name it).
+    SetRoom { id: String, room: NodeFile },
+    /// Removes room `id` and every passage into or out of it.
+    DeleteRoom { id: String },
+    /// Adds a passage between two rooms that exist.
+    Connect(EdgeFile),
+    /// Replaces passage `index` (its lock kind and data, hint, weight, ends).
+    SetPassage { index: usize, edge: EdgeFile },
+    /// Removes passage `index`.
+    DeletePassage { index: usize },
+    /// Sets the zone's name, tier and level range.
+    SetMeta {
+        name: String,
+        tier: u8,
+        min_level: u32,
+        max_level: u32,
+    },
+}
+
+/// Why an edit was refused (the file is unchanged).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refused {
+    /// No room with this id.
+    NoRoom(String),
+    /// A room with this id exists already.
+    DuplicateRoom(String),
+    /// No passage with this index.
+    NoPassage(usize),
+    /// The zone is given as a legacy `room_kinds` list: it has no rooms to edit yet.
+    Legacy,
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refused::NoRoom(id) => write!(f, "there is no room {id:?}"),
+            Refused::DuplicateRoom(id) => write!(f, "a room {id:?} exists already"),
+            Refused::NoPassage(i) => write!(f, "there is no passage {i}"),
+            Refused::Legacy => f.write_str("a room_kinds zone has no rooms to edit"),
+        }
+    }
+}
+
+/// A zone file under edit, with its undo and redo stacks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Editor {
+    file: ZoneFile,
+    undo: Vec<ZoneFile>,
+    redo: Vec<ZoneFile>,
+}
+
+impl Editor {
+    /// Edits `file`. A legacy `room_kinds` zone is refused every edit until opened as its
+    /// compiled graph.
+    pub fn new(file: ZoneFile) -> Editor {
+        Editor {
+            file,
+            undo: Vec::new(),
+            redo: Vec::new(),
+        }
+    }
+
+    /// A new zone `zone_id` with only its entry room.
+    pub fn empty(zone_id: &str, name: &str) -> Editor {
+        let entry = room(&format!("{zone_id}.entry"), NodeKind::Entry, "Entry", 0, 0);
+        Editor::new(ZoneFile {
+            schema: None,
+            format: 1,
+            zone_id: zone_id.to_string(),
+            name: name.to_string(),
+            tier: 1,
+            min_level: 1,
+            max_level: 5,
+            regions: Vec::new(),
+            allow_loops: false,
+            nodes: Some(vec![NodeFile {
+                is_entry: true,
+                ..entry
+            }]),
+            edges: Some(Vec::new()),
+            room_kinds: None,
+        })
+    }
+
+    /// The file as it stands.
+    pub fn file(&self) -> &ZoneFile {
+        &self.file
+    }
+
+    pub fn can_undo(&self) -> bool {
+        !self.undo.is_empty()
+    }
+
+    pub fn can_redo(&self) -> bool {
+        !self.redo.is_empty()
+    }
+
+    /// Makes `edit`, or refuses it whole; a made edit can be undone and clears redo.
+    pub fn apply(&mut self, edit: Edit) -> Result<(), Refused> {
+        let mut next = self.file.clone();
+        change(&mut next, edit)?;
+        let before = std::mem::replace(&mut self.file, next);
+        self.undo.push(before);
+        if self.undo.len() > UNDO_LIMIT {
+            self.undo.remove(0);
+        }
+        self.redo.clear();
+        Ok(())
+    }
+
+    /// Takes back the last edit; false when there is none.
+    pub fn undo(&mut self) -> bool {
+        let Some(before) = self.undo.pop() else {
+            return false;
+        };
+        self.redo.push(std::mem::replace(&mut self.file, before));
+        true
+    }
+
+    /// Makes the last undone edit again; false when there is none.
+    pub fn redo(&mut self) -> bool {
+        let Some(after) = self.redo.pop() else {
+            return false;
+        };
+        self.undo.push(std::mem::replace(&mut self.file, after));
+        true
+    }
+
+    /// An id for a new room of `kind` that no room has: `<zone_id>.<kind>_<n>`.
+    pub fn new_room_id(&self, kind: NodeKind) -> String {
+        let taken = |id: &str| rooms(&self.file).iter().any(|n| n.node_id == id);
+        (1..)
+            .map(|n| format!("{}.{}_{n}", self.file.zone_id, kind.as_str()))
+            .find(|id| !taken(id))
+            .unwrap_or_default()
+    }
+
+    /// The core's findings on the file as it stands (building the graph, then validation
+    /// and lints), sorted as `zonegraph check` sorts them.
+    pub fn diagnostics(&self) -> Vec<Diagnostic> {
+        let (zone, mut found) = zone::build(&self.file);
+        found.extend(validate::check_zone(&zone));
+        diagnostic::sort(&mut found);
+        found
+    }
+
+    /// The file as `zones/*.json` hold it: the core's canonical JSON, ending with a newline.
+    pub fn to_json(&self) -> String {
+        format::to_pretty_json(&self.file)
+    }
+}
+
+/// What `POST /api/zones` answered, in words for the editor: the status and the body.
+pub fn publish_words(status: u16, body: &str) -> String {
+    let json: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
+    match status {
+        200 => format!(
+            "Published {} as {}: the server now serves {} zones{}.",
+            json["published"].as_str().unwrap_or("the zone"),
+            json["file"].as_str().unwrap_or("a file"),
+            json["zones"].as_u64().unwrap_or(0),
+            if json["replaced"] == true {
+                " (runs already on the old version keep it)"
+            } else {
+                ""
+            }
+        ),
+        422 => {
+            let findings: Vec<String> = json["zones"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|z| {
+                    let file = z["file"].as_str().unwrap_or("?").to_string();
+                    let parse = z["parse_error"]["message"]
+                        .as_str()
+                        .map(|m| format!("{file}: {m}"));
+                    let errors = z["diagnostics"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter(|d| d["severity"] == "error")
+                        .map(move |d| format!("{file}: {}", d["message"].as_str().unwrap_or("")));
+                    parse.into_iter().chain(errors.collect::<Vec<_>>())
+                })
+                .collect();
+            let mut words = format!(
+                "Not published: {}.",
+                json["error"].as_str().unwrap_or("the server refused it")
+            );
+            for f in findings.iter().take(5) {
+                words.push(' ');
+                words.push_str(f);
+                words.push('.');
+            }
+            words
+        }
+        401 => "Not published: the server wants its API token.".into(),
+        _ => format!(
+            "Not published: the server answered {status}{}.",
+            json["error"]
+                .as_str()
+                .map(|e| format!(" ({e})"))
+                .unwrap_or_default()
+        ),
+    }
+}
+
+/// The zone's file name: `<zone_id>.json`, as in `zones/`.
+pub fn file_name(file: &ZoneFile) -> String {
+    format!("{}.json", file.zone_id)
+}
+
+/// A lock's data to start from when a passage is given lock `kind` (the designer then
+/// edits it; the core's checks say what is missing).
+pub fn default_lock_data(kind: LockKind) -> BTreeMap<String, serde_json::Value> {
+    let pairs: &[(&str, serde_json::Value)] = match kind {
+        LockKind::None => &[],
+        LockKind::PerceptionCheck => &[("dc", serde_json::Value::from(12))],
+        LockKind::KeyRequired => &[("key_id", serde_json::Value::from("key"))],
+        LockKind::LevelMin => &[("min_level", serde_json::Value::from(2))],
+        LockKind::RegionClear => &[("region_id", serde_json::Value::from(""))],
+        LockKind::StatCheck => &[
+            ("stat", serde_json::Value::from("str")),
+            ("dc", serde_json::Value::from(12)),
+        ],
+    };
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
+}
+
+/// A room of `kind` labelled `label` at a position hint, with no content.
+pub fn room(id: &str, kind: NodeKind, label: &str, x: i32, y: i32) -> NodeFile {
+    NodeFile {
+        node_id: id.to_string(),
+        kind,
+        label: label.to_string(),
+        is_entry: kind == NodeKind::Entry,
+        is_boss: kind == NodeKind::Boss,
+        region_id: String::new(),
+        pos_x: Some(x),
+        pos_y: Some(y),
+        content: Default::default(),
+    }
+}
+
+/// An open passage from `from` to `to`.
+pub fn passage(from: &str, to: &str) -> EdgeFile {
+    EdgeFile {
+        from_node: from.to_string(),
+        to_node: to.to_string(),
+        lock_kind: LockKind::None,
+        lock_data: Default::default(),
+        hint: String::new(),
+        weight: 1,
+    }
+}
+
+fn rooms(file: &ZoneFile) -> &[NodeFile] {
+    file.nodes.as_deref().unwrap_or_default()
+}
+
+/// Applies `edit` to `file` in place, or says why not (then `file` may be half changed: the
+/// caller works on a copy).
+fn change(file: &mut ZoneFile, edit: Edit) -> Result<(), Refused> {
+    if file.room_kinds.is_some() && file.nodes.is_none() {
+        return Err(Refused::Legacy);
+    }
+    if let Edit::SetMeta {
+        name,
+        tier,
+        min_level,
+        max_level,
+    } = edit
+    {
+        file.name = name;
+        file.tier = tier;
+        file.min_level = min_level;
+        file.max_level = max_level;
+        return Ok(());
+    }
+    let nodes = file.nodes.get_or_insert_with(Vec::new);
+    let edges = file.edges.get_or_insert_with(Vec::new);
+    let find = |nodes: &[NodeFile], id: &str| {
+        nodes
+            .iter()
+            .position(|n| n.node_id == id)
+            .ok_or_else(|| Refused::NoRoom(id.to_string()))
+    };
+    match edit {
+        Edit::AddRoom(node) => {
+            if nodes.iter().any(|n| n.node_id == node.node_id) {
+                return Err(Refused::DuplicateRoom(node.node_id));
+            }
+            nodes.push(node);
+        }
+        Edit::MoveRoom { id, x, y } => {
+            let i = find(nodes, &id)?;
+            nodes[i].pos_x = Some(x);
+            nodes[i].pos_y = Some(y);
+        }
+        Edit::SetRoom { id, room } => {
+            let i = find(nodes, &id)?;
+            nodes[i] = NodeFile {
+                node_id: id,
+                ..room
+            };
+        }
+        Edit::DeleteRoom { id } => {
+            let i = find(nodes, &id)?;
+            nodes.remove(i);
+            edges.retain(|e| e.from_node != id && e.to_node != id);
+        }
+        Edit::Connect(edge) => {
+            find(nodes, &edge.from_node)?;
+            find(nodes, &edge.to_node)?;
+            edges.push(edge);
+        }
+        Edit::SetPassage { index, edge } => {
+            find(nodes, &edge.from_node)?;
+            find(nodes, &edge.to_node)?;
+            let slot = edges.get_mut(index).ok_or(Refused::NoPassage(index))?;
+            *slot = edge;
+        }
+        Edit::DeletePassage { index } => {
+            if index >= edges.len() {
+                return Err(Refused::NoPassage(index));
+            }
+            edges.remove(index);
+        }
+        Edit::SetMeta { .. } => {}
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zonegraph_core::diagnostic::Severity;
+
+    fn errors(e: &Editor) -> Vec<String> {
+        e.diagnostics()
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .map(|d| d.code.as_str().to_string())
+            .collect()
+    }
+
+    /// Applies `edit`, checks it changed the file, undoes it (the file as before), redoes
+    /// it (the file as after).
+    fn check_undoable(e: &mut Editor, edit: Edit) {
+        let before = e.file().clone();
+        e.apply(edit.clone()).expect("the edit is made");
+        let after = e.file().clone();
+        assert_ne!(before, after, "{edit:?} changed nothing");
+        assert!(e.undo());
+        assert_eq!(e.file(), &before, "undo of {edit:?}");
+        assert!(e.redo());
+        assert_eq!(e.file(), &after, "redo of {edit:?}");
+    }
+
+    /// A three-route zone built only by edits: entry → fork → (a | b | c) → boss.
+    fn three_routes() -> Editor {
+        let mut e = Editor::empty("z", "Three Routes");
+        let fork = e.new_room_id(NodeKind::Fork);
+        e.apply(Edit::AddRoom(room(&fork, NodeKind::Fork, "Fork", 0, 1)))
+            .expect("fork");
+        e.apply(Edit::Connect(passage("z.entry", &fork)))
+            .expect("entry → fork");
+        let boss = e.new_room_id(NodeKind::Boss);
+        e.apply(Edit::AddRoom(room(&boss, NodeKind::Boss, "Boss", 0, 3)))
+            .expect("boss");
+        for (x, kind) in [
+            (-1, NodeKind::Trap),
+            (0, NodeKind::Elite),
+            (1, NodeKind::Harvest),
+        ] {
+            let id = e.new_room_id(kind);
+            e.apply(Edit::AddRoom(room(&id, kind, kind.as_str(), x, 2)))
+                .expect("room");
+            e.apply(Edit::Connect(passage(&fork, &id)))
+                .expect("fork → room");
+            e.apply(Edit::Connect(passage(&id, &boss)))
+                .expect("room → boss");
+        }
+        e
+    }
+
+    #[test]
+    fn a_three_route_zone_built_by_edits_goes_from_errors_to_clean() {
+        let mut e = Editor::empty("z", "Three Routes");
+        assert!(!errors(&e).is_empty(), "an entry alone has no boss");
+        e = three_routes();
+        assert_eq!(errors(&e), Vec::<String>::new(), "{:?}", e.diagnostics());
+        // The file reads back as the same zone, in the canonical form.
+        let json = e.to_json();
+        assert!(json.ends_with("}\n"));
+        assert_eq!(format::parse(&json).expect("parses"), *e.file());
+        let checked = validate::check_sources(&[("z.json".into(), json)]);
+        assert!(!checked[0].has_errors(), "{:?}", checked[0].diagnostics);
+    }
+
+    #[test]
+    fn every_edit_is_undone_and_redone() {
+        let mut e = three_routes();
+        let id = e.new_room_id(NodeKind::Secret);
+        check_undoable(
+            &mut e,
+            Edit::AddRoom(room(&id, NodeKind::Secret, "Hidden", 2, 2)),
+        );
+        check_undoable(
+            &mut e,
+            Edit::MoveRoom {
+                id: id.clone(),
+                x: 5,
+                y: -3,
+            },
+        );
+        let mut changed = e.file().nodes.as_ref().expect("nodes")[0].clone();
+        changed.label = "The Way In".into();
+        changed.region_id = "upper".into();
+        changed.content.narration = "Cold air.".into();
+        check_undoable(
+            &mut e,
+            Edit::SetRoom {
+                id: "z.entry".into(),
+                room: changed,
+            },
+        );
+        check_undoable(&mut e, Edit::Connect(passage("z.fork_1", &id)));
+        let last = e.file().edges.as_ref().expect("edges").len() - 1;
+        let mut locked = passage("z.fork_1", &id);
+        locked.lock_kind = LockKind::PerceptionCheck;
+        locked.lock_data.insert("dc".into(), 12.into());
+        locked.hint = "A draft.".into();
+        locked.weight = 3;
+        check_undoable(
+            &mut e,
+            Edit::SetPassage {
+                index: last,
+                edge: locked,
+            },
+        );
+        check_undoable(&mut e, Edit::DeletePassage { index: last });
+        check_undoable(&mut e, Edit::DeleteRoom { id: id.clone() });
+        check_undoable(
+            &mut e,
+            Edit::SetMeta {
+                name: "Renamed".into(),
+                tier: 2,
+                min_level: 3,
+                max_level: 7,
+            },
+        );
+    }
+
+    #[test]
+    fn deleting_a_room_takes_its_passages_and_undo_brings_both_back() {
+        let mut e = three_routes();
+        let before = e.file().clone();
+        e.apply(Edit::DeleteRoom {
+            id: "z.fork_1".into(),
+        })
+        .expect("deleted");
+        let edges = e.file().edges.as_ref().expect("edges");
+        assert!(
+            edges
+                .iter()
+                .all(|x| x.from_node != "z.fork_1" && x.to_node != "z.fork_1")
+        );
+        assert!(!errors(&e).is_empty(), "the boss is cut off");
+        assert!(e.undo());
+        assert_eq!(e.file(), &before);
+        assert!(errors(&e).is_empty());
+    }
+
+    #[test]
+    fn a_refused_edit_changes_nothing_and_keeps_redo() {
+        let mut e = three_routes();
+        e.apply(Edit::MoveRoom {
+            id: "z.entry".into(),
+            x: 9,
+            y: 9,
+        })
+        .expect("moved");
+        assert!(e.undo());
+        let before = e.clone();
+        for (edit, why) in [
+            (
+                Edit::AddRoom(room("z.entry", NodeKind::Trap, "Again", 0, 0)),
+                Refused::DuplicateRoom("z.entry".into()),
+            ),
+            (
+                Edit::Connect(passage("z.entry", "z.nowhere")),
+                Refused::NoRoom("z.nowhere".into()),
+            ),
+            (
+                Edit::MoveRoom {
+                    id: "z.nowhere".into(),
+                    x: 0,
+                    y: 0,
+                },
+                Refused::NoRoom("z.nowhere".into()),
+            ),
+            (Edit::DeletePassage { index: 99 }, Refused::NoPassage(99)),
+            (
+                Edit::SetPassage {
+                    index: 99,
+                    edge: passage("z.entry", "z.fork_1"),
+                },
+                Refused::NoPassage(99),
+            ),
+        ] {
+            assert_eq!(e.apply(edit), Err(why));
+            assert_eq!(e, before, "a refused edit left the editor as it was");
+        }
+        assert!(e.redo(), "redo survives a refused edit");
+    }
+
+    #[test]
+    fn undo_and_redo_stop_at_the_ends_and_a_new_edit_clears_redo() {
+        let mut e = Editor::empty("z", "Z");
+        assert!(!e.undo() && !e.redo());
+        e.apply(Edit::MoveRoom {
+            id: "z.entry".into(),
+            x: 1,
+            y: 1,
+        })
+        .expect("moved");
+        assert!(e.undo());
+        assert!(e.can_redo());
+        e.apply(Edit::MoveRoom {
+            id: "z.entry".into(),
+            x: 2,
+            y: 2,
+        })
+        .expect("moved");
+        assert!(!e.can_redo());
+        for n in 0..UNDO_LIMIT + 10 {
+            e.apply(Edit::MoveRoom {
+                id: "z.entry".into(),
+                x: n as i32,
+                y: 0,
+            })
+            .expect("moved");
+        }
+        let mut undone = 0;
+        while e.undo() {
+            undone += 1;
+        }
+        assert_eq!(undone, UNDO_LIMIT);
+    }
+
+    #[test]
+    fn new_room_ids_are_unique_and_name_the_kind() {
+        let mut e = Editor::empty("z", "Z");
+        let a = e.new_room_id(NodeKind::Trap);
+        assert_eq!(a, "z.trap_1");
+        e.apply(Edit::AddRoom(room(&a, NodeKind::Trap, "T", 0, 1)))
+            .expect("added");
+        assert_eq!(e.new_room_id(NodeKind::Trap), "z.trap_2");
+        assert_eq!(e.new_room_id(NodeKind::RestCamp), "z.rest_camp_1");
+    }
+
+    #[test]
+    fn publish_answers_read_as_words() {
+        let ok = r#"{"published":"z","file":"z.json","replaced":true,"zones":8,"findings":{"zones":[]}}"#;
+        assert_eq!(
+            publish_words(200, ok),
+            "Published z as z.json: the server now serves 8 zones (runs already on the old \
+             version keep it)."
+        );
+        let refused = r#"{"error":"the zone files have errors with this one; nothing was changed",
+            "zones":[{"file":"zones/z.json","zone_id":"z","diagnostics":[
+              {"severity":"warning","code":"w","message":"a warning"},
+              {"severity":"error","code":"e","message":"the boss cannot be reached"}]}]}"#;
+        assert_eq!(
+            publish_words(422, refused),
+            "Not published: the zone files have errors with this one; nothing was changed. \
+             zones/z.json: the boss cannot be reached."
+        );
+        assert!(publish_words(401, "{}").contains("API token"));
+        assert!(publish_words(500, "not json").contains("500"));
+    }
+
+    #[test]
+    fn a_legacy_room_kinds_zone_refuses_edits() {
+        let mut file = Editor::empty("z", "Z").file().clone();
+        file.nodes = None;
+        file.edges = None;
+        file.room_kinds = Some(vec![NodeKind::Entry, NodeKind::Boss]);
+        let mut e = Editor::new(file);
+        assert_eq!(
+            e.apply(Edit::MoveRoom {
+                id: "z.entry".into(),
+                x: 0,
+                y: 0
+            }),
+            Err(Refused::Legacy)
+        );
+    }
+}
