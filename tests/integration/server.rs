@@ -2703,3 +2703,78 @@ fn sighup_reloads_the_zone_files_all_or_nothing() {
     let _ = p.child.kill();
     let _ = p.child.wait();
 }
+
+/// The README's example host game (`examples/host.py`, Python's standard library only) run
+/// for real: it keeps the sheet (level 3, STR 14) and decides the elite and the boss, its
+/// words shown as it sends them. Skipped, saying so, where no `python3` is installed.
+#[test]
+fn the_example_host_game_decides_encounters() {
+    let python = std::process::Command::new("python3")
+        .arg("--version")
+        .output();
+    if !python.is_ok_and(|o| o.status.success()) {
+        eprintln!("server: python3 not found; examples/host.py was not run");
+        return;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _host = Kill(
+        std::process::Command::new("python3")
+            .arg(root().join("examples/host.py"))
+            .env("PORT", port.to_string())
+            .env("ZONEGRAPH_HOST_HOOK_TOKEN", "let-me-in")
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("start examples/host.py"),
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(std::time::Instant::now() < deadline, "examples/host.py did not listen");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut c = config(&dir.path().join("z.db"));
+    c.game.host_hook = Some(
+        zonegraph_server::host::HostHook::new(
+            &format!("http://127.0.0.1:{port}"),
+            Some("let-me-in".into()),
+        )
+        .expect("hook"),
+    );
+    let server = serve::spawn(c).expect("server starts");
+    let mut conn = connect(&server);
+    let user = "@hosted:test";
+    // The sheet is the host's.
+    let t = say1(&mut conn, user, "!char");
+    assert!(t.starts_with("Level 3"), "{t}");
+    assert!(t.contains("STR 14"), "{t}");
+    say1(&mut conn, user, "!zone enter crypt_valdris");
+    let mut seen = String::new();
+    for _ in 0..40 {
+        let t = say1(&mut conn, user, "!zone advance");
+        seen.push_str(&t);
+        seen.push('\n');
+        if t.contains("This run is over") || t.contains("victory") || t.contains("defeat") {
+            break;
+        }
+        if t.contains("fork") || t.contains("Choose") {
+            seen.push_str(&say1(&mut conn, user, "!zone go 1"));
+        }
+    }
+    // The host's own words, as it sent them: a win ("You best the …") or a loss ("… is too
+    // much for you this time."), decided by the host, not by zonegraph's dice.
+    assert!(
+        seen.contains("You best the") || seen.contains("is too much for you this time"),
+        "{seen}"
+    );
+    server.stop().expect("stops");
+}
