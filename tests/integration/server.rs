@@ -873,6 +873,11 @@ fn a_run_page_hears_a_move_made_in_chat_within_a_second() {
     // The event is what GET /api/runs/{token} answers now.
     let now = c.get(&format!("/api/runs/{token}")).expect("view").json();
     assert_eq!(moved, now);
+    // That answer is gzipped for a browser that takes it.
+    let r = get_encoded(&mut c, &format!("/api/runs/{token}"), "gzip, deflate, br");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-encoding"), Some("gzip"));
+    assert_eq!(r.body.get(..2), Some(&[0x1f, 0x8b][..]), "a gzip stream");
     // Another player's move is not this run's event; an unknown run is a 404.
     say(&mut c, "@other:test", "!zone enter crypt_valdris");
     assert!(events_until(&mut events, Duration::from_millis(300), |_| true).is_none());
