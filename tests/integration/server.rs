@@ -2743,7 +2743,10 @@ fn the_example_host_game_decides_encounters() {
     );
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(std::time::Instant::now() < deadline, "examples/host.py did not listen");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "examples/host.py did not listen"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     let dir = tempfile::tempdir().expect("temp dir");

@@ -189,6 +189,11 @@ pub fn page_bytes(dist: &std::path::Path, html: &str) -> Result<u64> {
         .with_context(|| format!("{} is missing: run trunk build", html.display()))?;
     let mut assets: Vec<&str> = Vec::new();
     for (at, _) in text.match_indices('/') {
+        // A URL starts the attribute or `url(…)`; a '/' inside one ("/run-page/style.css")
+        // is not another URL.
+        if !text[..at].ends_with(['"', '\'', '(']) {
+            continue;
+        }
         let rest = &text[at..];
         let end = rest
             .find(|c: char| c == '"' || c == '\'' || c.is_whitespace() || c == ')')
@@ -274,6 +279,9 @@ mod tests {
         write("run-page/app-0123456789.js", 2000);
         write("run-page/app-0123456789_bg.wasm", 5000);
         write("run-page/app-0123456789_bg.wasm.br", 700);
+        // A file of the same name at the root (the designer's) is not this page's.
+        write("a-0123456789.css", 999);
+        write("app-0123456789_bg.wasm", 999);
         // Named twice (preload and init) and counted once; a .js without a .br counts whole.
         let n = page_bytes(&dist, "run-page/index.html").expect("measured");
         assert_eq!(n, 10 + 100 + 2000 + 700);
