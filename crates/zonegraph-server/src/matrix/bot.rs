@@ -298,7 +298,7 @@ impl Bot {
             ev.content.membership,
             MembershipState::Leave | MembershipState::Ban
         ) || room.state() != RoomState::Joined
-            || room.active_members_count() > 1
+            || room.active_members_count() != 1
         {
             return;
         }
@@ -339,15 +339,16 @@ async fn joined_at(room: &Room, me: &UserId) -> Option<MilliSecondsSinceUnixEpoc
     member.event().origin_server_ts()
 }
 
-/// Whether others than the player read this room (more than two members, joined or
-/// invited).
+/// Whether others than the player may read this room: more than two members, joined or
+/// invited, or counts not known yet (0), so private things never go where they are unsure.
 pub fn is_shared(room: &Room) -> bool {
-    room.active_members_count() > 2
+    !(1..=2).contains(&room.active_members_count())
 }
 
-/// Leaves `room` when no one but the bot is left in it.
+/// Leaves `room` when no one but the bot is left in it (a count of exactly one: the bot; a
+/// room whose counts are not known yet reads 0 and is left alone).
 pub async fn leave_if_alone(room: &Room) {
-    if room.state() == RoomState::Joined && room.active_members_count() <= 1 {
+    if room.state() == RoomState::Joined && room.active_members_count() == 1 {
         eprintln!(
             "zonegraph: matrix: leaving {}: no one else is in it",
             room.room_id()
@@ -521,7 +522,8 @@ async fn known_dm(s: &Shared, client: &Client, user: &UserId) -> Result<Option<R
     let room = RoomId::parse(&id)
         .ok()
         .and_then(|id| client.get_room(&id))
-        .filter(|r| r.state() == RoomState::Joined && !is_shared(r));
+        // Still joined, and not grown into a group (counts not known yet: still theirs).
+        .filter(|r| r.state() == RoomState::Joined && r.active_members_count() <= 2);
     if room.is_none() {
         let u = user.to_string();
         s.state
