@@ -87,6 +87,24 @@ pub struct NodeFile {
     pub content: ContentFile,
 }
 
+impl NodeFile {
+    /// A room of `kind` labelled `label` at a position hint, with no region and no content
+    /// (an entry or boss kind is flagged so). What the editor adds and `synth` generates.
+    pub fn plain(id: &str, kind: NodeKind, label: &str, x: i32, y: i32) -> NodeFile {
+        NodeFile {
+            node_id: id.to_string(),
+            kind,
+            label: label.to_string(),
+            is_entry: kind == NodeKind::Entry,
+            is_boss: kind == NodeKind::Boss,
+            region_id: String::new(),
+            pos_x: Some(x),
+            pos_y: Some(y),
+            content: ContentFile::default(),
+        }
+    }
+}
+
 /// Per-room payload (`content_json`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -150,6 +168,20 @@ pub struct EdgeFile {
     /// Menu order at a fork: weight ascending, then `to_node` ascending.
     #[serde(default = "one_i32", skip_serializing_if = "is_one_i32")]
     pub weight: i32,
+}
+
+impl EdgeFile {
+    /// An open passage from `from` to `to`, no hint, weight 1.
+    pub fn open(from: &str, to: &str) -> EdgeFile {
+        EdgeFile {
+            from_node: from.to_string(),
+            to_node: to.to_string(),
+            lock_kind: LockKind::None,
+            lock_data: Default::default(),
+            hint: String::new(),
+            weight: 1,
+        }
+    }
 }
 
 /// The ten room kinds.

@@ -3,9 +3,7 @@
 //! The pseudo-random choices come from the caller's seed, so the core still owns no
 //! randomness: the same arguments always give the same zone.
 
-use std::collections::BTreeMap;
-
-use crate::format::{ContentFile, EdgeFile, LockKind, NodeFile, NodeKind, ZoneFile};
+use crate::format::{EdgeFile, LockKind, NodeFile, NodeKind, ZoneFile};
 
 /// A layered zone of about `rooms` rooms (at least 2): an entry, layers of `width` rooms, and a
 /// boss. Room `j` of a layer leads to room `j` of the next layer through an open passage and,
@@ -99,28 +97,11 @@ pub fn layered(zone_id: &str, rooms: usize, width: usize, seed: u64) -> ZoneFile
 }
 
 fn node(id: &str, kind: NodeKind, label: &str, x: i32, y: i32) -> NodeFile {
-    NodeFile {
-        node_id: id.to_string(),
-        kind,
-        label: label.to_string(),
-        is_entry: kind == NodeKind::Entry,
-        is_boss: kind == NodeKind::Boss,
-        region_id: String::new(),
-        pos_x: Some(x),
-        pos_y: Some(y),
-        content: ContentFile::default(),
-    }
+    NodeFile::plain(id, kind, label, x, y)
 }
 
 fn edge(from: &str, to: &str, perception_dc: Option<u64>) -> EdgeFile {
-    let mut e = EdgeFile {
-        from_node: from.to_string(),
-        to_node: to.to_string(),
-        lock_kind: LockKind::None,
-        lock_data: BTreeMap::new(),
-        hint: String::new(),
-        weight: 1,
-    };
+    let mut e = EdgeFile::open(from, to);
     if let Some(dc) = perception_dc {
         e.lock_kind = LockKind::PerceptionCheck;
         e.lock_data.insert("dc".into(), dc.into());

@@ -258,29 +258,12 @@ pub fn default_lock_data(kind: LockKind) -> BTreeMap<String, serde_json::Value> 
 
 /// A room of `kind` labelled `label` at a position hint, with no content.
 pub fn room(id: &str, kind: NodeKind, label: &str, x: i32, y: i32) -> NodeFile {
-    NodeFile {
-        node_id: id.to_string(),
-        kind,
-        label: label.to_string(),
-        is_entry: kind == NodeKind::Entry,
-        is_boss: kind == NodeKind::Boss,
-        region_id: String::new(),
-        pos_x: Some(x),
-        pos_y: Some(y),
-        content: Default::default(),
-    }
+    NodeFile::plain(id, kind, label, x, y)
 }
 
 /// An open passage from `from` to `to`.
 pub fn passage(from: &str, to: &str) -> EdgeFile {
-    EdgeFile {
-        from_node: from.to_string(),
-        to_node: to.to_string(),
-        lock_kind: LockKind::None,
-        lock_data: Default::default(),
-        hint: String::new(),
-        weight: 1,
-    }
+    EdgeFile::open(from, to)
 }
 
 fn rooms(file: &ZoneFile) -> &[NodeFile] {

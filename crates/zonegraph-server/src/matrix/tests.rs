@@ -335,20 +335,16 @@ fn event(sender: &str, id: &str, body: &str, ts: i64) -> OriginalSyncRoomMessage
 /// The bodies sent to `room`, in order.
 async fn sent_to(server: &MockServer, room: &str) -> Vec<String> {
     let enc = room.replace('!', "%21").replace(':', "%3A");
-    server
+    let requests: Vec<wiremock::Request> = server
         .received_requests()
         .await
         .unwrap()
+        .into_iter()
+        .filter(|r| r.url.path().contains(&enc) || r.url.path().contains(room))
+        .collect();
+    sent_bodies(&requests)
         .iter()
-        .filter(|r| {
-            r.method.as_str() == "PUT"
-                && r.url.path().contains("/send/m.room.message/")
-                && (r.url.path().contains(&enc) || r.url.path().contains(room))
-        })
-        .map(|r| {
-            let v: Value = serde_json::from_slice(&r.body).unwrap();
-            v["body"].as_str().unwrap().to_string()
-        })
+        .map(|v| v["body"].as_str().unwrap().to_string())
         .collect()
 }
 
