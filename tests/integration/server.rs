@@ -844,6 +844,11 @@ fn open_events(server: &Server, token: &str) -> std::io::BufReader<std::net::Tcp
             .contains("content-type: text/event-stream"),
         "{head}"
     );
+    // Behind nginx the events must not wait in its buffer.
+    assert!(
+        head.to_ascii_lowercase().contains("x-accel-buffering: no"),
+        "{head}"
+    );
     r
 }
 

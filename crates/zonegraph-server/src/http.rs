@@ -719,6 +719,12 @@ async fn run_events(
         header::CACHE_CONTROL,
         header::HeaderValue::from_static("no-store"),
     );
+    // nginx buffers proxied responses by default, which would hold every event back until
+    // its buffer fills; this header turns that off for this response only.
+    r.headers_mut().insert(
+        header::HeaderName::from_static("x-accel-buffering"),
+        header::HeaderValue::from_static("no"),
+    );
     r
 }
 
