@@ -414,3 +414,166 @@ fn order_from(zone: &Zone, entry: NodeIndex, boss: NodeIndex) -> Option<Vec<Node
     let reachable = seen.iter().filter(|&&s| s).count();
     (order.len() == reachable).then_some(order)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::{EdgeFile, LockKind, NodeFile, ZoneFile};
+
+    /// A tier-`tier` zone of levels 1–4 from `name:kind` rooms (the first the entry, `boss`
+    /// the boss) and passages `a>b`, `a>b?15` (Perception DC 15), `a>b#k` (key `k`),
+    /// `a>b^3` (level 3); a room `name:kind+k` grants key `k`.
+    fn zone(tier: u8, rooms: &str, passages: &str) -> Zone {
+        let nodes = rooms
+            .split_whitespace()
+            .map(|r| {
+                let (name, rest) = r.split_once(':').expect("name:kind");
+                let (kind, key) = rest
+                    .split_once('+')
+                    .map_or((rest, None), |(k, g)| (k, Some(g)));
+                let kind: NodeKind =
+                    serde_json::from_value(serde_json::json!(kind)).expect("a room kind");
+                let mut n = NodeFile::plain(name, kind, name, 0, 0);
+                n.content.grants_key = key.map(str::to_string);
+                n
+            })
+            .collect();
+        let edges = passages
+            .split_whitespace()
+            .map(|p| {
+                let (from, rest) = p.split_once('>').expect("a>b");
+                let cut = rest.find(['?', '#', '^']).unwrap_or(rest.len());
+                let (to, lock) = rest.split_at(cut);
+                let mut e = EdgeFile::open(from, to);
+                e.hint = "a hint".into();
+                if let Some(dc) = lock.strip_prefix('?') {
+                    e.lock_kind = LockKind::PerceptionCheck;
+                    e.lock_data
+                        .insert("dc".into(), dc.parse::<u32>().expect("dc").into());
+                } else if let Some(key) = lock.strip_prefix('#') {
+                    e.lock_kind = LockKind::KeyRequired;
+                    e.lock_data.insert("key_id".into(), key.into());
+                } else if let Some(level) = lock.strip_prefix('^') {
+                    e.lock_kind = LockKind::LevelMin;
+                    e.lock_data.insert(
+                        "min_level".into(),
+                        level.parse::<u32>().expect("level").into(),
+                    );
+                }
+                e
+            })
+            .collect();
+        let file = ZoneFile {
+            schema: None,
+            format: crate::format::FORMAT_VERSION,
+            zone_id: "t".into(),
+            name: "Test".into(),
+            tier,
+            min_level: 1,
+            max_level: 4,
+            regions: Vec::new(),
+            allow_loops: true,
+            nodes: Some(nodes),
+            edges: Some(edges),
+            room_kinds: None,
+        };
+        let (zone, diags) = crate::zone::build(&file);
+        assert!(diags.is_empty(), "{diags:?}");
+        zone
+    }
+
+    fn solve(zone: &Zone, level: u32, policy: Policy) -> Value {
+        Model::new(zone, level, policy).expect("modelled").start()
+    }
+
+    fn close(got: f64, want: f64) {
+        assert!((got - want).abs() < 1e-12, "got {got}, want {want}");
+    }
+
+    // Tier 1, level 1, the standard array: a trap is won on 9+ (0.6), an elite on 10+ (0.55),
+    // the boss on 11+ (0.5); a Perception DC 15 opens on 15+ (0.3).
+    //
+    // The boss alone, from 0, 1, 2 wounds: wins 0.875, 0.75, 0.5; wounds 0.875, 0.75, 0.5.
+
+    #[test]
+    fn a_straight_line_with_one_trap() {
+        let z = zone(1, "e:entry t:trap b:boss", "e>t t>b");
+        let v = solve(&z, 1, Policy::Best);
+        // 0.6·0.875 + 0.4·0.6·0.75 + 0.4²·0.6·0.5
+        close(v.win, 0.753);
+        // 0.6·(0 + 0.875) + 0.24·(1 + 0.75) + 0.096·(2 + 0.5) + 0.4³·3
+        close(v.wounds, 1.377);
+        assert_eq!(solve(&z, 1, Policy::Worst), v);
+    }
+
+    #[test]
+    fn the_best_open_option_is_taken_at_a_fork() {
+        // Through the trap 0.753; through the elite
+        // 0.55·0.875 + 0.45·0.55·0.75 + 0.45²·0.55·0.5 = 0.7225625.
+        let z = zone(
+            1,
+            "e:entry f:fork t:trap l:elite b:boss",
+            "e>f f>l f>t t>b l>b",
+        );
+        close(solve(&z, 1, Policy::Best).win, 0.753);
+        close(solve(&z, 1, Policy::Worst).win, 0.7225625);
+        // Behind a Perception DC 15, the trap is open 30 % of the time.
+        let z = zone(
+            1,
+            "e:entry f:fork t:trap l:elite b:boss",
+            "e>f f>l f>t?15 t>b l>b",
+        );
+        close(
+            solve(&z, 1, Policy::Best).win,
+            0.3 * 0.753 + 0.7 * 0.7225625,
+        );
+        close(solve(&z, 1, Policy::Worst).win, 0.7225625);
+        // A fork whose only way on is locked: a Perception DC 15 or nothing.
+        let z = zone(1, "e:entry f:fork b:boss", "e>f f>b?15");
+        close(solve(&z, 1, Policy::Best).win, 0.3 * 0.875);
+    }
+
+    #[test]
+    fn a_rest_camp_heals_before_the_boss() {
+        let z = zone(1, "e:entry t:trap r:rest_camp b:boss", "e>t t>r r>b");
+        let v = solve(&z, 1, Policy::Best);
+        // The trap is survived with probability 1 − 0.4³; then the boss from 0 wounds.
+        close(v.win, (1.0 - 0.064) * 0.875);
+        // The trap's wounds (1.377 − the boss's share above) plus the boss's from 0.
+        close(v.wounds, 0.24 + 0.192 + 0.192 + 0.936 * 0.875);
+    }
+
+    #[test]
+    fn keys_granted_on_the_way_open_key_locks() {
+        // Fetching the key skips the trap: the boss alone, 0.875; without it, 0.753.
+        let z = zone(
+            1,
+            "e:entry k:exploration+rune g:fork t:trap b:boss",
+            "e>g e>k k>g g>b#rune g>t t>b",
+        );
+        close(solve(&z, 1, Policy::Best).win, 0.875);
+        close(solve(&z, 1, Policy::Worst).win, 0.753);
+    }
+
+    #[test]
+    fn levels_open_level_locks_and_strengthen_the_boss() {
+        // Level 4: the boss is won on 9+ (0.6): 1 − 0.4³ = 0.936. Level 1: the lock is shut.
+        let z = zone(1, "e:entry b:boss", "e>b^4");
+        close(solve(&z, 1, Policy::Best).win, 0.0);
+        close(solve(&z, 4, Policy::Best).win, 0.936);
+        let d = difficulty(&z).expect("modelled");
+        assert_eq!((d.min_level.level, d.max_level.level), (1, 4));
+        assert_eq!(d.min_level.win_chance, 0.0);
+        assert_eq!(d.max_level.win_chance, 0.936);
+        assert_eq!(d.max_level.expected_wounds, 0.624);
+    }
+
+    #[test]
+    fn loops_and_missing_bosses_are_not_modelled() {
+        let z = zone(1, "e:entry a:exploration c:merge b:boss", "e>a a>c c>a c>b");
+        assert!(Model::new(&z, 1, Policy::Best).is_none());
+        assert!(difficulty(&z).is_none());
+        let z = zone(1, "e:entry a:exploration", "e>a");
+        assert!(difficulty(&z).is_none());
+    }
+}
