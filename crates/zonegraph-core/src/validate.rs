@@ -23,7 +23,7 @@
 //! - `dead_end`: once per room without exits (neither boss nor secret); the stuck rooms with an
 //!   unlocked route into it (a corridor that leads only there) are its `related` rooms, not
 //!   findings. A corridor into a dead-end secret ends the run quietly and is no finding.
-//! - `too_hard` / `too_easy`: once per zone without errors, from [`difficulty::difficulty`]:
+//! - `too_hard` / `too_easy`: once per zone without errors, soft locks or dead ends, from [`difficulty::difficulty`]:
 //!   a `min_level` character beats the boss less than 25 % of the time on the best route, or a
 //!   `max_level` character loses less than 1 % of the time on every route.
 //! - `key_never_granted`: once per key id and zone, at the first passage it locks in file
@@ -477,8 +477,11 @@ pub fn validate(zone: &Zone) -> Vec<Diagnostic> {
         cycles(zone, &mut out);
     }
 
-    // A broken zone's figures would only repeat its errors.
-    if !out.iter().any(Diagnostic::is_error) {
+    // A broken or stranding zone's figures would only repeat its findings (one per cause).
+    if !out
+        .iter()
+        .any(|d| d.is_error() || matches!(d.code, Code::SoftLock | Code::DeadEnd))
+    {
         difficulty_lints(zone, &mut out);
     }
 
