@@ -37,12 +37,51 @@ pub fn view(l: &Loaded) -> impl IntoView + use<> {
                 <dt>"Routes"</dt><dd>{routes}</dd>
                 <dt>"Forks"</dt><dd>{s.forks.to_string()}</dd>
                 <dt>"Choke points"</dt><dd>{chokes.join(" → ")}</dd>
+                {difficulty(&s)}
             </dl>
             <h3>"Locks"</h3>
             <ul class="locks">{locks}</ul>
         </div>
     }
     .into_any()
+}
+
+/// The two difficulty lines: the best route's win chance and expected wounds at the zone's
+/// `min_level` and `max_level` ([`zonegraph_core::difficulty`]).
+fn difficulty(s: &zonegraph_core::Stats) -> impl IntoView + use<> {
+    // Fixed-point by hand: f64 printing costs the page kilobytes of WebAssembly.
+    let fixed = |x: f64, places: u32| {
+        let scale = 10i64.pow(places);
+        let n = (x * scale as f64).round() as i64;
+        format!(
+            "{}.{:0width$}",
+            n / scale,
+            n % scale,
+            width = places as usize
+        )
+    };
+    let line = |l: &zonegraph_core::difficulty::LevelDifficulty| {
+        (
+            format!("Difficulty, level {}", l.level),
+            format!(
+                "wins {}% · {} wounds expected",
+                fixed(l.win_chance * 100.0, 1),
+                fixed(l.expected_wounds, 2)
+            ),
+        )
+    };
+    let rows = match &s.difficulty {
+        Some(d) => vec![line(&d.min_level), line(&d.max_level)],
+        None => vec![(
+            "Difficulty".to_string(),
+            "not modelled (a loop on the way, no single entry and boss, or over 8 keys and regions locks name)".to_string(),
+        )],
+    };
+    rows.into_iter()
+        .map(|(dt, dd)| {
+            view! { <dt title="On the best route, under the built-in rules">{dt}</dt><dd class="difficulty">{dd}</dd> }
+        })
+        .collect_view()
 }
 
 /// One lock's pass chance: bars across ability modifiers, or pass/fail across levels.
