@@ -244,7 +244,9 @@ fn too_easy_needs_every_route_to_be_safe() {
         "fork.pit",
     ));
     assert_eq!(difficulty_findings(&file), Vec::<String>::new());
-    let d = difficulty::difficulty(&zone::build(&file).0).expect("modelled");
+    let z = zone::build(&file).0;
+    let d = difficulty::difficulty(&z).expect("modelled");
     assert_eq!(d.max_level.win_chance, 1.0);
-    assert_eq!(d.max_level.worst_win_chance, 0.0);
+    let worst = Model::new(&z, 20, Policy::Worst).expect("modelled").start();
+    assert_eq!(worst.win, 0.0);
 }

@@ -70,9 +70,6 @@ pub struct LevelDifficulty {
     /// Wounds taken over the whole run on the best route (every lost encounter check, healed
     /// or not, the last one of a defeat included).
     pub expected_wounds: f64,
-    /// Chance of beating the boss on the worst route (`too_easy` reads it).
-    #[serde(skip)]
-    pub worst_win_chance: f64,
 }
 
 /// Which open option a player takes at a fork.
@@ -103,16 +100,15 @@ pub fn difficulty(zone: &Zone) -> Option<Difficulty> {
 /// The figures for a character of `level`.
 pub fn at_level(zone: &Zone, level: u32) -> Option<LevelDifficulty> {
     let best = Model::new(zone, level, Policy::Best)?.start();
-    let worst = Model::new(zone, level, Policy::Worst)?.start();
     Some(LevelDifficulty {
         level,
         win_chance: round4(best.win),
         expected_wounds: round4(best.wounds),
-        worst_win_chance: round4(worst.win),
     })
 }
 
-fn round4(x: f64) -> f64 {
+/// `x` rounded to four decimals, as the figures are shown.
+pub fn round4(x: f64) -> f64 {
     (x * 10_000.0).round() / 10_000.0
 }
 
@@ -220,12 +216,20 @@ impl Model {
 
     /// The value of entering `n` with `wounds` and the token set `held`.
     fn value(&self, n: NodeIndex, wounds: usize, held: u32) -> Value {
+        self.values_at(n, held)
+            .get(wounds)
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// The values of entering `n` with the token set `held`, by wounds on arrival.
+    fn values_at(&self, n: NodeIndex, held: u32) -> [Value; W] {
         let Some(vals) = self.values.get(n.index()) else {
-            return Value::default();
+            return [Value::default(); W];
         };
         match vals.binary_search_by_key(&held, |(k, _)| *k) {
-            Ok(i) => vals[i].1.get(wounds).copied().unwrap_or_default(),
-            Err(_) => Value::default(),
+            Ok(i) => vals[i].1,
+            Err(_) => [Value::default(); W],
         }
     }
 
@@ -264,18 +268,13 @@ impl Model {
     /// The values of entering `n` with the token set `held`, by wounds on arrival.
     fn arrive(&self, zone: &Zone, n: NodeIndex, boss: NodeIndex, held: u32) -> [Value; W] {
         let node = zone.node(n);
-        let after: Vec<Value> = (0..W)
-            .map(|w| {
-                if n == boss {
-                    Value {
-                        win: 1.0,
-                        wounds: 0.0,
-                    }
-                } else {
-                    self.leave(zone, n, w, held)
-                }
-            })
-            .collect();
+        let mut after = [Value {
+            win: 1.0,
+            wounds: 0.0,
+        }; W];
+        if n != boss {
+            after = self.leave(zone, n, held);
+        }
         let pass = rules::encounter_kind(node).map(|kind| {
             let modifier = rules::encounter_modifier(kind, self.level, &rules::STARTING_SCORES);
             roll::pass_chance(modifier, rules::encounter_dc(zone.tier, kind))
@@ -307,44 +306,48 @@ impl Model {
         out
     }
 
-    /// The value of leaving the cleared room `n` with `w` wounds and the token set `held`:
-    /// the policy's choice among the exits that turn out open.
-    fn leave(&self, zone: &Zone, n: NodeIndex, w: usize, held: u32) -> Value {
+    /// The values of leaving the cleared room `n` with the token set `held`, by wounds: the
+    /// policy's choice among the exits that turn out open.
+    fn leave(&self, zone: &Zone, n: NodeIndex, held: u32) -> [Value; W] {
         // Locks see the key this room granted when it was cleared (moving to itself crosses
         // no region), and only the regions left before.
         let held_here = held | self.moved(zone, n, n);
         // One option per room led to, in menu order: passages to the same room share their
         // frozen d20, so they are open together with the best of their chances.
-        let mut options: Vec<(NodeIndex, f64, Value)> = Vec::new();
+        let mut options: Vec<(NodeIndex, f64, [Value; W])> = Vec::new();
         for e in zone.exits(n) {
             let t = zone.target(e);
             let q = self.open_chance(&zone.graph[e].lock, held_here);
             if let Some(o) = options.iter_mut().find(|o| o.0 == t) {
                 o.1 = o.1.max(q);
             } else {
-                let v = self.value(t, w, held | self.moved(zone, n, t));
-                options.push((t, q, v));
+                options.push((t, q, self.values_at(t, held | self.moved(zone, n, t))));
             }
         }
         options.retain(|o| o.1 > 0.0);
-        // Stable: equal values keep menu order, so the first in the menu is taken.
-        crate::text::sort_by(&mut options, |a, b| {
-            if self.prefers(a.2, b.2) {
-                std::cmp::Ordering::Less
-            } else if self.prefers(b.2, a.2) {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
+        let mut out = [Value::default(); W];
+        let mut ranked: Vec<(f64, Value)> = Vec::with_capacity(options.len());
+        for (w, slot) in out.iter_mut().enumerate() {
+            ranked.clear();
+            ranked.extend(options.iter().map(|o| (o.1, o.2[w])));
+            // Stable: equal values keep menu order, so the first in the menu is taken.
+            crate::text::sort_by(&mut ranked, |a, b| {
+                if self.prefers(a.1, b.1) {
+                    std::cmp::Ordering::Less
+                } else if self.prefers(b.1, a.1) {
+                    std::cmp::Ordering::Greater
+                } else {
+                    std::cmp::Ordering::Equal
+                }
+            });
+            let mut none_better_open = 1.0;
+            for (q, o) in &ranked {
+                slot.win += none_better_open * q * o.win;
+                slot.wounds += none_better_open * q * o.wounds;
+                none_better_open *= 1.0 - q;
             }
-        });
-        let mut v = Value::default();
-        let mut none_better_open = 1.0;
-        for (_, q, o) in options {
-            v.win += none_better_open * q * o.win;
-            v.wounds += none_better_open * q * o.wounds;
-            none_better_open *= 1.0 - q;
         }
-        v
+        out
     }
 
     /// Chance that `lock` is open for this character holding the token set `held`.

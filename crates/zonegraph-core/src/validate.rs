@@ -23,7 +23,7 @@
 //! - `dead_end`: once per room without exits (neither boss nor secret); the stuck rooms with an
 //!   unlocked route into it (a corridor that leads only there) are its `related` rooms, not
 //!   findings. A corridor into a dead-end secret ends the run quietly and is no finding.
-//! - `too_hard` / `too_easy`: once per zone without errors, soft locks or dead ends, from [`difficulty::difficulty`]:
+//! - `too_hard` / `too_easy`: once per zone without errors, soft locks or dead ends, from [`difficulty::Model`]:
 //!   a `min_level` character beats the boss less than 25 % of the time on the best route, or a
 //!   `max_level` character loses less than 1 % of the time on every route.
 //! - `key_never_granted`: once per key id and zone, at the first passage it locks in file
@@ -489,38 +489,45 @@ pub fn validate(zone: &Zone) -> Vec<Diagnostic> {
     out
 }
 
-/// `too_hard` and `too_easy`, from [`difficulty::difficulty`] (nothing when it is not
+/// `too_hard` and `too_easy`, from [`difficulty::Model`] (nothing when the zone is not
 /// modelled).
 fn difficulty_lints(zone: &Zone, out: &mut Vec<Diagnostic>) {
-    let Some(d) = difficulty::difficulty(zone) else {
-        return;
-    };
+    use difficulty::{Model, Policy, round4};
     let pct = |p: f64| format!("{} %", crate::text::decimal((p * 1000.0).round() / 10.0));
     let below = |p: f64| {
         crate::text::decimal(p * 100.0)
             .trim_end_matches(".0")
             .to_string()
     };
-    if d.min_level.win_chance < difficulty::TOO_HARD_BELOW {
+    // The best route at min_level, the worst at max_level: two passes, not the four of both
+    // figures at both levels.
+    let Some(hard) = Model::new(zone, zone.min_level, Policy::Best) else {
+        return;
+    };
+    let win = round4(hard.start().win);
+    if win < difficulty::TOO_HARD_BELOW {
         out.push(Diagnostic::new(
             Code::TooHard,
             format!(
                 "a level {} character beats the boss {} of the time on the best route (too_hard \
                  below {} %); lower the tier, ease the route or raise min_level",
-                d.min_level.level,
-                pct(d.min_level.win_chance),
+                zone.min_level,
+                pct(win),
                 below(difficulty::TOO_HARD_BELOW)
             ),
         ));
     }
-    let worst_loss = 1.0 - d.max_level.worst_win_chance;
+    let Some(easy) = Model::new(zone, zone.max_level, Policy::Worst) else {
+        return;
+    };
+    let worst_loss = 1.0 - round4(easy.start().win);
     if worst_loss < difficulty::TOO_EASY_LOSS_BELOW {
         out.push(Diagnostic::new(
             Code::TooEasy,
             format!(
                 "a level {} character loses {} of the time even on the worst route (too_easy \
                  below {} %), so no fork matters; raise the tier or lower max_level",
-                d.max_level.level,
+                zone.max_level,
                 pct(worst_loss),
                 below(difficulty::TOO_EASY_LOSS_BELOW)
             ),
