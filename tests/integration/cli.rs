@@ -82,6 +82,16 @@ fn check_json_and_stats() {
     assert_eq!(v["zones"][0]["diagnostics"], serde_json::json!([]));
     assert_eq!(v["zones"][0]["stats"]["longest_path"], 7);
     assert_eq!(v["zones"][0]["stats"]["routes"], 3);
+    // The difficulty at both ends of the level range (crate::difficulty's figures).
+    let d = &v["zones"][0]["stats"]["difficulty"];
+    assert_eq!(d["min_level"]["level"], 1);
+    assert_eq!(d["max_level"]["level"], 4);
+    for end in ["min_level", "max_level"] {
+        let win = d[end]["win_chance"].as_f64().expect("a win chance");
+        let wounds = d[end]["expected_wounds"].as_f64().expect("expected wounds");
+        assert!(win > 0.0 && win < 1.0 && wounds > 0.0, "{d}");
+    }
+    assert!(d["max_level"]["win_chance"].as_f64() > d["min_level"]["win_chance"].as_f64());
     let (text, _) = check_cmd(&["--stats", &path("zones/crypt_valdris.json")]);
     insta::assert_snapshot!(text);
 }

@@ -1,6 +1,7 @@
 //! The workspace's one integration-test binary.
 
 mod cli;
+mod difficulty;
 mod engine;
 mod format;
 mod map;

@@ -1,11 +1,11 @@
-//! Check, analysis, layout and map cost on generated layered zones of 1k, 10k and 100k rooms,
+//! Check, analysis, difficulty, layout and map cost on generated layered zones of 1k, 10k and 100k rooms,
 //! against serde_json merely parsing the same bytes.
 //!
 //! Run: `cargo bench -p zonegraph-core --bench check`. Figures go in BENCHMARKS.md.
 
 use divan::{Bencher, black_box};
 use zonegraph_core::validate::{CheckOptions, check_sources_with};
-use zonegraph_core::{analysis, format, layout, map, synth, validate, zone};
+use zonegraph_core::{analysis, difficulty, format, layout, map, synth, validate, zone};
 
 fn main() {
     divan::main();
@@ -70,6 +70,15 @@ fn stats(b: Bencher, rooms: usize) {
     let z = built(rooms);
     b.counter(divan::counter::ItemsCount::new(rooms))
         .bench(|| analysis::stats(black_box(&z)));
+}
+
+/// Difficulty of a built zone ([`difficulty::difficulty`]: best and worst route at the
+/// zone's `min_level` and `max_level`, four passes of the dynamic programme), part of `stats`.
+#[divan::bench(args = SIZES)]
+fn difficulty(b: Bencher, rooms: usize) {
+    let z = built(rooms);
+    b.counter(divan::counter::ItemsCount::new(rooms))
+        .bench(|| difficulty::difficulty(black_box(&z)));
 }
 
 /// Grid layout of a built zone (what the viewer draws from).

@@ -13,6 +13,7 @@ use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 use serde::Serialize;
 
+use crate::difficulty::{self, Difficulty};
 use crate::format::LockKind;
 use crate::roll;
 use crate::zone::{Edge, Lock, Zone};
@@ -50,6 +51,10 @@ pub struct Stats {
     pub choke_points: Vec<String>,
     /// Every locked passage, in file order.
     pub locks: Vec<LockStats>,
+    /// Win chance and expected wounds at `min_level` and `max_level` under the built-in
+    /// rules ([`crate::difficulty`]); null when the zone is not modelled (no single entry and
+    /// boss, a loop on the way, too many keys and regions named by locks).
+    pub difficulty: Option<Difficulty>,
 }
 
 /// A locked passage and the chance that a character gets through it.
@@ -116,6 +121,7 @@ pub fn stats(zone: &Zone) -> Stats {
         routes,
         choke_points,
         locks,
+        difficulty: difficulty::difficulty(zone),
     }
 }
 

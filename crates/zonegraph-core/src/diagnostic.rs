@@ -39,10 +39,12 @@ pub enum Code {
     ImpossibleDc,
     TrivialDc,
     BossHasExits,
+    TooHard,
+    TooEasy,
 }
 
 impl Code {
-    pub const ALL: [Code; 22] = [
+    pub const ALL: [Code; 24] = [
         Code::NoNodes,
         Code::EntryCount,
         Code::BossCount,
@@ -65,6 +67,8 @@ impl Code {
         Code::ImpossibleDc,
         Code::TrivialDc,
         Code::BossHasExits,
+        Code::TooHard,
+        Code::TooEasy,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -91,6 +95,8 @@ impl Code {
             Code::ImpossibleDc => "impossible_dc",
             Code::TrivialDc => "trivial_dc",
             Code::BossHasExits => "boss_has_exits",
+            Code::TooHard => "too_hard",
+            Code::TooEasy => "too_easy",
         }
     }
 

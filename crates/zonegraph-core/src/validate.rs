@@ -23,6 +23,9 @@
 //! - `dead_end`: once per room without exits (neither boss nor secret); the stuck rooms with an
 //!   unlocked route into it (a corridor that leads only there) are its `related` rooms, not
 //!   findings. A corridor into a dead-end secret ends the run quietly and is no finding.
+//! - `too_hard` / `too_easy`: once per zone without errors, soft locks or dead ends, from [`difficulty::Model`]:
+//!   a `min_level` character beats the boss less than 25 % of the time on the best route, or a
+//!   `max_level` character loses less than 1 % of the time on every route.
 //! - `key_never_granted`: once per key id and zone, at the first passage it locks in file
 //!   order, naming every passage it locks.
 //!
@@ -40,6 +43,7 @@ use serde::Serialize;
 
 use crate::analysis::{self, Stats};
 use crate::diagnostic::{self, Code, Diagnostic};
+use crate::difficulty;
 use crate::format::{NodeKind, ParseError};
 use crate::roll;
 use crate::text;
@@ -473,8 +477,62 @@ pub fn validate(zone: &Zone) -> Vec<Diagnostic> {
         cycles(zone, &mut out);
     }
 
+    // A broken or stranding zone's figures would only repeat its findings (one per cause).
+    if !out
+        .iter()
+        .any(|d| d.is_error() || matches!(d.code, Code::SoftLock | Code::DeadEnd))
+    {
+        difficulty_lints(zone, &mut out);
+    }
+
     diagnostic::sort(&mut out);
     out
+}
+
+/// `too_hard` and `too_easy`, from [`difficulty::Model`] (nothing when the zone is not
+/// modelled).
+fn difficulty_lints(zone: &Zone, out: &mut Vec<Diagnostic>) {
+    use difficulty::{Model, Policy, round4};
+    let pct = |p: f64| format!("{} %", crate::text::decimal((p * 1000.0).round() / 10.0));
+    let below = |p: f64| {
+        crate::text::decimal(p * 100.0)
+            .trim_end_matches(".0")
+            .to_string()
+    };
+    // The best route at min_level, the worst at max_level: two passes, not the four of both
+    // figures at both levels.
+    let Some(hard) = Model::new(zone, zone.min_level, Policy::Best) else {
+        return;
+    };
+    let win = round4(hard.start().win);
+    if win < difficulty::TOO_HARD_BELOW {
+        out.push(Diagnostic::new(
+            Code::TooHard,
+            format!(
+                "a level {} character beats the boss {} of the time on the best route (too_hard \
+                 below {} %); lower the tier, ease the route or raise min_level",
+                zone.min_level,
+                pct(win),
+                below(difficulty::TOO_HARD_BELOW)
+            ),
+        ));
+    }
+    let Some(easy) = Model::new(zone, zone.max_level, Policy::Worst) else {
+        return;
+    };
+    let worst_loss = 1.0 - round4(easy.start().win);
+    if worst_loss < difficulty::TOO_EASY_LOSS_BELOW {
+        out.push(Diagnostic::new(
+            Code::TooEasy,
+            format!(
+                "a level {} character loses {} of the time even on the worst route (too_easy \
+                 below {} %), so no fork matters; raise the tier or lower max_level",
+                zone.max_level,
+                pct(worst_loss),
+                below(difficulty::TOO_EASY_LOSS_BELOW)
+            ),
+        ));
+    }
 }
 
 fn unknown_region_msg(zone: &Zone, region: &str, what: &str) -> String {

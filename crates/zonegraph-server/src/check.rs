@@ -19,7 +19,7 @@ pub struct Args {
     /// Print `{"zones":[{"file","zone_id","diagnostics","stats"}]}`.
     #[arg(long)]
     json: bool,
-    /// Add route analysis: lengths, routes, choke points, lock pass chances.
+    /// Add route analysis: lengths, routes, choke points, lock pass chances, difficulty.
     #[arg(long)]
     stats: bool,
     /// Zone files, or directories of them.
@@ -116,6 +116,22 @@ fn write_stats(out: &mut String, c: &CheckedZone, s: &Stats) {
     );
     if !s.choke_points.is_empty() {
         let _ = writeln!(out, "  choke points: {}", s.choke_points.join(" → "));
+    }
+    if let Some(d) = &s.difficulty {
+        let level = |l: &zonegraph_core::difficulty::LevelDifficulty| {
+            format!(
+                "level {} wins {:.1}% ({:.2} wounds expected)",
+                l.level,
+                l.win_chance * 100.0,
+                l.expected_wounds
+            )
+        };
+        let _ = writeln!(
+            out,
+            "  difficulty on the best route: {}; {}",
+            level(&d.min_level),
+            level(&d.max_level)
+        );
     }
     for l in &s.locks {
         let _ = write!(out, "  lock {} → {}: {}", l.from, l.to, l.requirement);

@@ -70,7 +70,8 @@ pub fn check_zones(
 }
 
 /// Route analysis of one zone: longest and shortest path, routes, choke points and the pass
-/// chances of every lock (the `stats` of `checkZone`).
+/// chances of every lock, and the difficulty at `min_level` and `max_level` (the `stats` of
+/// `checkZone`).
 #[wasm_bindgen(js_name = analyzeZone, unchecked_return_type = "ZoneStats")]
 pub fn analyze_zone(
     #[wasm_bindgen(unchecked_param_type = "string | ZoneFile")] zone: JsValue,
@@ -512,7 +513,7 @@ export type DiagnosticCode =
   | "unknown_region" | "kind_flag_mismatch"
   | "too_few_forks" | "secret_loot_bias" | "missing_hint" | "soft_lock" | "dead_end"
   | "key_never_granted" | "level_above_zone" | "impossible_dc" | "trivial_dc"
-  | "boss_has_exits";
+  | "boss_has_exits" | "too_hard" | "too_easy";
 
 /** One finding, as `zonegraph check --json` prints it. */
 export interface Diagnostic {
@@ -585,6 +586,26 @@ export interface ZoneStats {
   choke_points: string[];
   /** Every locked passage, in file order. */
   locks: LockStats[];
+  /** Under the built-in rules, at both ends of the zone's level range; null when the zone is
+   * not modelled (no single entry and boss, a loop on the way, more than 8 keys and regions
+   * named by locks). */
+  difficulty: Difficulty | null;
+}
+
+/** The zone's difficulty for a character of `min_level` and one of `max_level`. */
+export interface Difficulty {
+  min_level: LevelDifficulty;
+  max_level: LevelDifficulty;
+}
+
+/** Exact figures for one level (standard array, no keys, the level fixed for the run), for a
+ * player who takes the open option with the best odds at each fork; rounded to 4 decimals. */
+export interface LevelDifficulty {
+  level: number;
+  /** Chance of beating the boss, 0 to 1. */
+  win_chance: number;
+  /** Wounds taken over the run (every lost encounter check, healed or not). */
+  expected_wounds: number;
 }
 
 /** One zone after checking: an entry of `zonegraph check --json`'s `zones`. Diagnostics are

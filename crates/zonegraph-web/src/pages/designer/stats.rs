@@ -24,6 +24,7 @@ pub fn view(l: &Loaded) -> impl IntoView + use<> {
                 .map_or_else(|| id.clone(), |n| n.display_label().to_string())
         })
         .collect();
+    let [d1, d2] = difficulty(&s, &l.zone);
     let locks = s
         .locks
         .iter()
@@ -37,12 +38,50 @@ pub fn view(l: &Loaded) -> impl IntoView + use<> {
                 <dt>"Routes"</dt><dd>{routes}</dd>
                 <dt>"Forks"</dt><dd>{s.forks.to_string()}</dd>
                 <dt>"Choke points"</dt><dd>{chokes.join(" → ")}</dd>
+                <dt>{d1.0}</dt><dd>{d1.1}</dd>
+                <dt>{d2.0}</dt><dd>{d2.1}</dd>
             </dl>
             <h3>"Locks"</h3>
             <ul class="locks">{locks}</ul>
         </div>
     }
     .into_any()
+}
+
+/// The two difficulty lines, (label, figures): the best route's win chance and expected
+/// wounds at the zone's `min_level` and `max_level` ([`zonegraph_core::difficulty`]).
+fn difficulty(s: &zonegraph_core::Stats, zone: &zonegraph_core::Zone) -> [(String, String); 2] {
+    // Fixed-point by hand: f64 printing costs the page kilobytes of WebAssembly.
+    let fixed = |x: f64, scale: i64| {
+        let n = (x * scale as f64).round() as i64;
+        let frac = (n % scale + scale).to_string();
+        format!("{}.{}", n / scale, &frac[1..])
+    };
+    let line =
+        |level: u32, figures: Option<&zonegraph_core::difficulty::LevelDifficulty>, why: &str| {
+            (
+                format!("Difficulty, level {level}"),
+                figures.map_or_else(
+                    || format!("not modelled{why}"),
+                    |l| {
+                        format!(
+                            "wins {}% · {} wounds expected (best route)",
+                            fixed(l.win_chance * 100.0, 10),
+                            fixed(l.expected_wounds, 100)
+                        )
+                    },
+                ),
+            )
+        };
+    let d = s.difficulty.as_ref();
+    [
+        line(
+            zone.min_level,
+            d.map(|d| &d.min_level),
+            " (a loop on the way, no single entry and boss, or over 8 keys and regions locks name)",
+        ),
+        line(zone.max_level, d.map(|d| &d.max_level), ""),
+    ]
 }
 
 /// One lock's pass chance: bars across ability modifiers, or pass/fail across levels.
