@@ -7,4 +7,5 @@ mod map;
 mod matrix;
 mod player_view;
 mod server;
+mod storage;
 mod validate;

@@ -68,7 +68,10 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         .with_context(|| format!("cannot {verb} the sheet"))?;
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let result = store::edit_character(
-        &tx,
+        &mut db::Lite {
+            conn: &tx,
+            legacy: db::LegacyColumns::default(),
+        },
         &user,
         &edit,
         store::now_ms(),

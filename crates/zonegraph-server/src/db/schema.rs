@@ -90,7 +90,7 @@ CREATE TABLE IF NOT EXISTS dnd_zone_run (
 
 /// The run-state columns of `dnd_zone_run` (the graph's three, then the rest of the engine's run),
 /// added when missing so a legacy table and a new one end up alike.
-const RUN_COLUMNS: &[(&str, &str)] = &[
+pub(super) const RUN_COLUMNS: &[(&str, &str)] = &[
     // Where the run is, where it has been, and the fork waiting for the player.
     ("current_node", "TEXT NOT NULL DEFAULT ''"),
     ("visited_nodes", "TEXT NOT NULL DEFAULT '[]'"),
