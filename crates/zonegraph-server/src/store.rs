@@ -72,6 +72,12 @@ impl DbAt {
     }
 }
 
+impl From<PathBuf> for DbAt {
+    fn from(path: PathBuf) -> DbAt {
+        DbAt::Sqlite(path)
+    }
+}
+
 impl std::fmt::Debug for DbAt {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{self}")
@@ -98,15 +104,20 @@ enum Backend {
         readers: Mutex<Vec<Connection>>,
         legacy: db::LegacyColumns,
     },
-    /// PostgreSQL: a pool of connections, each write its own transaction.
-    Postgres(db::pg::Pg),
+    /// PostgreSQL: a pool of connections, each write its own transaction; `zones` is the
+    /// zone version ([`db::pg::Pg::zone_version`]) of the graphs served, checked before each
+    /// command so that a publish on another instance is served here too.
+    Postgres {
+        pg: db::pg::Pg,
+        zones: std::sync::atomic::AtomicI64,
+    },
 }
 
 impl std::fmt::Debug for Backend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Backend::Sqlite { path, .. } => write!(f, "Sqlite({})", path.display()),
-            Backend::Postgres(pg) => write!(f, "{pg:?}"),
+            Backend::Postgres { pg, .. } => write!(f, "{pg:?}"),
         }
     }
 }
@@ -412,8 +423,12 @@ impl Store {
                 pg.migrate()?;
                 pg.import_zones(&files, now_ms())
                     .context("cannot import the zones")?;
-                let zones = pg.load_zones()?;
-                (Backend::Postgres(pg), zones, WarmUp::default())
+                let at = pg.load_zones()?;
+                let backend = Backend::Postgres {
+                    pg,
+                    zones: at.version.into(),
+                };
+                (backend, at.zones, WarmUp::default())
             }
         };
         let store = Store {
@@ -457,9 +472,35 @@ impl Store {
         self.zones.read().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The zones `run` is played on (see [`Served`]).
-    fn zones_for(&self, run: Option<&Run>) -> Arc<Vec<Zone>> {
-        self.served().for_run(run)
+    /// The zones `run` is played on (see [`Served`]), after catching up with a publish or
+    /// reload made by another instance on the same database.
+    fn zones_for(&self, run: Option<&Run>) -> Result<Arc<Vec<Zone>>> {
+        self.catch_up()?;
+        Ok(self.served().for_run(run))
+    }
+
+    /// On PostgreSQL: when another instance imported the zones since this one loaded them,
+    /// loads them again from the tables and serves them (runs in progress keep their graph).
+    fn catch_up(&self) -> Result<()> {
+        use std::sync::atomic::Ordering;
+        let Backend::Postgres { pg, zones } = &self.backend else {
+            return Ok(());
+        };
+        if pg.zone_version()? == zones.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        let _one = self.publishing.lock().unwrap_or_else(|p| p.into_inner());
+        let at = pg.load_zones()?;
+        if at.version != zones.load(Ordering::SeqCst) {
+            // Replaced when the other instance imported them, so that both agree which graph
+            // a run started in between is on.
+            self.zones
+                .write()
+                .unwrap_or_else(|p| p.into_inner())
+                .replace(at.zones, at.imported_at);
+            zones.store(at.version, Ordering::SeqCst);
+        }
+        Ok(())
     }
 
     /// Reads `--zones` again and serves it, all or nothing: any error in any file refuses
@@ -552,10 +593,12 @@ impl Store {
                 db::import_zones(&mut conn, files, now).context("cannot import the zones")?;
                 db::load_zones(&conn)?
             }
-            Backend::Postgres(pg) => {
+            Backend::Postgres { pg, zones } => {
                 pg.import_zones(files, now)
                     .context("cannot import the zones")?;
-                pg.load_zones()?
+                let at = pg.load_zones()?;
+                zones.store(at.version, std::sync::atomic::Ordering::SeqCst);
+                at.zones
             }
         };
         self.zones
@@ -573,7 +616,9 @@ impl Store {
     ) -> Result<Wrote> {
         let writer = match &self.backend {
             Backend::Sqlite { writer, .. } => writer,
-            Backend::Postgres(pg) => return pg.write(|tx| work(tx), |w: &Wrote| w.applied),
+            Backend::Postgres { pg, .. } => {
+                return pg.write(|tx| work(tx), |w: &Wrote| w.applied);
+            }
         };
         let (done, wait) = mpsc::sync_channel(1);
         writer
@@ -597,7 +642,7 @@ impl Store {
                 legacy,
                 ..
             } => (path, readers, *legacy),
-            Backend::Postgres(pg) => return pg.read(f),
+            Backend::Postgres { pg, .. } => return pg.read(f),
         };
         let conn = readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
         let conn = match conn {
@@ -707,7 +752,7 @@ impl Store {
                 syntax: Syntax::Chat,
                 authority: s.authority(user),
             };
-            let zones = self.zones_for(player.run.as_ref());
+            let zones = self.zones_for(player.run.as_ref())?;
             let game = match hook {
                 None => Game::BuiltIn,
                 Some(_) => Game::Host(decision.as_ref()),
@@ -815,7 +860,7 @@ impl Store {
                 syntax: Syntax::Chat,
                 authority: Authority::Player,
             };
-            let zones = self.zones_for(player.run.as_ref());
+            let zones = self.zones_for(player.run.as_ref())?;
             let Some(notice) = bot::sweep(&zones, &mut player, &cx) else {
                 return Ok(false);
             };
@@ -952,7 +997,7 @@ impl Store {
         else {
             return Ok(None);
         };
-        let zones = self.zones_for(Some(&stored.run));
+        let zones = self.zones_for(Some(&stored.run))?;
         let Some(zone) = zones.iter().find(|z| z.id == stored.run.zone_id) else {
             return Ok(None);
         };

@@ -149,6 +149,15 @@ CREATE TABLE matrix_dm (
 );
 "#;
 
+/// Version 6: as SQLite's.
+const SCHEMA_V6: &str = r#"
+CREATE TABLE zone_version (
+    id             BIGINT PRIMARY KEY CHECK (id = 1),
+    version        BIGINT NOT NULL
+);
+INSERT INTO zone_version (id, version) VALUES (1, 0);
+"#;
+
 /// The run columns (SQLite's list, in PostgreSQL's types) and the run table's indexes: what
 /// SQLite's migrations 2 and 4 end with. No legacy table comes to PostgreSQL, so there is
 /// nothing to carry over.
@@ -174,14 +183,45 @@ fn run_columns_sql() -> String {
 
 /// The migrations, one per SQLite version (the same numbers: version `i + 1` after
 /// migration `i`).
-fn migrations() -> [String; 5] {
+fn migrations() -> [String; 6] {
     [
         SCHEMA_V1.to_string(),
         run_columns_sql(),
         SCHEMA_V3.to_string(),
         run_columns_sql(),
         SCHEMA_V5.to_string(),
+        SCHEMA_V6.to_string(),
     ]
+}
+
+/// The database could not be reached (down, restarting, or the connection dropped during
+/// the transaction, which PostgreSQL then rolls back): nothing was written, try again. The
+/// HTTP API answers it with 503.
+#[derive(Debug)]
+pub struct Unavailable(pub String);
+
+impl std::fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Unavailable {}
+
+/// Whether `e` says the database is out of reach rather than that the request was wrong.
+pub fn is_unavailable(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<Unavailable>().is_some()
+            || c.downcast_ref::<tokio_postgres::Error>().is_some_and(|pe| {
+                pe.is_closed()
+                    || std::error::Error::source(pe).is_some_and(|s| s.is::<std::io::Error>())
+                    || pe.code().is_some_and(|c| {
+                        // The server is shutting down, or not taking connections yet.
+                        c.code().starts_with("57P") || c.code().starts_with("08")
+                    })
+            })
+            || c.downcast_ref::<deadpool_postgres::PoolError>().is_some()
+    })
 }
 
 /// `url` with its password replaced by `***`, for messages.
@@ -198,6 +238,16 @@ pub fn redacted(url: &str) -> String {
         Some(None) => format!("{scheme}://{}@{host}", auth.unwrap_or_default()),
         None => format!("{scheme}://{host}"),
     }
+}
+
+/// The zones in the tables, as one snapshot.
+#[derive(Debug)]
+pub struct ZonesAt {
+    /// The zone version (`zone_version`): raised by every import.
+    pub version: i64,
+    /// When they were imported (Unix ms; by the clock of the instance that imported them).
+    pub imported_at: i64,
+    pub zones: Vec<Zone>,
 }
 
 /// A pool of connections to one PostgreSQL database, and the runtime that drives them.
@@ -419,15 +469,49 @@ impl Pg {
                     .await?;
                 }
             }
+            tx.execute("UPDATE zone_version SET version = version + 1", &[])
+                .await?;
             tx.commit().await?;
             anyhow::Ok(())
         })
     }
 
-    /// Loads every zone from the tables (see [`super::load_zones`]).
-    pub fn load_zones(&self) -> Result<Vec<Zone>> {
-        let rows = self.block_on(async {
+    /// The zones' version: raised by every import, on any instance.
+    pub fn zone_version(&self) -> Result<i64> {
+        self.block_on(async {
             let client = self.pool.get().await?;
+            let version: i64 = client
+                .query_one("SELECT version FROM zone_version WHERE id = 1", &[])
+                .await?
+                .try_get(0)?;
+            anyhow::Ok(version)
+        })
+        .map_err(|e| self.classify(e))
+    }
+
+    /// Loads every zone from the tables (see [`super::load_zones`]), with the zone version
+    /// they are at and when they were imported (Unix ms).
+    pub fn load_zones(&self) -> Result<ZonesAt> {
+        let (version, imported_at, rows) = self.block_on(async {
+            let mut client = self.pool.get().await?;
+            // One snapshot: the version read is the version of the rows loaded.
+            let client = client
+                .build_transaction()
+                .isolation_level(IsolationLevel::RepeatableRead)
+                .read_only(true)
+                .start()
+                .await?;
+            let version: i64 = client
+                .query_one("SELECT version FROM zone_version WHERE id = 1", &[])
+                .await?
+                .try_get(0)?;
+            let imported_at: i64 = client
+                .query_one(
+                    "SELECT COALESCE(max(imported_at_ms), 0) FROM zone_meta",
+                    &[],
+                )
+                .await?
+                .try_get(0)?;
             let metas = client
                 .query(
                     "SELECT zone_id, ord, name, tier, min_level, max_level, regions_json,
@@ -494,14 +578,25 @@ impl Pg {
                     .collect::<Result<Vec<_>, tokio_postgres::Error>>()?;
                 out.push(ZoneRows { meta, nodes, edges });
             }
-            anyhow::Ok(out)
+            client.rollback().await?;
+            anyhow::Ok((version, imported_at, out))
         })?;
-        rows.into_iter().map(zone_from_rows).collect()
+        let zones = rows
+            .into_iter()
+            .map(zone_from_rows)
+            .collect::<Result<_>>()?;
+        Ok(ZonesAt {
+            version,
+            imported_at,
+            zones,
+        })
     }
 
     /// Runs `f` in one REPEATABLE READ, READ ONLY transaction.
     pub fn read<T>(&self, f: impl FnOnce(&mut dyn Tx) -> Result<T>) -> Result<T> {
-        let mut client = self.block_on(self.pool.get()).context(self.unreachable())?;
+        let mut client = self
+            .block_on(self.pool.get())
+            .map_err(|e| self.classify(e.into()))?;
         let tx = self
             .block_on(
                 client
@@ -510,8 +605,8 @@ impl Pg {
                     .read_only(true)
                     .start(),
             )
-            .context(self.unreachable())?;
-        let out = f(&mut PgTx { pg: self, tx: &tx });
+            .map_err(|e| self.classify(e.into()))?;
+        let out = f(&mut PgTx { pg: self, tx: &tx }).map_err(|e| self.classify(e));
         // Nothing to keep: a read-only transaction ends the same either way.
         let _ = self.block_on(tx.rollback());
         out
@@ -524,21 +619,34 @@ impl Pg {
         work: impl FnOnce(&mut dyn Tx) -> Result<T>,
         keep: impl FnOnce(&T) -> bool,
     ) -> Result<T> {
-        let mut client = self.block_on(self.pool.get()).context(self.unreachable())?;
+        let mut client = self
+            .block_on(self.pool.get())
+            .map_err(|e| self.classify(e.into()))?;
         let tx = self
             .block_on(client.transaction())
-            .context(self.unreachable())?;
-        let out = work(&mut PgTx { pg: self, tx: &tx })?;
+            .map_err(|e| self.classify(e.into()))?;
+        let out = work(&mut PgTx { pg: self, tx: &tx }).map_err(|e| self.classify(e))?;
         if keep(&out) {
-            self.block_on(tx.commit()).context("cannot commit")?;
+            self.block_on(tx.commit())
+                .map_err(|e| self.classify(anyhow::Error::new(e).context("cannot commit")))?;
         } else {
-            self.block_on(tx.rollback()).context("cannot roll back")?;
+            self.block_on(tx.rollback())
+                .map_err(|e| self.classify(anyhow::Error::new(e).context("cannot roll back")))?;
         }
         Ok(out)
     }
 
     fn unreachable(&self) -> String {
         format!("cannot reach the database at {}", self.shown)
+    }
+
+    /// `e` as [`Unavailable`] when the database was out of reach.
+    fn classify(&self, e: anyhow::Error) -> anyhow::Error {
+        if is_unavailable(&e) {
+            anyhow::Error::new(Unavailable(format!("{}: {e:#}", self.unreachable())))
+        } else {
+            e
+        }
     }
 }
 

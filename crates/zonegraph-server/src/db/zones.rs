@@ -175,6 +175,7 @@ pub fn import_zones(conn: &mut Connection, zones: &[(String, Zone)], now: i64) -
             }
         }
     }
+    tx.execute("UPDATE zone_version SET version = version + 1", [])?;
     tx.commit()?;
     Ok(())
 }

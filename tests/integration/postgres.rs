@@ -1,0 +1,250 @@
+//! Several `zonegraph serve` instances on one PostgreSQL database (skipped with a message
+//! where PostgreSQL is not installed): a race split across instances applies once, the fork
+//! timeout fires once, a zone published on one is served by the other, and a database
+//! restart leaves every instance answering again by itself.
+
+use std::path::Path;
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use zonegraph_server::client::Conn;
+use zonegraph_server::serve::{self, Auth, Server, ServerConfig};
+use zonegraph_server::store::DbAt;
+use zonegraph_tests::postgres::{self, Cluster};
+
+const TOKEN: &str = "pg-token";
+
+fn root() -> std::path::PathBuf {
+    zonegraph_tests::synapse::root()
+}
+
+/// An instance on `url` with its own copy of the shipped zones in `dir`.
+fn instance(url: &str, dir: &Path, fork_timeout: Duration) -> Server {
+    let zones = dir.join("zones");
+    std::fs::create_dir_all(&zones).expect("zones dir");
+    for f in std::fs::read_dir(root().join("zones")).expect("zones") {
+        let f = f.expect("entry").path();
+        if f.extension().is_some_and(|e| e == "json") {
+            std::fs::copy(&f, zones.join(f.file_name().expect("name"))).expect("copy");
+        }
+    }
+    let mut c = ServerConfig::new(
+        DbAt::Postgres(url.to_string()),
+        zones,
+        "127.0.0.1:0".parse().expect("address"),
+    );
+    c.web = dir.join("no-viewer-here");
+    c.auth = Auth::Token(TOKEN.into());
+    c.limits.rate = None;
+    c.fork_timeout = fork_timeout;
+    c.sweep_every = Duration::from_millis(50);
+    serve::spawn(c).expect("the instance starts")
+}
+
+fn connect(server: &Server) -> Conn {
+    Conn::connect(server.addr)
+        .expect("connect")
+        .with_token(Some(TOKEN))
+}
+
+fn say(c: &mut Conn, user: &str, text: &str) -> String {
+    let r = c.command(user, text, None).expect("request");
+    assert_eq!(r.status, 200, "{text}: {}", r.text());
+    replies(&r.json())
+}
+
+fn replies(v: &Value) -> String {
+    v["replies"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|r| r["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
+fn notices(c: &mut Conn, user: &str) -> Vec<Value> {
+    let r = c
+        .post_json("/api/notices", &serde_json::json!({ "user": user }))
+        .expect("notices");
+    assert_eq!(r.status, 200, "{}", r.text());
+    r.json()["notices"].as_array().cloned().unwrap_or_default()
+}
+
+#[test]
+fn two_instances_share_one_database() {
+    let Some(cluster) = postgres::shared() else {
+        return;
+    };
+    let url = cluster.fresh_db();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let a = instance(&url, &dir.path().join("a"), Duration::from_secs(3600));
+    let b = instance(&url, &dir.path().join("b"), Duration::from_secs(3600));
+    let (mut ca, mut cb) = (connect(&a), connect(&b));
+
+    // One player's commands go to either instance: one run, one story.
+    let user = "@racer:test";
+    say(&mut ca, user, "!zone enter crypt_valdris");
+    say(&mut cb, user, "!zone advance");
+    let t = say(&mut ca, user, "!zone advance");
+    assert!(t.contains("Branching Passage"), "{t}");
+    let t = say(&mut cb, user, "!zone enter crypt_valdris");
+    assert!(
+        t.contains("already"),
+        "one active run across instances: {t}"
+    );
+
+    // Fifty `!zone go 1` at once, split across the two: exactly one moves.
+    let n = 50;
+    let barrier = Arc::new(Barrier::new(n));
+    let addrs = [a.addr, b.addr];
+    let handles: Vec<_> = (0..n)
+        .map(|i| {
+            let (barrier, addr) = (barrier.clone(), addrs[i % 2]);
+            std::thread::spawn(move || {
+                let mut c = Conn::connect(addr)
+                    .expect("connect")
+                    .with_token(Some(TOKEN));
+                barrier.wait();
+                let r = c.command(user, "!zone go 1", None).expect("request");
+                assert_eq!(r.status, 200, "{}", r.text());
+                replies(&r.json())
+            })
+        })
+        .collect();
+    let all: Vec<String> = handles
+        .into_iter()
+        .map(|h| h.join().expect("thread"))
+        .collect();
+    let moved = all.iter().filter(|r| r.contains("Main Hall")).count();
+    assert_eq!(moved, 1, "{all:#?}");
+
+    // A zone published on one instance is served by the other at its next command.
+    let zone = std::fs::read_to_string(root().join("zones/crypt_valdris.json"))
+        .expect("crypt")
+        .replace("\"crypt_valdris", "\"crypt_copy")
+        .replace("Crypt of Valdris", "Copied Crypt");
+    let r = ca
+        .request(
+            "POST",
+            "/api/zones",
+            &[("content-type", "application/json")],
+            zone.as_bytes(),
+        )
+        .expect("publish");
+    assert_eq!(r.status, 200, "{}", r.text());
+    let t = say(&mut cb, "@visitor:test", "!zone enter crypt_copy");
+    assert!(t.contains("Copied Crypt"), "{t}");
+}
+
+#[test]
+fn the_fork_timeout_fires_once_under_two_instances() {
+    let Some(cluster) = postgres::shared() else {
+        return;
+    };
+    let url = cluster.fresh_db();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let timeout = Duration::from_millis(300);
+    let a = instance(&url, &dir.path().join("a"), timeout);
+    let b = instance(&url, &dir.path().join("b"), timeout);
+    let (mut ca, mut cb) = (connect(&a), connect(&b));
+    let users: Vec<String> = (0..10).map(|i| format!("@idle{i}:test")).collect();
+    for u in &users {
+        say(&mut ca, u, "!zone enter crypt_valdris");
+        say(&mut ca, u, "!zone advance");
+        say(&mut ca, u, "!zone advance");
+    }
+    // Both sweepers run every 50 ms; each fork is picked once, with one notice.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    for u in &users {
+        let list = loop {
+            let list = notices(&mut cb, u);
+            if !list.is_empty() || Instant::now() > deadline {
+                break list;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert_eq!(list.len(), 1, "{u}: {list:?}");
+    }
+    // And no second notice comes later.
+    std::thread::sleep(Duration::from_millis(500));
+    for u in &users {
+        assert_eq!(notices(&mut ca, u).len(), 1, "{u}");
+        let t = say(&mut cb, u, "!zone status");
+        assert!(t.contains("Main Hall"), "{u}: {t}");
+    }
+}
+
+#[test]
+fn a_database_restart_leaves_the_instance_answering_again() {
+    if !postgres::installed() {
+        eprintln!("postgres: not installed; skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    // A cluster of its own: this test stops it.
+    let cluster = Cluster::start(&dir.path().join("pg"));
+    cluster.psql("postgres", "CREATE DATABASE restart");
+    let a = instance(
+        &cluster.url("restart"),
+        dir.path(),
+        Duration::from_secs(3600),
+    );
+    let mut c = connect(&a);
+    say(&mut c, "@before:test", "!zone enter crypt_valdris");
+
+    // Players keep coming while the database restarts: each is answered 200 (and their run
+    // is stored) or 503 (try again); never anything else.
+    let addr = a.addr;
+    let load = std::thread::spawn(move || {
+        let mut acknowledged = Vec::new();
+        let mut unavailable = 0;
+        for i in 0..400 {
+            let user = format!("@p{i}:test");
+            let mut c = Conn::connect(addr)
+                .expect("connect")
+                .with_token(Some(TOKEN));
+            let r = c
+                .command(&user, "!zone enter crypt_valdris", None)
+                .expect("request");
+            match r.status {
+                200 => acknowledged.push(user),
+                503 => unavailable += 1,
+                s => panic!("{user}: {s} {}", r.text()),
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        (acknowledged, unavailable)
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    cluster.restart();
+    let (acknowledged, unavailable) = load.join().expect("load");
+    eprintln!(
+        "postgres restart: {} commands acknowledged, {unavailable} answered 503",
+        acknowledged.len()
+    );
+    // Answering again by itself, within a few seconds.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let r = c
+            .command("@after:test", "!zone enter crypt_valdris", None)
+            .expect("request");
+        if r.status == 200 {
+            break;
+        }
+        assert_eq!(r.status, 503, "{}", r.text());
+        assert!(Instant::now() < deadline, "still 503 after 30 s");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // Every acknowledged command is there.
+    let stored = cluster.psql("restart", "SELECT user_id FROM dnd_zone_run");
+    for user in &acknowledged {
+        assert!(
+            stored.lines().any(|l| l == user),
+            "{user} was told 200 but has no run"
+        );
+    }
+}
