@@ -248,3 +248,71 @@ fn a_database_restart_leaves_the_instance_answering_again() {
         );
     }
 }
+
+#[test]
+fn a_sqlite_database_is_copied_whole_and_played_on() {
+    let Some(cluster) = postgres::shared() else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let sqlite = dir.path().join("bot.db");
+    let user = "@mover:test";
+    {
+        let mut c = ServerConfig::new(
+            sqlite.clone(),
+            root().join("zones"),
+            "127.0.0.1:0".parse().expect("address"),
+        );
+        c.web = dir.path().join("no-viewer-here");
+        c.auth = Auth::Token(TOKEN.into());
+        c.limits.rate = None;
+        c.admins = vec!["@admin:test".into()];
+        let server = serve::spawn(c).expect("the SQLite server starts");
+        let mut c = connect(&server);
+        say(&mut c, "@admin:test", &format!("!char set {user} level 4"));
+        say(&mut c, user, "!zone enter crypt_valdris");
+        say(&mut c, user, "!zone advance");
+        say(&mut c, user, "!zone advance");
+        say(&mut c, "@other:test", "!zone enter crypt_valdris");
+        server.stop().expect("stops");
+    }
+    let url = cluster.fresh_db();
+    let args = zonegraph_server::migrate::Args {
+        db: None,
+        from: Some(format!("sqlite:{}", sqlite.display())),
+        to: Some(url.clone()),
+        zones: None,
+        purge_legacy: false,
+    };
+    let report = zonegraph_server::migrate::migrate(&args).expect("copies");
+    assert!(report.contains("dnd_zone_run: 2"), "{report}");
+    assert!(report.contains("player_character: 2"), "{report}");
+    assert!(report.contains("zone_meta: 7"), "{report}");
+    // A second copy into the same database is refused: nothing is merged.
+    let err = zonegraph_server::migrate::migrate(&args).expect_err("refused");
+    assert!(format!("{err:#}").contains("already has"), "{err:#}");
+
+    let a = instance(&url, &dir.path().join("pg"), Duration::from_secs(3600));
+    let mut c = connect(&a);
+    let t = say(&mut c, user, "!zone status");
+    assert!(t.contains("Branching Passage"), "{t}");
+    let t = say(&mut c, user, "!char");
+    assert!(t.contains("Level 4"), "{t}");
+    let t = say(&mut c, user, "!zone go 1");
+    assert!(t.contains("Main Hall"), "{t}");
+    // An operator's `zonegraph char` works on the shared database too.
+    let granted = zonegraph_server::character::run(&zonegraph_server::character::Args {
+        db: DbAt::Postgres(url.clone()),
+        action: zonegraph_server::character::Action::Grant {
+            user: user.into(),
+            key: vec!["moon_key".into()],
+        },
+    })
+    .expect("char grant");
+    assert_eq!(granted, std::process::ExitCode::SUCCESS);
+    let t = say(&mut c, user, "!char");
+    assert!(t.contains("moon_key"), "{t}");
+    // New rows get keys after the copied ones.
+    let t = say(&mut c, "@third:test", "!zone enter crypt_valdris");
+    assert!(t.contains("Crypt of Valdris"), "{t}");
+}

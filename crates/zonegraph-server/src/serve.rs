@@ -82,7 +82,7 @@ pub struct Args {
 }
 
 /// `--db`: a PostgreSQL URL or a SQLite path.
-fn parse_db(s: &str) -> Result<DbAt, String> {
+pub fn parse_db(s: &str) -> Result<DbAt, String> {
     if s.trim().is_empty() {
         return Err("--db is empty: give a SQLite file or a postgres:// URL".into());
     }

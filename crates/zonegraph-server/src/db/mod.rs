@@ -17,6 +17,7 @@
 //! transactions with the same setting.
 
 mod characters;
+pub mod copy;
 mod legacy;
 mod matrix;
 mod notices;

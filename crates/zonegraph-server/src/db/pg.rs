@@ -592,6 +592,22 @@ impl Pg {
         })
     }
 
+    /// Runs `f` in one transaction of its own, committed when it returns `Ok` (for bulk work
+    /// like `zonegraph migrate --to`, outside the store's [`Tx`]).
+    pub fn with_transaction<T>(
+        &self,
+        f: impl AsyncFnOnce(&Transaction<'_>) -> Result<T>,
+    ) -> Result<T> {
+        self.block_on(async {
+            let mut client = self.pool.get().await?;
+            let tx = client.transaction().await?;
+            let out = f(&tx).await?;
+            tx.commit().await?;
+            Ok(out)
+        })
+        .map_err(|e| self.classify(e))
+    }
+
     /// Runs `f` in one REPEATABLE READ, READ ONLY transaction.
     pub fn read<T>(&self, f: impl FnOnce(&mut dyn Tx) -> Result<T>) -> Result<T> {
         let mut client = self
