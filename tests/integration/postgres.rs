@@ -195,6 +195,11 @@ fn a_database_restart_leaves_the_instance_answering_again() {
     );
     let mut c = connect(&a);
     say(&mut c, "@before:test", "!zone enter crypt_valdris");
+    let held = a
+        .store
+        .hold_sync_lock("@bot:test")
+        .expect("lock")
+        .expect("taken");
 
     // Players keep coming while the database restarts: each is answered 200 (and their run
     // is stored) or 503 (try again); never anything else.
@@ -239,6 +244,11 @@ fn a_database_restart_leaves_the_instance_answering_again() {
         assert!(Instant::now() < deadline, "still 503 after 30 s");
         std::thread::sleep(Duration::from_millis(200));
     }
+    // The Matrix sync lock went with the old connection: the instance knows it (and stops
+    // syncing) and can take it again.
+    assert!(!a.store.still_holds(&held), "a lock held across a restart");
+    drop(held);
+    assert!(a.store.hold_sync_lock("@bot:test").expect("lock").is_some());
     // Every acknowledged command is there.
     let stored = cluster.psql("restart", "SELECT user_id FROM dnd_zone_run");
     for user in &acknowledged {

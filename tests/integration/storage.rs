@@ -298,3 +298,35 @@ fn postgres_migrations_apply_once_when_instances_start_together() {
         "{err:#}"
     );
 }
+
+#[test]
+fn one_instance_at_a_time_holds_the_matrix_sync_lock() {
+    let Some(cluster) = postgres::shared() else {
+        return;
+    };
+    let db = DbAt::Postgres(cluster.fresh_db());
+    let (a, b) = (open(&db), open(&db));
+    let bot = "@zonebot:example.org";
+    let held = a
+        .hold_sync_lock(bot)
+        .expect("lock")
+        .expect("the first takes it");
+    assert!(a.still_holds(&held));
+    assert!(
+        b.hold_sync_lock(bot).expect("lock").is_none(),
+        "the second waits"
+    );
+    // Another bot account is another lock.
+    let other = b.hold_sync_lock("@otherbot:example.org").expect("lock");
+    assert!(other.is_some());
+    // The holder goes (its connection ends): the other takes over.
+    drop(held);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        if b.hold_sync_lock(bot).expect("lock").is_some() {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never taken over");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

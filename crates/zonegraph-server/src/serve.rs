@@ -715,7 +715,13 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     #[cfg(feature = "matrix")]
     let _matrix = match &matrix {
         Some(m) => {
-            let task = crate::matrix::start(server.runtime(), &server.state, m)?;
+            // On a shared database, the instance that holds the sync lock runs the bot.
+            let task = match &args.db {
+                DbAt::Sqlite(_) => crate::matrix::start(server.runtime(), &server.state, m)?,
+                DbAt::Postgres(_) => {
+                    crate::matrix::start_when_held(server.runtime(), &server.state, m)
+                }
+            };
             println!(
                 "  matrix: {} on {}: invite it, then `!zone help`",
                 m.user, m.homeserver

@@ -45,6 +45,11 @@ pub fn now_ms() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
+/// The right to run the Matrix sync for one bot account ([`Store::hold_sync_lock`]); given up
+/// when dropped.
+#[derive(Debug)]
+pub struct SyncLock(Option<db::pg::Held>);
+
 /// What opening the store found worth saying.
 #[derive(Debug, Default)]
 pub struct Opened {
@@ -969,6 +974,27 @@ impl Store {
             })
         })?;
         Ok(())
+    }
+
+    /// Takes the right to run the Matrix sync for `bot` (a user id): on PostgreSQL, an
+    /// advisory lock only one instance holds, released when that instance dies or loses the
+    /// database; `None` while another instance holds it. On SQLite (one instance per file)
+    /// it is always granted.
+    pub fn hold_sync_lock(&self, bot: &str) -> Result<Option<SyncLock>> {
+        match &self.backend {
+            Backend::Sqlite { .. } => Ok(Some(SyncLock(None))),
+            Backend::Postgres { pg, .. } => Ok(pg
+                .try_hold(db::pg::lock_key(&format!("zonegraph matrix sync {bot}")))?
+                .map(|h| SyncLock(Some(h)))),
+        }
+    }
+
+    /// Whether `lock` is still held (its connection to the database is alive).
+    pub fn still_holds(&self, lock: &SyncLock) -> bool {
+        match (&self.backend, &lock.0) {
+            (Backend::Postgres { pg, .. }, Some(held)) => pg.still_holds(held),
+            _ => true,
+        }
     }
 
     /// The user whose run a link token names; `None` for an unknown token.

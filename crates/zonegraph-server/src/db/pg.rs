@@ -592,6 +592,36 @@ impl Pg {
         })
     }
 
+    /// Takes the session-level advisory lock `key` on a connection of its own and keeps both
+    /// (see [`Held`]); `None` when another session holds it.
+    pub fn try_hold(&self, key: i64) -> Result<Option<Held>> {
+        self.block_on(async {
+            let client = self.pool.get().await?;
+            let got: bool = client
+                .query_one("SELECT pg_try_advisory_lock($1)", &[&key])
+                .await?
+                .try_get(0)?;
+            anyhow::Ok(got.then(|| Held {
+                client: Some(deadpool_postgres::Object::take(client)),
+            }))
+        })
+        .map_err(|e| self.classify(e))
+    }
+
+    /// Whether `held` still holds its lock: its connection is open and answers.
+    pub fn still_holds(&self, held: &Held) -> bool {
+        let Some(client) = &held.client else {
+            return false;
+        };
+        !client.is_closed()
+            && self.block_on(async {
+                // Made inside the runtime: the timer needs it.
+                tokio::time::timeout(CONNECT_TIMEOUT, client.simple_query("SELECT 1"))
+                    .await
+                    .is_ok_and(|r| r.is_ok())
+            })
+    }
+
     /// Runs `f` in one transaction of its own, committed when it returns `Ok` (for bulk work
     /// like `zonegraph migrate --to`, outside the store's [`Tx`]).
     pub fn with_transaction<T>(
@@ -664,6 +694,29 @@ impl Pg {
             e
         }
     }
+}
+
+/// A session-level advisory lock and the connection that holds it (taken out of the pool):
+/// PostgreSQL releases the lock when that connection ends, so an instance that dies (or
+/// loses the database) gives it up by itself. Dropping this ends the connection.
+pub struct Held {
+    client: Option<deadpool_postgres::ClientWrapper>,
+}
+
+impl std::fmt::Debug for Held {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Held")
+    }
+}
+
+/// The advisory lock key of a name (FNV-1a, 63 bits): the same on every instance.
+pub fn lock_key(name: &str) -> i64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in name.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    i64::try_from(h >> 1).unwrap_or(0)
 }
 
 /// [`Tx`] in one PostgreSQL transaction.
