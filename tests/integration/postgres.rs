@@ -326,3 +326,134 @@ fn a_sqlite_database_is_copied_whole_and_played_on() {
     let t = say(&mut c, "@third:test", "!zone enter crypt_valdris");
     assert!(t.contains("Crypt of Valdris"), "{t}");
 }
+
+/// An instance as a real process on `url` (so it can be killed), its API token from the
+/// environment as operators of several instances set it.
+fn process(url: &str, dir: &Path) -> (std::process::Child, std::net::SocketAddr) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_zonegraph-under-test"))
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--rate-limit",
+            "off",
+            "--zones",
+        ])
+        .arg(root().join("zones"))
+        .arg("--web")
+        .arg(dir.join("none"))
+        .env("ZONEGRAPH_DATABASE_URL", url)
+        .env("ZONEGRAPH_API_TOKEN", TOKEN)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the server process starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = std::io::BufReader::new(stdout).lines();
+    let first = lines.next().expect("a first line").expect("utf-8");
+    let url = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .expect("the URL is printed");
+    let addr = url.trim_start_matches("http://").parse().expect("address");
+    std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
+    (child, addr)
+}
+
+/// The highest "Room N of" (or the status line's "room N of") in a reply.
+fn room_told(text: &str) -> Option<usize> {
+    let text = text.to_lowercase();
+    text.match_indices("room ")
+        .filter_map(|(i, _)| {
+            let digits: String = text[i + 5..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            digits.parse().ok()
+        })
+        .max()
+}
+
+#[test]
+fn sigkill_of_one_instance_loses_no_acknowledged_move() {
+    let Some(cluster) = postgres::shared() else {
+        return;
+    };
+    let url = cluster.fresh_db();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (mut a, addr_a) = process(&url, dir.path());
+    let (mut b, addr_b) = process(&url, dir.path());
+    // Players on instance A walk the Crypt's corridor and back into new runs; each remembers
+    // the room each acknowledged move told them.
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let acked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let players: Vec<_> = (0..8)
+        .map(|i| {
+            let (stop, acked) = (stop.clone(), acked.clone());
+            std::thread::spawn(move || {
+                let user = format!("@walker{i}:test");
+                let mut told = 0;
+                let Ok(c) = Conn::connect(addr_a) else {
+                    return (user, told);
+                };
+                let mut c = c.with_token(Some(TOKEN));
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    for cmd in [
+                        "!zone enter crypt_valdris",
+                        "!zone advance",
+                        "!zone advance",
+                        "!zone abandon",
+                    ] {
+                        let Ok(r) = c.command(&user, cmd, None) else {
+                            return (user, told);
+                        };
+                        if r.status != 200 {
+                            return (user, told);
+                        }
+                        acked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        told = if cmd == "!zone abandon" {
+                            0
+                        } else {
+                            room_told(&replies(&r.json())).unwrap_or(told)
+                        };
+                    }
+                }
+                (user, told)
+            })
+        })
+        .collect();
+    let until = Instant::now() + Duration::from_secs(30);
+    while acked.load(std::sync::atomic::Ordering::Relaxed) < 200 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    a.kill().expect("SIGKILL");
+    let _ = a.wait();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let told: Vec<(String, usize)> = players
+        .into_iter()
+        .map(|h| h.join().expect("player"))
+        .collect();
+    eprintln!(
+        "postgres sigkill: {} commands acknowledged by the killed instance",
+        acked.load(std::sync::atomic::Ordering::Relaxed)
+    );
+    // The other instance has every acknowledged move: a player told "Room N" is in a run at
+    // room N or beyond (a move whose answer was lost with the process may be there too).
+    let mut c = Conn::connect(addr_b)
+        .expect("connect")
+        .with_token(Some(TOKEN));
+    for (user, room) in told {
+        if room == 0 {
+            continue;
+        }
+        let t = say(&mut c, &user, "!zone status");
+        let now = room_told(&t).unwrap_or(0);
+        assert!(
+            now >= room,
+            "{user} was told room {room}, the database says {now}: {t}"
+        );
+    }
+    let _ = b.kill();
+    let _ = b.wait();
+}
