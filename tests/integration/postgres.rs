@@ -443,6 +443,8 @@ fn sigkill_of_one_instance_loses_no_acknowledged_move() {
     let mut c = Conn::connect(addr_b)
         .expect("connect")
         .with_token(Some(TOKEN));
+    let mid_run = told.iter().filter(|(_, room)| *room > 0).count();
+    assert!(mid_run > 0, "no player was mid-run at the kill: {told:?}");
     for (user, room) in told {
         if room == 0 {
             continue;
