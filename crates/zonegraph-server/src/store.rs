@@ -1,8 +1,9 @@
-//! The bot's state on SQLite: players' commands through `bot::handle`, each write a
-//! compare-and-set on the run and character rows, group-committed by one writer thread
-//! (`spawn_writer`), the fork-timeout sweep, notices and the redacted run view. Blocking: the
-//! HTTP layer calls it from `spawn_blocking`, one command per user at a time (see
-//! `crate::http`).
+//! The bot's state, on SQLite or PostgreSQL through `db::Tx`: players' commands through
+//! `bot::handle`, each write a compare-and-set on the run and character rows (on SQLite
+//! group-committed by one writer thread, `spawn_writer`; on PostgreSQL one transaction each),
+//! the fork-timeout sweep, notices and the redacted run view. Blocking: the HTTP layer calls
+//! it from `spawn_blocking`, one command per user at a time (see `crate::http`); never call
+//! it from inside an async task (the PostgreSQL driver blocks on a runtime of its own).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
