@@ -843,6 +843,9 @@ impl Store {
     /// Applies the fork timeout to every run whose fork is due, queueing the "picked for
     /// you" notices. Returns the users it moved on. `lock` serialises with their commands.
     pub fn due_users(&self, now: i64, fork_timeout_ms: i64) -> Result<Vec<String>> {
+        // The sweeper's round also brings the zones served up to date with a publish made on
+        // another instance (for `GET /api/zones`; commands catch up by themselves).
+        self.catch_up()?;
         self.read(|c| c.users_with_forks_due(now.saturating_sub(fork_timeout_ms)))
     }
 
