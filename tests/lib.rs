@@ -71,3 +71,130 @@ pub mod synapse {
         }
     }
 }
+
+/// A throwaway PostgreSQL for the storage tests (`tests/postgres/pg.sh`): one cluster per
+/// test process, started on first use, each test in a database of its own. A watchdog stops
+/// the cluster and removes its files when the test process ends.
+pub mod postgres {
+    use std::net::TcpListener;
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// `tests/postgres/pg.sh`.
+    pub fn script() -> PathBuf {
+        super::synapse::root().join("tests/postgres/pg.sh")
+    }
+
+    /// Whether PostgreSQL's server programs are installed.
+    pub fn installed() -> bool {
+        Command::new(script())
+            .arg("bin")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }
+
+    /// A running cluster on a loopback port.
+    #[derive(Debug)]
+    pub struct Cluster {
+        pub dir: PathBuf,
+        pub port: u16,
+    }
+
+    impl Cluster {
+        /// Starts a cluster in `dir` that stops when this process ends.
+        pub fn start(dir: &Path) -> Cluster {
+            let port = TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .expect("a free port")
+                .port();
+            let status = Command::new(script())
+                .arg("start")
+                .arg(dir)
+                .arg(port.to_string())
+                .arg(std::process::id().to_string())
+                .status()
+                .expect("run tests/postgres/pg.sh");
+            assert!(
+                status.success(),
+                "PostgreSQL did not start: see {}/log",
+                dir.display()
+            );
+            Cluster {
+                dir: dir.to_path_buf(),
+                port,
+            }
+        }
+
+        /// The URL of database `name`.
+        pub fn url(&self, name: &str) -> String {
+            format!("postgres://postgres@127.0.0.1:{}/{name}", self.port)
+        }
+
+        /// A new, empty database; its URL.
+        pub fn fresh_db(&self) -> String {
+            static NEXT: AtomicU32 = AtomicU32::new(0);
+            let name = format!("t{}", NEXT.fetch_add(1, Ordering::Relaxed));
+            self.psql("postgres", &format!("CREATE DATABASE {name}"));
+            self.url(&name)
+        }
+
+        /// Runs one SQL statement as the superuser in database `db`; what it printed.
+        pub fn psql(&self, db: &str, sql: &str) -> String {
+            let out = Command::new("psql")
+                .args(["-h", "127.0.0.1", "-U", "postgres", "-d", db, "-Atc", sql])
+                .arg("-p")
+                .arg(self.port.to_string())
+                .output()
+                .expect("run psql");
+            assert!(
+                out.status.success(),
+                "psql {sql}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        }
+
+        /// Stops the cluster at once, as a crash would, and starts it again.
+        pub fn restart(&self) {
+            let status = Command::new(script())
+                .arg("restart")
+                .arg(&self.dir)
+                .arg(self.port.to_string())
+                .status()
+                .expect("run tests/postgres/pg.sh");
+            assert!(status.success(), "PostgreSQL did not start again");
+        }
+    }
+
+    /// The process's shared cluster, or `None` (with the reason printed once) when
+    /// PostgreSQL is not installed here.
+    pub fn shared() -> Option<&'static Cluster> {
+        static CLUSTER: OnceLock<Option<Cluster>> = OnceLock::new();
+        CLUSTER
+            .get_or_init(|| {
+                if !installed() {
+                    // `cargo xtask test` installed it: a missing server there is a failure.
+                    assert!(
+                        std::env::var_os("ZONEGRAPH_POSTGRES_REQUIRED").is_none(),
+                        "PostgreSQL is not installed but ZONEGRAPH_POSTGRES_REQUIRED is set"
+                    );
+                    eprintln!(
+                        "postgres: not installed (`cargo xtask setup` installs Debian's \
+                         postgresql); the PostgreSQL half of the storage tests is skipped"
+                    );
+                    return None;
+                }
+                let dir = std::env::temp_dir().join(format!(
+                    "zonegraph-pg-{}-{}",
+                    std::process::id(),
+                    std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| d.as_nanos())
+                ));
+                Some(Cluster::start(&dir))
+            })
+            .as_ref()
+    }
+}

@@ -7,5 +7,7 @@ mod format;
 mod map;
 mod matrix;
 mod player_view;
+mod postgres;
 mod server;
+mod storage;
 mod validate;

@@ -1645,7 +1645,9 @@ fn purging_refuses_while_a_gogobee_row_cannot_be_warmed_up() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = gogobee_db(dir.path(), "before_graph");
     let args = migrate::Args {
-        db: path.clone(),
+        db: Some(path.clone()),
+        from: None,
+        to: None,
         zones: Some(root().join("zones")),
         purge_legacy: true,
     };

@@ -1,7 +1,6 @@
 //! `zonegraph char`: an operator shows or sets a user's character sheet on a database, with
 //! the same edits (and limits) as the chat's `!char set`, `!char grant` and `!char revoke`.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context as _, Result, bail};
@@ -14,9 +13,16 @@ use crate::store;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The server's SQLite database.
-    #[arg(long, default_value = "zonegraph.db")]
-    pub db: PathBuf,
+    /// The server's database: a SQLite file or a postgres:// URL (also
+    /// ZONEGRAPH_DATABASE_URL).
+    #[arg(
+        long,
+        env = "ZONEGRAPH_DATABASE_URL",
+        hide_env_values = true,
+        default_value = "zonegraph.db",
+        value_parser = crate::serve::parse_db
+    )]
+    pub db: store::DbAt,
     #[command(subcommand)]
     pub action: Action,
 }
@@ -40,20 +46,35 @@ pub enum Action {
 
 /// Runs `zonegraph char`: the sheet (after the edit) on stdout, the change logged on stderr.
 pub fn run(args: &Args) -> Result<ExitCode> {
-    if !args.db.is_file() {
-        bail!("no database at {}", args.db.display());
+    // Either database, through the store's one interface.
+    enum On {
+        Sqlite(rusqlite::Connection),
+        Postgres(db::pg::Pg),
     }
-    let mut conn = db::open(&args.db)?;
-    db::migrate(&mut conn)?;
+    let on = match &args.db {
+        store::DbAt::Sqlite(path) => {
+            if !path.is_file() {
+                bail!("no database at {}", path.display());
+            }
+            let mut conn = db::open(path)?;
+            db::migrate(&mut conn)?;
+            On::Sqlite(conn)
+        }
+        store::DbAt::Postgres(url) => {
+            let pg = db::pg::Pg::connect(url)?;
+            pg.migrate()?;
+            On::Postgres(pg)
+        }
+    };
     let (verb, user, rest): (&str, &str, Vec<&str>) = match &args.action {
         Action::Show { user } => {
-            let c = db::character(&conn, user)?
-                .map(|s| s.character)
-                .unwrap_or_else(|| {
-                    zonegraph_core::rules::starting_character(
-                        zonegraph_core::rules::STARTING_SCORES,
-                    )
-                });
+            let stored = match &on {
+                On::Sqlite(conn) => db::character(conn, user)?,
+                On::Postgres(pg) => pg.read(|tx| tx.character(user))?,
+            };
+            let c = stored.map(|s| s.character).unwrap_or_else(|| {
+                zonegraph_core::rules::starting_character(zonegraph_core::rules::STARTING_SCORES)
+            });
             println!("{}", chat::character(&c).text);
             return Ok(ExitCode::SUCCESS);
         }
@@ -66,15 +87,29 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let (user, edit) = command::parse_admin(verb, &words)
         .map_err(|e| anyhow::anyhow!("{e}"))
         .with_context(|| format!("cannot {verb} the sheet"))?;
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let result = store::edit_character(
-        &tx,
-        &user,
-        &edit,
-        store::now_ms(),
-        zonegraph_core::rules::STARTING_SCORES,
-    )?;
-    tx.commit().context("cannot commit the edit")?;
+    let now = store::now_ms();
+    let starting = zonegraph_core::rules::STARTING_SCORES;
+    let result = match on {
+        On::Sqlite(mut conn) => {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let result = store::edit_character(
+                &mut db::Lite {
+                    conn: &tx,
+                    legacy: db::LegacyColumns::default(),
+                },
+                &user,
+                &edit,
+                now,
+                starting,
+            )?;
+            tx.commit().context("cannot commit the edit")?;
+            result
+        }
+        On::Postgres(pg) => pg.write(
+            |tx| store::edit_character(tx, &user, &edit, now, starting),
+            Result::is_ok,
+        )?,
+    };
     let by = format!(
         "zonegraph char ({})",
         std::env::var("USER").unwrap_or_else(|_| "unknown user".into())

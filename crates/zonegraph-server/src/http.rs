@@ -294,6 +294,16 @@ pub fn error(status: StatusCode, message: impl Into<String>) -> Response {
 }
 
 fn internal(e: &anyhow::Error) -> Response {
+    if crate::db::pg::is_unavailable(e) {
+        eprintln!("zonegraph: {e:#}");
+        let mut r = error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the database is unavailable; nothing was changed: try again shortly",
+        );
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, header::HeaderValue::from_static("2"));
+        return r;
+    }
     eprintln!("zonegraph: internal error: {e:#}");
     error(
         StatusCode::INTERNAL_SERVER_ERROR,

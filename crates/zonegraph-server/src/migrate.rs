@@ -1,12 +1,14 @@
 //! `zonegraph migrate`: brings a database (new, or gogobee's at any stage of its schema) to the
 //! current schema, carries gogobee's runs over (`crate::db::warm_up_legacy`), lists the rows it
 //! cannot carry and still succeeds, and with `--purge-legacy` drops the old `current_room` and
-//! `room_seq_json` columns once no reader needs them.
+//! `room_seq_json` columns once no reader needs them. With `--from sqlite:PATH --to
+//! postgres://…` it does the same to the SQLite file, then copies all of it into an empty
+//! PostgreSQL database and checks the row counts (`crate::db::copy`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 
 use crate::db;
 use crate::store;
@@ -14,8 +16,20 @@ use crate::store;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The SQLite database.
-    #[arg(long)]
-    pub db: PathBuf,
+    #[arg(long, required_unless_present = "from", conflicts_with_all = ["from", "to"])]
+    pub db: Option<PathBuf>,
+    /// Copy this SQLite database (`sqlite:PATH`; migrated first) …
+    #[arg(long, value_name = "sqlite:PATH", requires = "to")]
+    pub from: Option<String>,
+    /// … into this empty PostgreSQL database (a postgres:// URL; prefer
+    /// ZONEGRAPH_DATABASE_URL for one with a password).
+    #[arg(
+        long,
+        value_name = "postgres://…",
+        env = "ZONEGRAPH_DATABASE_URL",
+        hide_env_values = true
+    )]
+    pub to: Option<String>,
     /// Import the zones of this directory first (validated; errors refuse), so legacy runs
     /// of zones not yet in the database can be warmed up.
     #[arg(long)]
@@ -33,15 +47,33 @@ pub fn run(args: &Args) -> Result<ExitCode> {
 
 /// Does the work of [`run`] and returns its report.
 pub fn migrate(args: &Args) -> Result<String> {
+    let path = match (&args.db, &args.from) {
+        (Some(db), _) => db.clone(),
+        (None, Some(from)) => match from.strip_prefix("sqlite:") {
+            Some(p) if !p.is_empty() => PathBuf::from(p),
+            _ => bail!("--from {from:?}: give the SQLite database as sqlite:PATH"),
+        },
+        (None, None) => bail!("give --db PATH, or --from sqlite:PATH --to postgres://…"),
+    };
+    let to = match (&args.from, &args.to) {
+        (Some(_), Some(to)) => match store::DbAt::parse(to) {
+            store::DbAt::Postgres(url) => Some(url),
+            store::DbAt::Sqlite(_) => {
+                bail!("--to must be a PostgreSQL URL (postgres://user@host/dbname)")
+            }
+        },
+        (Some(_), None) => bail!("--from needs --to postgres://… (or ZONEGRAPH_DATABASE_URL)"),
+        _ => None,
+    };
+    if args.from.is_some() && !path.is_file() {
+        bail!("no SQLite database at {}", path.display());
+    }
     let mut out = String::new();
-    let mut conn = db::open(&args.db)?;
+    let mut conn = db::open(&path)?;
     let before = db::user_version(&conn)?;
     db::migrate(&mut conn)?;
     let after = db::user_version(&conn)?;
-    out.push_str(&format!(
-        "{}: schema {before} -> {after}\n",
-        args.db.display()
-    ));
+    out.push_str(&format!("{}: schema {before} -> {after}\n", path.display()));
     if let Some(dir) = &args.zones {
         let (files, warnings) = store::read_zone_dir(dir)?;
         for w in warnings {
@@ -65,6 +97,18 @@ pub fn migrate(args: &Args) -> Result<String> {
             out.push_str("dropped the legacy columns current_room and room_seq_json\n");
         } else {
             out.push_str("the legacy columns are already gone\n");
+        }
+    }
+    if let Some(url) = to {
+        let pg = db::pg::Pg::connect(&url)?;
+        pg.migrate()?;
+        let copied = db::copy::sqlite_to_postgres(&conn, &pg)?;
+        out.push_str(&format!(
+            "copied into {} (row counts checked):\n",
+            db::pg::redacted(&url)
+        ));
+        for (table, n) in copied {
+            out.push_str(&format!("  {table}: {n}\n"));
         }
     }
     Ok(out)

@@ -12,13 +12,21 @@ use tokio::sync::oneshot;
 use zonegraph_core::limits::Rate;
 
 use crate::http::{self, Access, AppState, Limiter, Limits, UserLocks};
-use crate::store::{self, CharacterRules, CommandSettings, GameSettings, RunIds, Store};
+use crate::store::{self, CharacterRules, CommandSettings, DbAt, GameSettings, RunIds, Store};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// SQLite database (created on first start).
-    #[arg(long, default_value = "zonegraph.db")]
-    pub db: PathBuf,
+    /// The database: a SQLite file (created on first start), or a PostgreSQL URL
+    /// (postgres://user@host/dbname) that several instances share. Prefer
+    /// ZONEGRAPH_DATABASE_URL for a URL with a password.
+    #[arg(
+        long,
+        env = "ZONEGRAPH_DATABASE_URL",
+        hide_env_values = true,
+        default_value = "zonegraph.db",
+        value_parser = parse_db
+    )]
+    pub db: DbAt,
     /// Directory of zone files: validated and imported at every start.
     #[arg(long, default_value = "zones")]
     pub zones: PathBuf,
@@ -71,6 +79,14 @@ pub struct Args {
     #[cfg(feature = "matrix")]
     #[command(flatten)]
     pub matrix: crate::matrix::MatrixArgs,
+}
+
+/// `--db`: a PostgreSQL URL or a SQLite path.
+pub fn parse_db(s: &str) -> Result<DbAt, String> {
+    if s.trim().is_empty() {
+        return Err("--db is empty: give a SQLite file or a postgres:// URL".into());
+    }
+    Ok(DbAt::parse(s))
 }
 
 /// `--starting-scores`: six ability scores.
@@ -256,7 +272,7 @@ pub fn read_or_make_token(path: &Path) -> Result<String> {
 /// Everything a server needs; tests build one directly.
 #[derive(Clone)]
 pub struct ServerConfig {
-    pub db: PathBuf,
+    pub db: DbAt,
     pub zones: PathBuf,
     pub listen: SocketAddr,
     pub web: PathBuf,
@@ -298,9 +314,9 @@ impl std::fmt::Debug for ServerConfig {
 impl ServerConfig {
     /// A configuration with the CLI's defaults for `db` and `zones` on `listen` (closed: a
     /// token file beside the database; commands rate-limited).
-    pub fn new(db: PathBuf, zones: PathBuf, listen: SocketAddr) -> ServerConfig {
+    pub fn new(db: impl Into<DbAt>, zones: PathBuf, listen: SocketAddr) -> ServerConfig {
         ServerConfig {
-            db,
+            db: db.into(),
             zones,
             listen,
             web: PathBuf::from("dist"),
@@ -442,7 +458,15 @@ impl Drop for Server {
 
 /// Opens the store (validating and importing the zones), binds, and serves on a new thread.
 pub fn spawn(config: ServerConfig) -> Result<Server> {
-    let (mut store, opened) = Store::open(&config.db, &config.zones)?;
+    if let (Auth::TokenFile, DbAt::Postgres(_)) = (&config.auth, &config.db) {
+        // Instances on several machines must share one token, and there is no file beside
+        // a PostgreSQL database to keep it in.
+        bail!(
+            "with a PostgreSQL database, set the API token in ZONEGRAPH_API_TOKEN (the same \
+             for every instance), or pass --no-auth on a loopback address"
+        );
+    }
+    let (mut store, opened) = Store::open_at(&config.db, &config.zones)?;
     store.set_game(config.game.clone());
     let store = Arc::new(store);
     let listener = TcpListener::bind(config.listen)
@@ -470,7 +494,10 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
     let (access, token_file) = match &config.auth {
         Auth::Token(t) => (Access::Token(t.clone()), None),
         Auth::TokenFile => {
-            let path = token_file(&config.db);
+            let DbAt::Sqlite(db) = &config.db else {
+                bail!("the API token file lives beside a SQLite database");
+            };
+            let path = token_file(db);
             (Access::Token(read_or_make_token(&path)?), Some(path))
         }
         Auth::Off => (Access::Open { listen: addr }, None),
@@ -614,6 +641,16 @@ async fn stop_signal() {
     let _ = tokio::signal::ctrl_c().await;
 }
 
+/// What the Matrix state directory is named after: the SQLite file (`<db>.matrix`), or for
+/// PostgreSQL `zonegraph.matrix` in the working directory (each instance keeps its own).
+#[cfg(feature = "matrix")]
+fn matrix_base(db: &DbAt) -> PathBuf {
+    match db {
+        DbAt::Sqlite(path) => path.clone(),
+        DbAt::Postgres(_) => PathBuf::from("zonegraph"),
+    }
+}
+
 /// `zonegraph serve`: starts, says where and how to talk to the bot, runs until Ctrl-C.
 pub fn run(args: &Args) -> Result<ExitCode> {
     let config = ServerConfig::from_args(args)?;
@@ -621,7 +658,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let matrix = args
         .matrix
         .matrix
-        .then(|| crate::matrix::Config::from_args(&args.matrix, &args.db))
+        .then(|| crate::matrix::Config::from_args(&args.matrix, &matrix_base(&args.db)))
         .transpose()?;
     let web = config.web.clone();
     let server = spawn(config)?;
@@ -640,7 +677,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         "zonegraph: serving {} zones from {} on {url} (database {})",
         server.store.zones().len(),
         args.zones.display(),
-        args.db.display()
+        args.db
     );
     match &server.viewer {
         Some(dir) => println!(
@@ -678,7 +715,13 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     #[cfg(feature = "matrix")]
     let _matrix = match &matrix {
         Some(m) => {
-            let task = crate::matrix::start(server.runtime(), &server.state, m)?;
+            // On a shared database, the instance that holds the sync lock runs the bot.
+            let task = match &args.db {
+                DbAt::Sqlite(_) => crate::matrix::start(server.runtime(), &server.state, m)?,
+                DbAt::Postgres(_) => {
+                    crate::matrix::start_when_held(server.runtime(), &server.state, m)
+                }
+            };
             println!(
                 "  matrix: {} on {}: invite it, then `!zone help`",
                 m.user, m.homeserver

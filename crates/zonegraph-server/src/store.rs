@@ -1,8 +1,9 @@
-//! The bot's state on SQLite: players' commands through `bot::handle`, each write a
-//! compare-and-set on the run and character rows, group-committed by one writer thread
-//! (`spawn_writer`), the fork-timeout sweep, notices and the redacted run view. Blocking: the
-//! HTTP layer calls it from `spawn_blocking`, one command per user at a time (see
-//! `crate::http`).
+//! The bot's state, on SQLite or PostgreSQL through `db::Tx`: players' commands through
+//! `bot::handle`, each write a compare-and-set on the run and character rows (on SQLite
+//! group-committed by one writer thread, `spawn_writer`; on PostgreSQL one transaction each),
+//! the fork-timeout sweep, notices and the redacted run view. Blocking: the HTTP layer calls
+//! it from `spawn_blocking`, one command per user at a time (see `crate::http`); never call
+//! it from inside an async task (the PostgreSQL driver blocks on a runtime of its own).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -45,6 +46,11 @@ pub fn now_ms() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
+/// The right to run the Matrix sync for one bot account ([`Store::hold_sync_lock`]); given up
+/// when dropped.
+#[derive(Debug)]
+pub struct SyncLock(Option<db::pg::Held>);
+
 /// What opening the store found worth saying.
 #[derive(Debug, Default)]
 pub struct Opened {
@@ -53,20 +59,84 @@ pub struct Opened {
     pub warm_up: WarmUp,
 }
 
+/// Where the bot's rows live: `--db PATH` (SQLite) or `--db postgres://…`.
+#[derive(Clone, PartialEq, Eq)]
+pub enum DbAt {
+    Sqlite(PathBuf),
+    /// A PostgreSQL connection URL (it may hold a password: never printed whole).
+    Postgres(String),
+}
+
+impl DbAt {
+    /// `postgres://…` or `postgresql://…` is PostgreSQL; anything else a SQLite file.
+    pub fn parse(s: &str) -> DbAt {
+        if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+            DbAt::Postgres(s.to_string())
+        } else {
+            DbAt::Sqlite(PathBuf::from(s))
+        }
+    }
+}
+
+impl From<PathBuf> for DbAt {
+    fn from(path: PathBuf) -> DbAt {
+        DbAt::Sqlite(path)
+    }
+}
+
+impl std::fmt::Debug for DbAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{self}")
+    }
+}
+
+impl std::fmt::Display for DbAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DbAt::Sqlite(p) => write!(f, "{}", p.display()),
+            DbAt::Postgres(url) => write!(f, "{}", db::pg::redacted(url)),
+        }
+    }
+}
+
+/// The database behind the store: both give the same [`db::Tx`].
+enum Backend {
+    /// One SQLite file: one writer thread that group-commits, and a pool of readers.
+    Sqlite {
+        path: PathBuf,
+        /// The writer thread's queue: it owns the one connection that writes.
+        writer: Mutex<mpsc::Sender<WriteJob>>,
+        /// Idle read connections (WAL readers run beside the writer).
+        readers: Mutex<Vec<Connection>>,
+        legacy: db::LegacyColumns,
+    },
+    /// PostgreSQL: a pool of connections, each write its own transaction; `zones` is the
+    /// zone version ([`db::pg::Pg::zone_version`]) of the graphs served, checked before each
+    /// command so that a publish on another instance is served here too.
+    Postgres {
+        pg: db::pg::Pg,
+        zones: std::sync::atomic::AtomicI64,
+    },
+}
+
+impl std::fmt::Debug for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Backend::Sqlite { path, .. } => write!(f, "Sqlite({})", path.display()),
+            Backend::Postgres { pg, .. } => write!(f, "{pg:?}"),
+        }
+    }
+}
+
 /// The database plus the zones loaded from it.
 #[derive(Debug)]
 pub struct Store {
-    path: PathBuf,
-    /// The writer thread's queue: it owns the one connection that writes.
-    writer: Mutex<mpsc::Sender<WriteJob>>,
-    /// Idle read connections (WAL readers run beside the writer).
-    readers: Mutex<Vec<Connection>>,
+    backend: Backend,
     /// The zone files' directory (`--zones`): reloads and publishing read and write it.
     zones_dir: PathBuf,
     zones: RwLock<Served>,
     /// One reload or publish at a time.
     publishing: Mutex<()>,
-    legacy_cols: db::LegacyColumns,
     game: GameSettings,
     /// The user whose run or sheet a committed write changed (what the run pages follow).
     changes: tokio::sync::broadcast::Sender<Arc<str>>,
@@ -330,21 +400,48 @@ impl Store {
     /// Opens the database, migrates it, validates and imports the zones of `zones_dir` in one
     /// transaction, loads the runtime graphs back from the tables and warms legacy runs up.
     pub fn open(path: &Path, zones_dir: &Path) -> Result<(Store, Opened)> {
+        Store::open_at(&DbAt::Sqlite(path.to_path_buf()), zones_dir)
+    }
+
+    /// [`Store::open`] on either database. On PostgreSQL the migrations run under a lock (so
+    /// several instances starting together apply each once) and there is no legacy warm-up
+    /// (a gogobee database is SQLite: migrate it there first, then copy it over).
+    pub fn open_at(at: &DbAt, zones_dir: &Path) -> Result<(Store, Opened)> {
         let (files, warnings) = read_zone_dir(zones_dir)?;
-        let mut conn = db::open(path)?;
-        db::migrate(&mut conn)?;
-        db::import_zones(&mut conn, &files, now_ms()).context("cannot import the zones")?;
-        let zones = db::load_zones(&conn)?;
-        let warm_up = db::warm_up_legacy(&mut conn, &zones, now_ms())?;
-        let legacy_cols = db::legacy_columns(&conn)?;
+        let (backend, zones, warm_up) = match at {
+            DbAt::Sqlite(path) => {
+                let mut conn = db::open(path)?;
+                db::migrate(&mut conn)?;
+                db::import_zones(&mut conn, &files, now_ms()).context("cannot import the zones")?;
+                let zones = db::load_zones(&conn)?;
+                let warm_up = db::warm_up_legacy(&mut conn, &zones, now_ms())?;
+                let legacy = db::legacy_columns(&conn)?;
+                let backend = Backend::Sqlite {
+                    path: path.clone(),
+                    writer: Mutex::new(spawn_writer(conn, legacy)?),
+                    readers: Mutex::new(Vec::new()),
+                    legacy,
+                };
+                (backend, zones, warm_up)
+            }
+            DbAt::Postgres(url) => {
+                let pg = db::pg::Pg::connect(url)?;
+                pg.migrate()?;
+                pg.import_zones(&files, now_ms())
+                    .context("cannot import the zones")?;
+                let at = pg.load_zones()?;
+                let backend = Backend::Postgres {
+                    pg,
+                    zones: at.version.into(),
+                };
+                (backend, at.zones, WarmUp::default())
+            }
+        };
         let store = Store {
-            path: path.to_path_buf(),
-            writer: Mutex::new(spawn_writer(conn)?),
-            readers: Mutex::new(Vec::new()),
+            backend,
             zones_dir: zones_dir.to_path_buf(),
             zones: RwLock::new(Served::new(zones)),
             publishing: Mutex::new(()),
-            legacy_cols,
             game: GameSettings::default(),
             changes: tokio::sync::broadcast::channel(CHANGE_BACKLOG).0,
         };
@@ -381,9 +478,35 @@ impl Store {
         self.zones.read().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The zones `run` is played on (see [`Served`]).
-    fn zones_for(&self, run: Option<&Run>) -> Arc<Vec<Zone>> {
-        self.served().for_run(run)
+    /// The zones `run` is played on (see [`Served`]), after catching up with a publish or
+    /// reload made by another instance on the same database.
+    fn zones_for(&self, run: Option<&Run>) -> Result<Arc<Vec<Zone>>> {
+        self.catch_up()?;
+        Ok(self.served().for_run(run))
+    }
+
+    /// On PostgreSQL: when another instance imported the zones since this one loaded them,
+    /// loads them again from the tables and serves them (runs in progress keep their graph).
+    fn catch_up(&self) -> Result<()> {
+        use std::sync::atomic::Ordering;
+        let Backend::Postgres { pg, zones } = &self.backend else {
+            return Ok(());
+        };
+        if pg.zone_version()? == zones.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        let _one = self.publishing.lock().unwrap_or_else(|p| p.into_inner());
+        let at = pg.load_zones()?;
+        if at.version != zones.load(Ordering::SeqCst) {
+            // Replaced when the other instance imported them, so that both agree which graph
+            // a run started in between is on.
+            self.zones
+                .write()
+                .unwrap_or_else(|p| p.into_inner())
+                .replace(at.zones, at.imported_at);
+            zones.store(at.version, Ordering::SeqCst);
+        }
+        Ok(())
     }
 
     /// Reads `--zones` again and serves it, all or nothing: any error in any file refuses
@@ -470,9 +593,20 @@ impl Store {
     /// back from them, keeping every replaced graph for the runs on it.
     fn install(&self, files: &ZoneFiles) -> Result<()> {
         let now = now_ms();
-        let mut conn = db::open(&self.path)?;
-        db::import_zones(&mut conn, files, now).context("cannot import the zones")?;
-        let zones = db::load_zones(&conn)?;
+        let zones = match &self.backend {
+            Backend::Sqlite { path, .. } => {
+                let mut conn = db::open(path)?;
+                db::import_zones(&mut conn, files, now).context("cannot import the zones")?;
+                db::load_zones(&conn)?
+            }
+            Backend::Postgres { pg, zones } => {
+                pg.import_zones(files, now)
+                    .context("cannot import the zones")?;
+                let at = pg.load_zones()?;
+                zones.store(at.version, std::sync::atomic::Ordering::SeqCst);
+                at.zones
+            }
+        };
         self.zones
             .write()
             .unwrap_or_else(|p| p.into_inner())
@@ -484,10 +618,16 @@ impl Store {
     /// committed (or failed). See `spawn_writer`.
     fn write(
         &self,
-        work: impl FnOnce(&Connection) -> Result<Wrote> + Send + 'static,
+        work: impl FnOnce(&mut dyn db::Tx) -> Result<Wrote> + Send + 'static,
     ) -> Result<Wrote> {
+        let writer = match &self.backend {
+            Backend::Sqlite { writer, .. } => writer,
+            Backend::Postgres { pg, .. } => {
+                return pg.write(|tx| work(tx), |w: &Wrote| w.applied);
+            }
+        };
         let (done, wait) = mpsc::sync_channel(1);
-        self.writer
+        writer
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .send(WriteJob {
@@ -499,15 +639,27 @@ impl Store {
             .map_err(|_| anyhow::anyhow!("the database writer has stopped"))?
     }
 
-    /// Runs `f` with a read connection from the pool.
-    pub fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-        let conn = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
+    /// Runs `f` on a read connection from the pool.
+    fn read<T>(&self, f: impl FnOnce(&mut dyn db::Tx) -> Result<T>) -> Result<T> {
+        let (path, readers, legacy) = match &self.backend {
+            Backend::Sqlite {
+                path,
+                readers,
+                legacy,
+                ..
+            } => (path, readers, *legacy),
+            Backend::Postgres { pg, .. } => return pg.read(f),
+        };
+        let conn = readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
         let conn = match conn {
             Some(c) => c,
-            None => db::open(&self.path)?,
+            None => db::open(path)?,
         };
-        let out = f(&conn);
-        let mut idle = self.readers.lock().unwrap_or_else(|p| p.into_inner());
+        let out = f(&mut db::Lite {
+            conn: &conn,
+            legacy,
+        });
+        let mut idle = readers.lock().unwrap_or_else(|p| p.into_inner());
         // A burst may open many; keep a few for the next one and close the rest.
         if idle.len() < MAX_IDLE_READERS {
             idle.push(conn);
@@ -517,9 +669,9 @@ impl Store {
 
     fn load_player(&self, user: &str) -> Result<Loaded> {
         self.read(|c| {
-            let stored = db::character(c, user)?;
-            let run = db::player_run(c, user)?;
-            let notices = word_notices(db::queued_notices(c, user)?);
+            let stored = c.character(user)?;
+            let run = c.player_run(user)?;
+            let notices = word_notices(c.queued_notices(user)?);
             Ok(Loaded {
                 player: Player {
                     character: stored
@@ -568,7 +720,7 @@ impl Store {
             Some(Ok(c)) => Some(c),
             Some(Err(e)) => {
                 eprintln!("zonegraph: host hook: character of {user}: {e:#}");
-                let notices = self.read(|c| Ok(word_notices(db::queued_notices(c, user)?)))?;
+                let notices = self.read(|c| Ok(word_notices(c.queued_notices(user)?)))?;
                 return Ok((
                     Answer {
                         notices,
@@ -606,7 +758,7 @@ impl Store {
                 syntax: Syntax::Chat,
                 authority: s.authority(user),
             };
-            let zones = self.zones_for(player.run.as_ref());
+            let zones = self.zones_for(player.run.as_ref())?;
             let game = match hook {
                 None => Game::BuiltIn,
                 Some(_) => Game::Host(decision.as_ref()),
@@ -635,7 +787,6 @@ impl Store {
             if player == before {
                 return Ok((Answer { notices, replies }, admin_edit));
             }
-            let legacy_cols = self.legacy_cols;
             let (u, after) = (user.to_string(), player.clone());
             let wrote = self.write(move |tx| {
                 let applied = write_player(
@@ -649,7 +800,6 @@ impl Store {
                     &replaced,
                     &after,
                     now,
-                    legacy_cols,
                 )?;
                 Ok(Wrote { applied, count: 0 })
             })?;
@@ -693,7 +843,10 @@ impl Store {
     /// Applies the fork timeout to every run whose fork is due, queueing the "picked for
     /// you" notices. Returns the users it moved on. `lock` serialises with their commands.
     pub fn due_users(&self, now: i64, fork_timeout_ms: i64) -> Result<Vec<String>> {
-        self.read(|c| db::users_with_forks_due(c, now.saturating_sub(fork_timeout_ms)))
+        // The sweeper's round also brings the zones served up to date with a publish made on
+        // another instance (for `GET /api/zones`; commands catch up by themselves).
+        self.catch_up()?;
+        self.read(|c| c.users_with_forks_due(now.saturating_sub(fork_timeout_ms)))
     }
 
     /// Applies the fork timeout to `user`'s run; true when it picked for them (the notice
@@ -716,7 +869,7 @@ impl Store {
                 syntax: Syntax::Chat,
                 authority: Authority::Player,
             };
-            let zones = self.zones_for(player.run.as_ref());
+            let zones = self.zones_for(player.run.as_ref())?;
             let Some(notice) = bot::sweep(&zones, &mut player, &cx) else {
                 return Ok(false);
             };
@@ -725,7 +878,6 @@ impl Store {
                 .as_ref()
                 .map(|r| r.run_id.clone())
                 .unwrap_or_default();
-            let legacy_cols = self.legacy_cols;
             let u = user.to_string();
             let wrote = self.write(move |tx| {
                 let applied = write_player(
@@ -739,10 +891,9 @@ impl Store {
                     &None,
                     &player,
                     now,
-                    legacy_cols,
                 )?;
                 if applied {
-                    db::push_notice(tx, &u, &run_id, &notice.text, &notice.html, now)?;
+                    tx.push_notice(&u, &run_id, &notice.text, &notice.html, now)?;
                 }
                 Ok(Wrote { applied, count: 0 })
             })?;
@@ -756,13 +907,13 @@ impl Store {
 
     /// Users with undelivered notices.
     pub fn users_with_notices(&self) -> Result<Vec<String>> {
-        self.read(db::users_with_notices)
+        self.read(|c| c.users_with_notices())
     }
 
     /// `user`'s queued notices, oldest first, in the core's words. They stay queued (and are
     /// handed out again) until acknowledged with [`Store::ack_notices`].
     pub fn notices(&self, user: &str) -> Result<Vec<Notice>> {
-        self.read(|c| Ok(word_notices(db::queued_notices(c, user)?)))
+        self.read(|c| Ok(word_notices(c.queued_notices(user)?)))
     }
 
     /// Marks `user`'s notices `ids` delivered (the transport confirmed them); returns how
@@ -775,7 +926,7 @@ impl Store {
         let wrote = self.write(move |tx| {
             Ok(Wrote {
                 applied: true,
-                count: db::ack_notices(tx, &u, &ids, now_ms())?,
+                count: tx.ack_notices(&u, &ids, now_ms())?,
             })
         })?;
         Ok(wrote.count)
@@ -787,7 +938,7 @@ impl Store {
         let (e, r) = (event_id.to_string(), room_id.to_string());
         let wrote = self.write(move |tx| {
             let now = now_ms();
-            let claimed = db::claim_event(tx, &e, &r, now)?;
+            let claimed = tx.claim_event(&e, &r, now)?;
             Ok(Wrote {
                 applied: claimed,
                 count: 0,
@@ -801,7 +952,7 @@ impl Store {
         let wrote = self.write(|tx| {
             Ok(Wrote {
                 applied: true,
-                count: db::prune_events(tx, now_ms() - db::EVENT_MEMORY_MS)?,
+                count: tx.prune_events(now_ms() - db::EVENT_MEMORY_MS)?,
             })
         })?;
         Ok(wrote.count)
@@ -809,7 +960,7 @@ impl Store {
 
     /// `user`'s direct-message room on Matrix, if known.
     pub fn dm_room(&self, user: &str) -> Result<Option<String>> {
-        self.read(|c| db::dm_room(c, user))
+        self.read(|c| c.dm_room(user))
     }
 
     /// Remembers (`Some`) or forgets (`None`: forget `room`) `user`'s direct-message room.
@@ -817,9 +968,9 @@ impl Store {
         let (u, r) = (user.to_string(), room.to_string());
         self.write(move |tx| {
             if known {
-                db::set_dm_room(tx, &u, &r, now_ms())?;
+                tx.set_dm_room(&u, &r, now_ms())?;
             } else {
-                db::forget_dm_room(tx, &u, &r)?;
+                tx.forget_dm_room(&u, &r)?;
             }
             Ok(Wrote {
                 applied: true,
@@ -829,12 +980,33 @@ impl Store {
         Ok(())
     }
 
+    /// Takes the right to run the Matrix sync for `bot` (a user id): on PostgreSQL, an
+    /// advisory lock only one instance holds, released when that instance dies or loses the
+    /// database; `None` while another instance holds it. On SQLite (one instance per file)
+    /// it is always granted.
+    pub fn hold_sync_lock(&self, bot: &str) -> Result<Option<SyncLock>> {
+        match &self.backend {
+            Backend::Sqlite { .. } => Ok(Some(SyncLock(None))),
+            Backend::Postgres { pg, .. } => Ok(pg
+                .try_hold(db::pg::lock_key(&format!("zonegraph matrix sync {bot}")))?
+                .map(|h| SyncLock(Some(h)))),
+        }
+    }
+
+    /// Whether `lock` is still held (its connection to the database is alive).
+    pub fn still_holds(&self, lock: &SyncLock) -> bool {
+        match (&self.backend, &lock.0) {
+            (Backend::Postgres { pg, .. }, Some(held)) => pg.still_holds(held),
+            _ => true,
+        }
+    }
+
     /// The user whose run a link token names; `None` for an unknown token.
     pub fn run_owner(&self, token: &str) -> Result<Option<String>> {
         if !is_token(token) {
             return Ok(None);
         }
-        self.read(|c| Ok(db::run_by_token(c, token)?.map(|s| s.user_id)))
+        self.read(|c| Ok(c.run_by_token(token)?.map(|s| s.user_id)))
     }
 
     /// The player's view of the run a link token names; `None` for an unknown token.
@@ -843,10 +1015,11 @@ impl Store {
             return Ok(None);
         }
         let Some((stored, character)) = self.read(|c| {
-            let Some(stored) = db::run_by_token(c, token)? else {
+            let Some(stored) = c.run_by_token(token)? else {
                 return Ok(None);
             };
-            let character = db::character(c, &stored.user_id)?
+            let character = c
+                .character(&stored.user_id)?
                 .map(|s| s.character)
                 .unwrap_or_else(|| self.game.new_character());
             Ok(Some((stored, character)))
@@ -854,7 +1027,7 @@ impl Store {
         else {
             return Ok(None);
         };
-        let zones = self.zones_for(Some(&stored.run));
+        let zones = self.zones_for(Some(&stored.run))?;
         let Some(zone) = zones.iter().find(|z| z.id == stored.run.zone_id) else {
             return Ok(None);
         };
@@ -865,14 +1038,14 @@ impl Store {
 
     /// Every stored run (tests and checks).
     pub fn all_runs(&self) -> Result<Vec<StoredRun>> {
-        self.read(db::all_runs)
+        self.read(|c| c.all_runs())
     }
 
     /// Whether a write can be made (for `/healthz`): a one-row write committed through the
     /// writer, like every command's.
     pub fn healthy(&self) -> Result<()> {
         self.write(|tx| {
-            db::health_write(tx, now_ms())?;
+            tx.health_write(now_ms())?;
             Ok(Wrote {
                 applied: true,
                 count: 0,
@@ -887,13 +1060,13 @@ impl Store {
 /// [`log_edit`] once committed. The row is written by compare-and-set on the version just read.
 /// A user with no sheet yet gets one with `starting` scores first.
 pub fn edit_character(
-    tx: &Connection,
+    tx: &mut dyn db::Tx,
     user: &str,
     edit: &CharEdit,
     now: i64,
     starting: [i32; 6],
 ) -> Result<Result<Character, Refusal>> {
-    let stored = db::character(tx, user)?;
+    let stored = tx.character(user)?;
     let version = stored.as_ref().map(|s| s.version);
     let mut character = stored
         .map(|s| s.character)
@@ -901,7 +1074,7 @@ pub fn edit_character(
     if let Err(refusal) = character.edit(edit) {
         return Ok(Err(refusal));
     }
-    if !db::put_character_cas(tx, user, &character, version, now)? {
+    if !tx.put_character_cas(user, &character, version, now)? {
         bail!("the character of {user} changed under the edit; try again");
     }
     Ok(Ok(character))
@@ -928,19 +1101,18 @@ struct Rows<'a> {
 /// compare-and-set failed (the caller drops the transaction and retries).
 #[allow(clippy::too_many_arguments)] // one player's before/after snapshot
 fn write_player(
-    tx: &Connection,
+    tx: &mut dyn db::Tx,
     user: &str,
     rows: Rows<'_>,
     before: &Player,
     replaced: &Option<Run>,
     after: &Player,
     now: i64,
-    legacy_cols: db::LegacyColumns,
 ) -> Result<bool> {
     let stored = rows.run;
     // A player's first sheet is stored at their first command, as the rules started it.
     if (after.character != before.character || rows.character_version.is_none())
-        && !db::put_character_cas(tx, user, &after.character, rows.character_version, now)?
+        && !tx.put_character_cas(user, &after.character, rows.character_version, now)?
     {
         return Ok(false);
     }
@@ -952,7 +1124,7 @@ fn write_player(
     if same_run(&before.run, &after.run) {
         if after.run != before.run
             && let (Some(row), Some(run)) = (stored, &after.run)
-            && !db::update_run_cas(tx, row.id, row.version, run, legacy_cols)?
+            && !tx.update_run_cas(row.id, row.version, run)?
         {
             return Ok(false);
         }
@@ -961,18 +1133,16 @@ fn write_player(
         // applied) first, then the new row.
         if replaced != &before.run
             && let (Some(row), Some(run)) = (stored, replaced)
-            && !db::update_run_cas(tx, row.id, row.version, run, legacy_cols)?
+            && !tx.update_run_cas(row.id, row.version, run)?
         {
             return Ok(false);
         }
-        if let Some(run) = &after.run {
-            match db::insert_run(tx, user, run, legacy_cols) {
-                Ok(_) => {}
-                // Another writer started a run for this player meanwhile (the unique
-                // index on active runs): recompute.
-                Err(e) if is_constraint(&e) => return Ok(false),
-                Err(e) => return Err(e),
-            }
+        // Another writer started a run for this player meanwhile (the unique index on
+        // active runs): recompute.
+        if let Some(run) = &after.run
+            && tx.insert_run(user, run)?.is_none()
+        {
+            return Ok(false);
         }
     }
     Ok(true)
@@ -1035,7 +1205,7 @@ struct Wrote {
     count: usize,
 }
 
-type Work = Box<dyn FnOnce(&Connection) -> Result<Wrote> + Send>;
+type Work = Box<dyn FnOnce(&mut dyn db::Tx) -> Result<Wrote> + Send>;
 
 struct WriteJob {
     work: Work,
@@ -1051,7 +1221,7 @@ const MAX_BATCH: usize = 64;
 /// commits once. Only after that commit (and its fsync) is any job's result sent, so every
 /// reply still waits for its write to be durable; a failed commit fails every job of the
 /// batch. Under load, one fsync covers many players' moves; alone, a job commits at once.
-fn spawn_writer(mut conn: Connection) -> Result<mpsc::Sender<WriteJob>> {
+fn spawn_writer(mut conn: Connection, legacy: db::LegacyColumns) -> Result<mpsc::Sender<WriteJob>> {
     let (tx, rx) = mpsc::channel::<WriteJob>();
     std::thread::Builder::new()
         .name("zonegraph-writer".into())
@@ -1064,14 +1234,14 @@ fn spawn_writer(mut conn: Connection) -> Result<mpsc::Sender<WriteJob>> {
                         Err(_) => break,
                     }
                 }
-                run_batch(&mut conn, batch);
+                run_batch(&mut conn, legacy, batch);
             }
         })
         .context("cannot start the database writer")?;
     Ok(tx)
 }
 
-fn run_batch(conn: &mut Connection, batch: Vec<WriteJob>) {
+fn run_batch(conn: &mut Connection, legacy: db::LegacyColumns, batch: Vec<WriteJob>) {
     let mut done = Vec::with_capacity(batch.len());
     let mut tx = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
         Ok(tx) => tx,
@@ -1092,9 +1262,10 @@ fn run_batch(conn: &mut Connection, batch: Vec<WriteJob>) {
             let result = match tx.savepoint() {
                 Ok(mut sp) => {
                     // A panicking job must not take the writer (and every later write) down.
-                    let r =
-                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (job.work)(&sp)))
-                            .unwrap_or_else(|_| Err(anyhow::anyhow!("a write job panicked")));
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        (job.work)(&mut db::Lite { conn: &sp, legacy })
+                    }))
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a write job panicked")));
                     match &r {
                         Ok(w) if w.applied => {
                             sp.commit().map(|()| r).unwrap_or_else(|e| Err(e.into()))
@@ -1124,16 +1295,6 @@ fn run_batch(conn: &mut Connection, batch: Vec<WriteJob>) {
     if let Err(e) = committed {
         eprintln!("zonegraph: a write transaction failed: {e:#}");
     }
-}
-
-fn is_constraint(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        matches!(
-            c.downcast_ref::<rusqlite::Error>(),
-            Some(rusqlite::Error::SqliteFailure(f, _))
-                if f.code == rusqlite::ErrorCode::ConstraintViolation
-        )
-    })
 }
 
 /// A run-map link token: 32 lowercase hex digits.

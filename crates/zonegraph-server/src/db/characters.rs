@@ -20,9 +20,9 @@ pub struct StoredCharacter {
 /// `keys_json`: the list of keys, or `{"keys": [...], "xp": n}` once the character has
 /// experience (the table has no column for it; a list reads as no XP).
 #[derive(Debug, Default, serde::Serialize)]
-struct Keys {
-    keys: BTreeSet<String>,
-    xp: u32,
+pub(super) struct Keys {
+    pub(super) keys: BTreeSet<String>,
+    pub(super) xp: u32,
 }
 
 impl<'de> serde::Deserialize<'de> for Keys {
@@ -44,7 +44,7 @@ impl<'de> serde::Deserialize<'de> for Keys {
     }
 }
 
-fn keys_json(c: &Character) -> Result<String> {
+pub(super) fn keys_json(c: &Character) -> Result<String> {
     Ok(if c.xp == 0 {
         serde_json::to_string(&c.keys)?
     } else {

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use zonegraph_core::engine::{EncounterCheck, Outcome, PendingEncounter, PendingFork, Run};
 use zonegraph_core::zone::NodeId;
 
-use super::{json_col, random_hex};
+use super::random_hex;
 
 /// A run row: the engine's run plus what only the server keeps.
 #[derive(Clone, Debug, PartialEq)]
@@ -29,65 +29,146 @@ pub const RUN_SELECT: &str = "SELECT rowid, user_id, version, link_token, run_id
     revealed_secrets, started_at_ms, last_action_at_ms, completed_at_ms, boss_defeated,
     abandoned, outcome, missed_passages FROM dnd_zone_run";
 
+/// A run row's columns as stored, the same on every database: JSON lists and maps as text.
+#[derive(Debug)]
+pub struct RunColumns {
+    pub id: i64,
+    pub user_id: String,
+    pub version: i64,
+    pub link_token: String,
+    pub run_id: String,
+    pub zone_id: String,
+    pub current_node: String,
+    pub visited_nodes: String,
+    pub node_choices: String,
+    pub cleared_regions: String,
+    pub harvested_nodes: String,
+    pub keys_granted: String,
+    pub revealed_secrets: String,
+    pub started_at_ms: i64,
+    pub last_action_at_ms: i64,
+    pub completed_at_ms: Option<i64>,
+    pub boss_defeated: bool,
+    pub abandoned: bool,
+    pub outcome: String,
+    pub missed_passages: String,
+}
+
+/// Which column of a run row did not decode, and why.
+#[derive(Debug)]
+pub struct BadColumn {
+    pub column: &'static str,
+    pub error: serde_json::Error,
+}
+
+impl std::fmt::Display for BadColumn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "bad {} in a run row: {}", self.column, self.error)
+    }
+}
+
+impl std::error::Error for BadColumn {}
+
+impl RunColumns {
+    /// The stored run these columns hold.
+    pub fn decode(self) -> Result<StoredRun, BadColumn> {
+        fn json<T: serde::de::DeserializeOwned>(
+            column: &'static str,
+            text: &str,
+        ) -> Result<T, BadColumn> {
+            serde_json::from_str(text).map_err(|error| BadColumn { column, error })
+        }
+        let mut node_choices: serde_json::Value = json("node_choices", &self.node_choices)?;
+        let bad = |error| BadColumn {
+            column: "node_choices",
+            error,
+        };
+        let game: RunGame = match node_choices
+            .as_object_mut()
+            .and_then(|o| o.remove(GAME_KEY))
+        {
+            Some(v) => serde_json::from_value(v).map_err(bad)?,
+            None => RunGame::default(),
+        };
+        let pending_fork: Option<PendingFork> = if node_choices
+            .as_object()
+            .is_none_or(|o| o.is_empty() || is_gogobee_choices(o))
+        {
+            // A fork in gogobee's shape is carried over by the warm-up
+            // (`crate::db::warm_up_legacy`); one it could not carry stays as gogobee wrote it
+            // and reads as no fork.
+            None
+        } else {
+            Some(serde_json::from_value(node_choices).map_err(bad)?)
+        };
+        let outcome: Option<Outcome> = if self.outcome.is_empty() {
+            None
+        } else {
+            Some(
+                serde_json::from_value(self.outcome.into()).map_err(|error| BadColumn {
+                    column: "outcome",
+                    error,
+                })?,
+            )
+        };
+        Ok(StoredRun {
+            id: self.id,
+            user_id: self.user_id,
+            version: self.version,
+            link_token: self.link_token,
+            run: Run {
+                run_id: self.run_id,
+                zone_id: self.zone_id,
+                current_node: NodeId(self.current_node),
+                visited_nodes: json("visited_nodes", &self.visited_nodes)?,
+                pending_fork,
+                cleared_regions: json("cleared_regions", &self.cleared_regions)?,
+                harvested: json("harvested_nodes", &self.harvested_nodes)?,
+                keys_granted: json("keys_granted", &self.keys_granted)?,
+                revealed_secrets: json("revealed_secrets", &self.revealed_secrets)?,
+                missed_passages: json("missed_passages", &self.missed_passages)?,
+                encounter: game.encounter,
+                wounds: game.wounds,
+                xp_earned: game.xp_earned,
+                loot: game.loot,
+                last_check: game.last_check,
+                started_at: self.started_at_ms,
+                last_action_at: self.last_action_at_ms,
+                completed_at: self.completed_at_ms,
+                boss_defeated: self.boss_defeated,
+                abandoned: self.abandoned,
+                outcome,
+            },
+        })
+    }
+}
+
 /// Reads a row selected with [`RUN_SELECT`].
 pub fn run_from_row(r: &Row) -> rusqlite::Result<StoredRun> {
-    let mut node_choices: serde_json::Value = json_col(r, 8)?;
-    let bad = |e: serde_json::Error| {
-        rusqlite::Error::FromSqlConversionFailure(8, rusqlite::types::Type::Text, e.into())
-    };
-    let game: RunGame = match node_choices
-        .as_object_mut()
-        .and_then(|o| o.remove(GAME_KEY))
-    {
-        Some(v) => serde_json::from_value(v).map_err(bad)?,
-        None => RunGame::default(),
-    };
-    let pending_fork: Option<PendingFork> = if node_choices
-        .as_object()
-        .is_none_or(|o| o.is_empty() || is_gogobee_choices(o))
-    {
-        // A fork in gogobee's shape is carried over by the warm-up (`crate::db::warm_up_legacy`);
-        // one it could not carry stays as gogobee wrote it and reads as no fork.
-        None
-    } else {
-        Some(serde_json::from_value(node_choices).map_err(bad)?)
-    };
-    let outcome: String = r.get(18)?;
-    let outcome: Option<Outcome> = if outcome.is_empty() {
-        None
-    } else {
-        Some(serde_json::from_value(outcome.into()).map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(18, rusqlite::types::Type::Text, e.into())
-        })?)
-    };
-    Ok(StoredRun {
+    let columns = RunColumns {
         id: r.get(0)?,
         user_id: r.get(1)?,
         version: r.get(2)?,
         link_token: r.get(3)?,
-        run: Run {
-            run_id: r.get(4)?,
-            zone_id: r.get(5)?,
-            current_node: NodeId(r.get(6)?),
-            visited_nodes: json_col(r, 7)?,
-            pending_fork,
-            cleared_regions: json_col(r, 9)?,
-            harvested: json_col(r, 10)?,
-            keys_granted: json_col(r, 11)?,
-            revealed_secrets: json_col(r, 12)?,
-            missed_passages: json_col(r, 19)?,
-            encounter: game.encounter,
-            wounds: game.wounds,
-            xp_earned: game.xp_earned,
-            loot: game.loot,
-            last_check: game.last_check,
-            started_at: r.get(13)?,
-            last_action_at: r.get(14)?,
-            completed_at: r.get(15)?,
-            boss_defeated: r.get(16)?,
-            abandoned: r.get(17)?,
-            outcome,
-        },
+        run_id: r.get(4)?,
+        zone_id: r.get(5)?,
+        current_node: r.get(6)?,
+        visited_nodes: r.get(7)?,
+        node_choices: r.get(8)?,
+        cleared_regions: r.get(9)?,
+        harvested_nodes: r.get(10)?,
+        keys_granted: r.get(11)?,
+        revealed_secrets: r.get(12)?,
+        started_at_ms: r.get(13)?,
+        last_action_at_ms: r.get(14)?,
+        completed_at_ms: r.get(15)?,
+        boss_defeated: r.get(16)?,
+        abandoned: r.get(17)?,
+        outcome: r.get(18)?,
+        missed_passages: r.get(19)?,
+    };
+    columns.decode().map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, e.into())
     })
 }
 
@@ -181,23 +262,23 @@ fn datetime_sql(p: usize) -> String {
 }
 
 /// The column values of a run, in the order of [`RUN_WRITE_COLUMNS`].
-struct RunValues {
-    current_node: String,
-    visited: String,
-    choices: String,
-    cleared: String,
-    harvested: String,
-    keys: String,
-    revealed: String,
-    missed: String,
-    outcome: String,
-    fork_created: Option<i64>,
+pub(super) struct RunValues {
+    pub(super) current_node: String,
+    pub(super) visited: String,
+    pub(super) choices: String,
+    pub(super) cleared: String,
+    pub(super) harvested: String,
+    pub(super) keys: String,
+    pub(super) revealed: String,
+    pub(super) missed: String,
+    pub(super) outcome: String,
+    pub(super) fork_created: Option<i64>,
     /// Written beside `current_node` while the old columns exist, so an older bot reading the
     /// same database still finds the run.
-    current_room: i64,
+    pub(super) current_room: i64,
 }
 
-fn values(run: &Run) -> Result<RunValues> {
+pub(super) fn values(run: &Run) -> Result<RunValues> {
     Ok(RunValues {
         current_node: run.current_node.0.clone(),
         visited: serde_json::to_string(&run.visited_nodes)?,

@@ -90,7 +90,7 @@ CREATE TABLE IF NOT EXISTS dnd_zone_run (
 
 /// The run-state columns of `dnd_zone_run` (the graph's three, then the rest of the engine's run),
 /// added when missing so a legacy table and a new one end up alike.
-const RUN_COLUMNS: &[(&str, &str)] = &[
+pub(super) const RUN_COLUMNS: &[(&str, &str)] = &[
     // Where the run is, where it has been, and the fork waiting for the player.
     ("current_node", "TEXT NOT NULL DEFAULT ''"),
     ("visited_nodes", "TEXT NOT NULL DEFAULT '[]'"),
@@ -150,6 +150,16 @@ CREATE TABLE matrix_dm (
 );
 "#;
 
+/// Version 6: a counter raised by every import of the zones, so instances sharing one
+/// database (PostgreSQL) notice that another published or reloaded them and load them again.
+const SCHEMA_V6: &str = r#"
+CREATE TABLE zone_version (
+    id             INTEGER PRIMARY KEY CHECK (id = 1),
+    version        INTEGER NOT NULL
+);
+INSERT INTO zone_version (id, version) VALUES (1, 0);
+"#;
+
 /// One schema migration: SQL, or a step that inspects the database first.
 enum Migration {
     Sql(&'static str),
@@ -165,6 +175,7 @@ const MIGRATIONS: &[Migration] = &[
     // Version 4: `missed_passages` (the step adds whatever run column is missing).
     Migration::Step(add_run_columns),
     Migration::Sql(SCHEMA_V5),
+    Migration::Sql(SCHEMA_V6),
 ];
 
 /// The schema version this build writes.

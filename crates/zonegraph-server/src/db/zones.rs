@@ -9,9 +9,109 @@ use zonegraph_core::Diagnostic;
 use zonegraph_core::format::{ContentFile, EdgeFile, LockKind, NodeFile, RegionFile, ZoneFile};
 use zonegraph_core::zone::{self, Zone};
 
+/// A zone's rows, the same on both databases: `zone_meta`, its `zone_node`s in file order,
+/// its `zone_edge`s in file order.
+#[derive(Debug)]
+pub struct ZoneRows {
+    pub meta: MetaRow,
+    pub nodes: Vec<NodeRow>,
+    pub edges: Vec<EdgeRow>,
+}
+
+/// A `zone_meta` row (the order of the zone files is `ord`; `imported_at_ms` is the caller's).
+#[derive(Debug)]
+pub struct MetaRow {
+    pub zone_id: String,
+    pub ord: i64,
+    pub name: String,
+    pub tier: i64,
+    pub min_level: i64,
+    pub max_level: i64,
+    pub regions_json: String,
+    pub allow_loops: bool,
+    pub legacy: bool,
+    pub source_file: String,
+}
+
+/// A `zone_node` row.
+#[derive(Debug)]
+pub struct NodeRow {
+    pub node_id: String,
+    pub region_id: String,
+    pub kind: String,
+    pub label: String,
+    pub is_entry: bool,
+    pub is_boss: bool,
+    pub pos_x: i64,
+    pub pos_y: i64,
+    pub content_json: String,
+}
+
+/// A `zone_edge` row.
+#[derive(Debug)]
+pub struct EdgeRow {
+    pub from_node: String,
+    pub to_node: String,
+    pub lock_kind: String,
+    pub lock_data_json: String,
+    pub hint: String,
+    pub weight: i64,
+}
+
+/// The rows of `zones` (`(source file, zone)`, in order).
+pub fn zone_rows(zones: &[(String, Zone)]) -> Result<Vec<ZoneRows>> {
+    let mut out = Vec::with_capacity(zones.len());
+    for (ord, (source, zone)) in zones.iter().enumerate() {
+        let file = zone.to_file();
+        let mut nodes = Vec::new();
+        for n in file.nodes.as_deref().unwrap_or_default() {
+            nodes.push(NodeRow {
+                node_id: n.node_id.clone(),
+                region_id: n.region_id.clone(),
+                kind: n.kind.as_str().to_string(),
+                label: n.label.clone(),
+                is_entry: n.is_entry,
+                is_boss: n.is_boss,
+                pos_x: i64::from(n.pos_x.unwrap_or(0)),
+                pos_y: i64::from(n.pos_y.unwrap_or(0)),
+                content_json: content_json(n)?,
+            });
+        }
+        let mut edges = Vec::new();
+        for e in file.edges.as_deref().unwrap_or_default() {
+            edges.push(EdgeRow {
+                from_node: e.from_node.clone(),
+                to_node: e.to_node.clone(),
+                lock_kind: e.lock_kind.as_str().to_string(),
+                lock_data_json: serde_json::to_string(&e.lock_data)?,
+                hint: e.hint.clone(),
+                weight: i64::from(e.weight),
+            });
+        }
+        out.push(ZoneRows {
+            meta: MetaRow {
+                zone_id: file.zone_id.clone(),
+                ord: ord as i64,
+                name: file.name.clone(),
+                tier: i64::from(file.tier),
+                min_level: i64::from(file.min_level),
+                max_level: i64::from(file.max_level),
+                regions_json: serde_json::to_string(&file.regions)?,
+                allow_loops: file.allow_loops,
+                legacy: zone.legacy,
+                source_file: source.clone(),
+            },
+            nodes,
+            edges,
+        });
+    }
+    Ok(out)
+}
+
 /// Replaces every zone in the tables with `zones` (`(source file, zone)`, in order), in one
 /// transaction: the folder is the source of truth.
 pub fn import_zones(conn: &mut Connection, zones: &[(String, Zone)], now: i64) -> Result<()> {
+    let rows = zone_rows(zones)?;
     let tx = conn.transaction()?;
     tx.execute_batch("DELETE FROM zone_edge; DELETE FROM zone_node; DELETE FROM zone_meta;")?;
     {
@@ -28,49 +128,54 @@ pub fn import_zones(conn: &mut Connection, zones: &[(String, Zone)], now: i64) -
             "INSERT INTO zone_edge (zone_id, from_node, to_node, lock_kind, lock_data_json,
                hint, weight) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?;
-        for (ord, (source, zone)) in zones.iter().enumerate() {
-            let file = zone.to_file();
+        for ZoneRows {
+            meta: m,
+            nodes,
+            edges,
+        } in &rows
+        {
             meta.execute(params![
-                file.zone_id,
-                ord as i64,
-                file.name,
-                file.tier,
-                file.min_level,
-                file.max_level,
-                serde_json::to_string(&file.regions)?,
-                file.allow_loops,
-                zone.legacy,
-                source,
+                m.zone_id,
+                m.ord,
+                m.name,
+                m.tier,
+                m.min_level,
+                m.max_level,
+                m.regions_json,
+                m.allow_loops,
+                m.legacy,
+                m.source_file,
                 now
             ])?;
-            for n in file.nodes.as_deref().unwrap_or_default() {
+            for n in nodes {
                 node.execute(params![
                     n.node_id,
-                    file.zone_id,
+                    m.zone_id,
                     n.region_id,
-                    n.kind.as_str(),
+                    n.kind,
                     n.label,
                     n.is_entry,
                     n.is_boss,
-                    n.pos_x.unwrap_or(0),
-                    n.pos_y.unwrap_or(0),
-                    content_json(n)?,
+                    n.pos_x,
+                    n.pos_y,
+                    n.content_json,
                 ])
                 .with_context(|| format!("cannot store room {}", n.node_id))?;
             }
-            for e in file.edges.as_deref().unwrap_or_default() {
+            for e in edges {
                 edge.execute(params![
-                    file.zone_id,
+                    m.zone_id,
                     e.from_node,
                     e.to_node,
-                    e.lock_kind.as_str(),
-                    serde_json::to_string(&e.lock_data)?,
+                    e.lock_kind,
+                    e.lock_data_json,
                     e.hint,
                     e.weight
                 ])?;
             }
         }
     }
+    tx.execute("UPDATE zone_version SET version = version + 1", [])?;
     tx.commit()?;
     Ok(())
 }
@@ -88,130 +193,150 @@ fn content_json(n: &NodeFile) -> Result<String> {
     Ok(v.to_string())
 }
 
-/// `zone_meta`: id, name, tier, min_level, max_level, regions_json, allow_loops, legacy.
-type MetaRow = (String, String, u8, u32, u32, String, bool, bool);
-
 /// Loads every zone from the tables (not from the files): the runtime graphs. A zone whose
 /// rows do not build cleanly is an error naming it.
 pub fn load_zones(conn: &Connection) -> Result<Vec<Zone>> {
     let mut metas = conn.prepare(
-        "SELECT zone_id, name, tier, min_level, max_level, regions_json, allow_loops, legacy
+        "SELECT zone_id, ord, name, tier, min_level, max_level, regions_json, allow_loops,
+           legacy, source_file
          FROM zone_meta ORDER BY ord, zone_id",
     )?;
     let mut nodes = conn.prepare(
-        "SELECT node_id, kind, label, is_entry, is_boss, region_id, pos_x, pos_y, content_json
+        "SELECT node_id, region_id, kind, label, is_entry, is_boss, pos_x, pos_y, content_json
          FROM zone_node WHERE zone_id = ?1 ORDER BY rowid",
     )?;
     let mut edges = conn.prepare(
         "SELECT from_node, to_node, lock_kind, lock_data_json, hint, weight
          FROM zone_edge WHERE zone_id = ?1 ORDER BY edge_id",
     )?;
-    let rows: Vec<MetaRow> = metas
+    let metas: Vec<MetaRow> = metas
         .query_map([], |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-                r.get(6)?,
-                r.get(7)?,
-            ))
+            Ok(MetaRow {
+                zone_id: r.get(0)?,
+                ord: r.get(1)?,
+                name: r.get(2)?,
+                tier: r.get(3)?,
+                min_level: r.get(4)?,
+                max_level: r.get(5)?,
+                regions_json: r.get(6)?,
+                allow_loops: r.get(7)?,
+                legacy: r.get(8)?,
+                source_file: r.get(9)?,
+            })
         })?
         .collect::<rusqlite::Result<_>>()?;
-    let mut out = Vec::with_capacity(rows.len());
-    for (zone_id, name, tier, min_level, max_level, regions_json, allow_loops, legacy) in rows {
-        let bad = |what: &str| format!("zone {zone_id}: bad {what} in the database");
-        let regions: Vec<RegionFile> =
-            serde_json::from_str(&regions_json).with_context(|| bad("regions_json"))?;
-        let node_rows = nodes
-            .query_map([&zone_id], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, bool>(3)?,
-                    r.get::<_, bool>(4)?,
-                    r.get::<_, String>(5)?,
-                    r.get::<_, i32>(6)?,
-                    r.get::<_, i32>(7)?,
-                    r.get::<_, String>(8)?,
-                ))
+    let mut out = Vec::with_capacity(metas.len());
+    for meta in metas {
+        let nodes = nodes
+            .query_map([&meta.zone_id], |r| {
+                Ok(NodeRow {
+                    node_id: r.get(0)?,
+                    region_id: r.get(1)?,
+                    kind: r.get(2)?,
+                    label: r.get(3)?,
+                    is_entry: r.get(4)?,
+                    is_boss: r.get(5)?,
+                    pos_x: r.get(6)?,
+                    pos_y: r.get(7)?,
+                    content_json: r.get(8)?,
+                })
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
-        let mut node_files = Vec::with_capacity(node_rows.len());
-        for (node_id, kind, label, is_entry, is_boss, region_id, x, y, content) in node_rows {
-            let mut content: serde_json::Map<String, serde_json::Value> =
-                serde_json::from_str(&content)
-                    .with_context(|| bad(&format!("content_json of {node_id}")))?;
-            let hinted = content.remove("pos_hint") != Some(false.into());
-            let content: ContentFile = serde_json::from_value(content.into())
-                .with_context(|| bad(&format!("content_json of {node_id}")))?;
-            node_files.push(NodeFile {
-                kind: serde_json::from_value(kind.into())
-                    .with_context(|| bad(&format!("kind of {node_id}")))?,
-                node_id,
-                label,
-                is_entry,
-                is_boss,
-                region_id,
-                pos_x: hinted.then_some(x),
-                pos_y: hinted.then_some(y),
-                content,
-            });
-        }
-        let edge_rows = edges
-            .query_map([&zone_id], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, String>(4)?,
-                    r.get::<_, i32>(5)?,
-                ))
+        let edges = edges
+            .query_map([&meta.zone_id], |r| {
+                Ok(EdgeRow {
+                    from_node: r.get(0)?,
+                    to_node: r.get(1)?,
+                    lock_kind: r.get(2)?,
+                    lock_data_json: r.get(3)?,
+                    hint: r.get(4)?,
+                    weight: r.get(5)?,
+                })
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
-        let mut edge_files = Vec::with_capacity(edge_rows.len());
-        for (from_node, to_node, lock_kind, lock_data, hint, weight) in edge_rows {
-            let lock_kind: LockKind = serde_json::from_value(lock_kind.into())
-                .with_context(|| bad(&format!("lock_kind of {from_node} -> {to_node}")))?;
-            let lock_data: BTreeMap<String, serde_json::Value> =
-                serde_json::from_str(&lock_data)
-                    .with_context(|| bad(&format!("lock_data_json of {from_node} -> {to_node}")))?;
-            edge_files.push(EdgeFile {
-                from_node,
-                to_node,
-                lock_kind,
-                lock_data,
-                hint,
-                weight,
-            });
-        }
-        let file = ZoneFile {
-            schema: None,
-            format: zonegraph_core::format::FORMAT_VERSION,
-            zone_id: zone_id.clone(),
-            name,
-            tier,
-            min_level,
-            max_level,
-            regions,
-            allow_loops,
-            nodes: Some(node_files),
-            edges: Some(edge_files),
-            room_kinds: None,
-        };
-        let (mut zone, findings) = zone::build(&file);
-        if let Some(d) = findings.iter().find(|d: &&Diagnostic| d.is_error()) {
-            bail!(
-                "zone {zone_id} in the database does not build: {}",
-                d.message
-            );
-        }
-        zone.legacy = legacy;
-        out.push(zone);
+        out.push(zone_from_rows(ZoneRows { meta, nodes, edges })?);
     }
     Ok(out)
+}
+
+/// The runtime graph of a zone's rows; rows that do not build cleanly are an error naming the
+/// zone and what is wrong.
+pub fn zone_from_rows(rows: ZoneRows) -> Result<Zone> {
+    let ZoneRows { meta, nodes, edges } = rows;
+    let zone_id = meta.zone_id;
+    let bad = |what: &str| format!("zone {zone_id}: bad {what} in the database");
+    let int = |v: i64, what: &str| -> Result<i32> { i32::try_from(v).with_context(|| bad(what)) };
+    let regions: Vec<RegionFile> =
+        serde_json::from_str(&meta.regions_json).with_context(|| bad("regions_json"))?;
+    let mut node_files = Vec::with_capacity(nodes.len());
+    for n in nodes {
+        let node_id = n.node_id;
+        let mut content: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(&n.content_json)
+                .with_context(|| bad(&format!("content_json of {node_id}")))?;
+        let hinted = content.remove("pos_hint") != Some(false.into());
+        let content: ContentFile = serde_json::from_value(content.into())
+            .with_context(|| bad(&format!("content_json of {node_id}")))?;
+        node_files.push(NodeFile {
+            kind: serde_json::from_value(n.kind.into())
+                .with_context(|| bad(&format!("kind of {node_id}")))?,
+            label: n.label,
+            is_entry: n.is_entry,
+            is_boss: n.is_boss,
+            region_id: n.region_id,
+            pos_x: if hinted {
+                Some(int(n.pos_x, "pos_x")?)
+            } else {
+                None
+            },
+            pos_y: if hinted {
+                Some(int(n.pos_y, "pos_y")?)
+            } else {
+                None
+            },
+            content,
+            node_id,
+        });
+    }
+    let mut edge_files = Vec::with_capacity(edges.len());
+    for e in edges {
+        let (from, to) = (&e.from_node, &e.to_node);
+        let lock_kind: LockKind = serde_json::from_value(e.lock_kind.clone().into())
+            .with_context(|| bad(&format!("lock_kind of {from} -> {to}")))?;
+        let lock_data: BTreeMap<String, serde_json::Value> =
+            serde_json::from_str(&e.lock_data_json)
+                .with_context(|| bad(&format!("lock_data_json of {from} -> {to}")))?;
+        let weight = int(e.weight, "weight")?;
+        edge_files.push(EdgeFile {
+            from_node: e.from_node,
+            to_node: e.to_node,
+            lock_kind,
+            lock_data,
+            hint: e.hint,
+            weight,
+        });
+    }
+    let file = ZoneFile {
+        schema: None,
+        format: zonegraph_core::format::FORMAT_VERSION,
+        zone_id: zone_id.clone(),
+        name: meta.name,
+        tier: u8::try_from(meta.tier).with_context(|| bad("tier"))?,
+        min_level: u32::try_from(meta.min_level).with_context(|| bad("min_level"))?,
+        max_level: u32::try_from(meta.max_level).with_context(|| bad("max_level"))?,
+        regions,
+        allow_loops: meta.allow_loops,
+        nodes: Some(node_files),
+        edges: Some(edge_files),
+        room_kinds: None,
+    };
+    let (mut zone, findings) = zone::build(&file);
+    if let Some(d) = findings.iter().find(|d: &&Diagnostic| d.is_error()) {
+        bail!(
+            "zone {zone_id} in the database does not build: {}",
+            d.message
+        );
+    }
+    zone.legacy = meta.legacy;
+    Ok(zone)
 }

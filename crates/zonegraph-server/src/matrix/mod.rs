@@ -21,6 +21,7 @@ mod send;
 mod session;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, bail};
@@ -265,6 +266,72 @@ pub async fn run(client: Client, bot: Bot, settings: SyncSettings) {
     }
 }
 
+/// How often an instance that waits for the sync lock asks again, and how often the one
+/// that holds it checks that it still does: a dead instance is replaced within about
+/// `LOCK_EVERY` plus a login.
+const LOCK_EVERY: Duration = Duration::from_secs(5);
+
+/// Starts the bot on `runtime` (the server's) as [`start`] does once this instance holds the
+/// sync lock for the bot account ([`crate::store::Store::hold_sync_lock`]): with several
+/// instances on one PostgreSQL database exactly one syncs; when it dies or loses the database
+/// another takes over, and the handled-event claims they share keep any event from being
+/// answered twice. Returns at once; the task runs until the server stops.
+pub fn start_when_held(
+    runtime: &tokio::runtime::Handle,
+    state: &AppState,
+    config: &Config,
+) -> tokio::task::JoinHandle<()> {
+    let (state, config) = (state.clone(), config.clone());
+    runtime.spawn(async move {
+        let user = config.user.clone();
+        let mut waiting_said = false;
+        loop {
+            let u = user.clone();
+            let lock = match state.blocking(move |s| s.hold_sync_lock(&u)).await {
+                Ok(Some(lock)) => lock,
+                Ok(None) => {
+                    if !waiting_said {
+                        eprintln!("zonegraph: matrix: another instance runs {user}; standing by");
+                        waiting_said = true;
+                    }
+                    tokio::time::sleep(LOCK_EVERY).await;
+                    continue;
+                }
+                Err(e) => {
+                    eprintln!("zonegraph: matrix: cannot take the sync lock: {e:#}");
+                    tokio::time::sleep(LOCK_EVERY).await;
+                    continue;
+                }
+            };
+            waiting_said = false;
+            let task = match started(&state, &config).await {
+                Ok((client, bot, settings)) => tokio::spawn(run(client, bot, settings)),
+                Err(e) => {
+                    eprintln!("zonegraph: matrix: cannot start: {e:#}");
+                    drop(lock);
+                    tokio::time::sleep(LOCK_EVERY * 6).await;
+                    continue;
+                }
+            };
+            let lock = Arc::new(lock);
+            loop {
+                tokio::time::sleep(LOCK_EVERY).await;
+                let l = lock.clone();
+                let holds = state
+                    .blocking(move |s| Ok(s.still_holds(&l)))
+                    .await
+                    .unwrap_or(false);
+                if !holds {
+                    // Another instance may take over now: stop answering at once.
+                    task.abort();
+                    eprintln!("zonegraph: matrix: lost the sync lock (the database?); standing by");
+                    break;
+                }
+            }
+        }
+    })
+}
+
 /// Logs in (or resumes), syncs once and starts the bot on `runtime` (the server's),
 /// answering through `state`; returns once it listens.
 pub fn start(
@@ -272,7 +339,13 @@ pub fn start(
     state: &AppState,
     config: &Config,
 ) -> Result<tokio::task::JoinHandle<()>> {
-    let (client, bot, settings) = runtime.block_on(async {
+    let (client, bot, settings) = runtime.block_on(started(state, config))?;
+    Ok(runtime.spawn(run(client, bot, settings)))
+}
+
+/// The work of [`start`] up to the sync loop.
+async fn started(state: &AppState, config: &Config) -> Result<(Client, Bot, SyncSettings)> {
+    {
         let client = login(config).await?;
         let me = client
             .user_id()
@@ -291,8 +364,7 @@ pub fn start(
             bot.allow().describe()
         );
         anyhow::Ok((client, bot, settings))
-    })?;
-    Ok(runtime.spawn(run(client, bot, settings)))
+    }
 }
 
 /// Earlier versions kept each player's DM room in `<state>/rooms.json`; they move into the

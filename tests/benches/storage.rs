@@ -1,0 +1,219 @@
+//! The load benchmark on each database, side by side in one run: N players complete Crypt of
+//! Valdris runs through `POST /api/command` against SQLite, PostgreSQL with one instance, and
+//! PostgreSQL with two instances (players split between them), each followed by its bare
+//! ceiling: a loop of single-row update transactions with the same durability settings.
+//!
+//! `cargo bench -p zonegraph-tests --bench storage` (ZONEGRAPH_BENCH_PLAYERS, default 100;
+//! ZONEGRAPH_BENCH_RUNS, default 2). Needs PostgreSQL (`cargo xtask setup`). Figures go to
+//! BENCHMARKS.md.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use zonegraph_server::client::Conn;
+use zonegraph_server::db;
+use zonegraph_server::serve::{self, Server, ServerConfig};
+use zonegraph_server::store::DbAt;
+
+const OPENING: &[&str] = &[
+    "!zone enter crypt_valdris",
+    "!zone advance",
+    "!zone advance",
+    "!zone go 1",
+];
+const MAX_FIGHTS: usize = 6;
+const TOKEN: &str = "bench";
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+fn zones() -> PathBuf {
+    zonegraph_tests::synapse::root().join("zones")
+}
+
+fn server(db: DbAt) -> anyhow::Result<Server> {
+    let mut config = ServerConfig::new(db, zones(), "127.0.0.1:0".parse()?);
+    config.limits.rate = None;
+    config.auth = serve::Auth::Token(TOKEN.into());
+    config.game.starting_scores = [30; 6];
+    config.web = PathBuf::from("/nonexistent");
+    serve::spawn(config)
+}
+
+/// Commands per second and the sorted latencies of `players` players, player `i` on
+/// `addrs[i % addrs.len()]`.
+fn load(addrs: &[SocketAddr], players: usize, runs: usize) -> anyhow::Result<(f64, Vec<Duration>)> {
+    let barrier = Arc::new(Barrier::new(players + 1));
+    let threads: Vec<_> = (0..players)
+        .map(|i| {
+            let (barrier, addr) = (barrier.clone(), addrs[i % addrs.len()]);
+            std::thread::spawn(move || -> anyhow::Result<Vec<Duration>> {
+                let user = format!("@player{i}:bench");
+                let mut c = Conn::connect(addr)?.with_token(Some(TOKEN));
+                let mut lat = Vec::new();
+                barrier.wait();
+                for _ in 0..runs {
+                    let fights = std::iter::repeat_n(&"!zone advance", MAX_FIGHTS);
+                    for cmd in OPENING.iter().chain(fights) {
+                        let t = Instant::now();
+                        let r = c.command(&user, cmd, None)?;
+                        lat.push(t.elapsed());
+                        anyhow::ensure!(r.status == 200, "{cmd}: {}", r.text());
+                        let said = r.text();
+                        if said.contains("Victory!") || said.contains("defeat") {
+                            break;
+                        }
+                    }
+                }
+                Ok(lat)
+            })
+        })
+        .collect();
+    barrier.wait();
+    let start = Instant::now();
+    let mut lat = Vec::new();
+    for t in threads {
+        lat.extend(t.join().map_err(|_| anyhow::anyhow!("player panicked"))??);
+    }
+    let cps = lat.len() as f64 / start.elapsed().as_secs_f64();
+    lat.sort();
+    Ok((cps, lat))
+}
+
+/// SQLite write transactions per second for 3 s (WAL, synchronous = FULL, as the server).
+fn bare_sqlite(path: &Path) -> anyhow::Result<f64> {
+    let conn = db::open(path)?;
+    conn.execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)")?;
+    conn.execute("INSERT INTO t VALUES (1, '')", [])?;
+    let payload = "x".repeat(600);
+    let (mut n, start) = (0u64, Instant::now());
+    while start.elapsed() < Duration::from_secs(3) {
+        conn.execute_batch("BEGIN IMMEDIATE")?;
+        conn.execute(
+            "UPDATE t SET v = ?1 WHERE id = 1",
+            [format!("{payload}{n}")],
+        )?;
+        conn.execute_batch("COMMIT")?;
+        n += 1;
+    }
+    Ok(n as f64 / start.elapsed().as_secs_f64())
+}
+
+/// PostgreSQL update transactions per second for 3 s, each through the pool as the store's
+/// (fsync and synchronous_commit on, PostgreSQL's defaults), from `threads` threads at once.
+fn bare_postgres(url: &str, threads: usize) -> anyhow::Result<f64> {
+    let pg = Arc::new(db::pg::Pg::connect(url)?);
+    pg.with_transaction(async |tx| {
+        tx.batch_execute(
+            "CREATE TABLE bare (id BIGINT PRIMARY KEY, v TEXT NOT NULL);
+             INSERT INTO bare SELECT g, '' FROM generate_series(0, 63) g;",
+        )
+        .await?;
+        Ok(())
+    })?;
+    let start = Instant::now();
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let pg = pg.clone();
+            std::thread::spawn(move || -> anyhow::Result<u64> {
+                let payload = "x".repeat(600);
+                let mut n = 0u64;
+                while start.elapsed() < Duration::from_secs(3) {
+                    let v = format!("{payload}{n}");
+                    let id = t as i64;
+                    pg.with_transaction(async |tx| {
+                        tx.execute("UPDATE bare SET v = $1 WHERE id = $2", &[&v, &id])
+                            .await?;
+                        Ok(())
+                    })?;
+                    n += 1;
+                }
+                Ok(n)
+            })
+        })
+        .collect();
+    let mut n = 0;
+    for h in handles {
+        n += h
+            .join()
+            .map_err(|_| anyhow::anyhow!("bare loop panicked"))??;
+    }
+    Ok(n as f64 / start.elapsed().as_secs_f64())
+}
+
+fn report(name: &str, cps: f64, lat: &[Duration], ceiling: f64, ceiling_what: &str) {
+    println!(
+        "  {name:<26} {cps:>6.0} commands/s  p50 {:>6.2} ms  p99 {:>7.2} ms   ceiling {ceiling:>6.0}/s ({ceiling_what})",
+        percentile(lat, 0.50).as_secs_f64() * 1e3,
+        percentile(lat, 0.99).as_secs_f64() * 1e3,
+    );
+}
+
+fn main() -> anyhow::Result<()> {
+    let players = env_usize("ZONEGRAPH_BENCH_PLAYERS", 100);
+    let runs = env_usize("ZONEGRAPH_BENCH_RUNS", 2);
+    let Some(cluster) = zonegraph_tests::postgres::shared() else {
+        anyhow::bail!("PostgreSQL is not installed: `cargo xtask setup`");
+    };
+    let dir = tempfile::tempdir()?;
+    println!(
+        "zonegraph storage load: {players} players x {runs} Crypt runs, all commands state-changing"
+    );
+
+    let sqlite = server(DbAt::Sqlite(dir.path().join("load.db")))?;
+    let (cps, lat) = load(&[sqlite.addr], players, runs)?;
+    sqlite.stop()?;
+    let bare = bare_sqlite(&dir.path().join("bare.db"))?;
+    report(
+        "SQLite, one instance",
+        cps,
+        &lat,
+        bare,
+        "1 writer, WAL, FULL",
+    );
+
+    let url = cluster.fresh_db();
+    let one = server(DbAt::Postgres(url))?;
+    let (cps, lat) = load(&[one.addr], players, runs)?;
+    one.stop()?;
+    let bare1 = bare_postgres(&cluster.fresh_db(), 16)?;
+    report(
+        "PostgreSQL, one instance",
+        cps,
+        &lat,
+        bare1,
+        "16 connections",
+    );
+
+    let url = cluster.fresh_db();
+    let (a, b) = (
+        server(DbAt::Postgres(url.clone()))?,
+        server(DbAt::Postgres(url))?,
+    );
+    let (cps, lat) = load(&[a.addr, b.addr], players, runs)?;
+    a.stop()?;
+    b.stop()?;
+    let bare2 = bare_postgres(&cluster.fresh_db(), 32)?;
+    report(
+        "PostgreSQL, two instances",
+        cps,
+        &lat,
+        bare2,
+        "32 connections",
+    );
+    Ok(())
+}

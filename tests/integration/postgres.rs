@@ -1,0 +1,461 @@
+//! Several `zonegraph serve` instances on one PostgreSQL database (skipped with a message
+//! where PostgreSQL is not installed): a race split across instances applies once, the fork
+//! timeout fires once, a zone published on one is served by the other, and a database
+//! restart leaves every instance answering again by itself.
+
+use std::path::Path;
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use zonegraph_server::client::Conn;
+use zonegraph_server::serve::{self, Auth, Server, ServerConfig};
+use zonegraph_server::store::DbAt;
+use zonegraph_tests::postgres::{self, Cluster};
+
+const TOKEN: &str = "pg-token";
+
+fn root() -> std::path::PathBuf {
+    zonegraph_tests::synapse::root()
+}
+
+/// An instance on `url` with its own copy of the shipped zones in `dir`.
+fn instance(url: &str, dir: &Path, fork_timeout: Duration) -> Server {
+    let zones = dir.join("zones");
+    std::fs::create_dir_all(&zones).expect("zones dir");
+    for f in std::fs::read_dir(root().join("zones")).expect("zones") {
+        let f = f.expect("entry").path();
+        if f.extension().is_some_and(|e| e == "json") {
+            std::fs::copy(&f, zones.join(f.file_name().expect("name"))).expect("copy");
+        }
+    }
+    let mut c = ServerConfig::new(
+        DbAt::Postgres(url.to_string()),
+        zones,
+        "127.0.0.1:0".parse().expect("address"),
+    );
+    c.web = dir.join("no-viewer-here");
+    c.auth = Auth::Token(TOKEN.into());
+    c.limits.rate = None;
+    c.fork_timeout = fork_timeout;
+    c.sweep_every = Duration::from_millis(50);
+    serve::spawn(c).expect("the instance starts")
+}
+
+fn connect(server: &Server) -> Conn {
+    Conn::connect(server.addr)
+        .expect("connect")
+        .with_token(Some(TOKEN))
+}
+
+fn say(c: &mut Conn, user: &str, text: &str) -> String {
+    let r = c.command(user, text, None).expect("request");
+    assert_eq!(r.status, 200, "{text}: {}", r.text());
+    replies(&r.json())
+}
+
+fn replies(v: &Value) -> String {
+    v["replies"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|r| r["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
+fn notices(c: &mut Conn, user: &str) -> Vec<Value> {
+    let r = c
+        .post_json("/api/notices", &serde_json::json!({ "user": user }))
+        .expect("notices");
+    assert_eq!(r.status, 200, "{}", r.text());
+    r.json()["notices"].as_array().cloned().unwrap_or_default()
+}
+
+#[test]
+fn two_instances_share_one_database() {
+    let Some(cluster) = postgres::shared() else {
+        return;
+    };
+    let url = cluster.fresh_db();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let a = instance(&url, &dir.path().join("a"), Duration::from_secs(3600));
+    let b = instance(&url, &dir.path().join("b"), Duration::from_secs(3600));
+    let (mut ca, mut cb) = (connect(&a), connect(&b));
+
+    // One player's commands go to either instance: one run, one story.
+    let user = "@racer:test";
+    say(&mut ca, user, "!zone enter crypt_valdris");
+    say(&mut cb, user, "!zone advance");
+    let t = say(&mut ca, user, "!zone advance");
+    assert!(t.contains("Branching Passage"), "{t}");
+    let t = say(&mut cb, user, "!zone enter crypt_valdris");
+    assert!(
+        t.contains("already"),
+        "one active run across instances: {t}"
+    );
+
+    // Fifty `!zone go 1` at once, split across the two: exactly one moves.
+    let n = 50;
+    let barrier = Arc::new(Barrier::new(n));
+    let addrs = [a.addr, b.addr];
+    let handles: Vec<_> = (0..n)
+        .map(|i| {
+            let (barrier, addr) = (barrier.clone(), addrs[i % 2]);
+            std::thread::spawn(move || {
+                let mut c = Conn::connect(addr)
+                    .expect("connect")
+                    .with_token(Some(TOKEN));
+                barrier.wait();
+                let r = c.command(user, "!zone go 1", None).expect("request");
+                assert_eq!(r.status, 200, "{}", r.text());
+                replies(&r.json())
+            })
+        })
+        .collect();
+    let all: Vec<String> = handles
+        .into_iter()
+        .map(|h| h.join().expect("thread"))
+        .collect();
+    let moved = all.iter().filter(|r| r.contains("Main Hall")).count();
+    assert_eq!(moved, 1, "{all:#?}");
+
+    // A zone published on one instance is served by the other at its next command.
+    let zone = std::fs::read_to_string(root().join("zones/crypt_valdris.json"))
+        .expect("crypt")
+        .replace("\"crypt_valdris", "\"crypt_copy")
+        .replace("Crypt of Valdris", "Copied Crypt");
+    let r = ca
+        .request(
+            "POST",
+            "/api/zones",
+            &[("content-type", "application/json")],
+            zone.as_bytes(),
+        )
+        .expect("publish");
+    assert_eq!(r.status, 200, "{}", r.text());
+    let t = say(&mut cb, "@visitor:test", "!zone enter crypt_copy");
+    assert!(t.contains("Copied Crypt"), "{t}");
+}
+
+#[test]
+fn the_fork_timeout_fires_once_under_two_instances() {
+    let Some(cluster) = postgres::shared() else {
+        return;
+    };
+    let url = cluster.fresh_db();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let timeout = Duration::from_millis(300);
+    let a = instance(&url, &dir.path().join("a"), timeout);
+    let b = instance(&url, &dir.path().join("b"), timeout);
+    let (mut ca, mut cb) = (connect(&a), connect(&b));
+    let users: Vec<String> = (0..10).map(|i| format!("@idle{i}:test")).collect();
+    for u in &users {
+        say(&mut ca, u, "!zone enter crypt_valdris");
+        say(&mut ca, u, "!zone advance");
+        say(&mut ca, u, "!zone advance");
+    }
+    // Both sweepers run every 50 ms; each fork is picked once, with one notice.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    for u in &users {
+        let list = loop {
+            let list = notices(&mut cb, u);
+            if !list.is_empty() || Instant::now() > deadline {
+                break list;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert_eq!(list.len(), 1, "{u}: {list:?}");
+    }
+    // And no second notice comes later.
+    std::thread::sleep(Duration::from_millis(500));
+    for u in &users {
+        assert_eq!(notices(&mut ca, u).len(), 1, "{u}");
+        let t = say(&mut cb, u, "!zone status");
+        assert!(t.contains("Main Hall"), "{u}: {t}");
+    }
+}
+
+#[test]
+fn a_database_restart_leaves_the_instance_answering_again() {
+    if !postgres::installed() {
+        eprintln!("postgres: not installed; skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    // A cluster of its own: this test stops it.
+    let cluster = Cluster::start(&dir.path().join("pg"));
+    cluster.psql("postgres", "CREATE DATABASE restart");
+    let a = instance(
+        &cluster.url("restart"),
+        dir.path(),
+        Duration::from_secs(3600),
+    );
+    let mut c = connect(&a);
+    say(&mut c, "@before:test", "!zone enter crypt_valdris");
+    let held = a
+        .store
+        .hold_sync_lock("@bot:test")
+        .expect("lock")
+        .expect("taken");
+
+    // Players keep coming while the database restarts: each is answered 200 (and their run
+    // is stored) or 503 (try again); never anything else.
+    let addr = a.addr;
+    let load = std::thread::spawn(move || {
+        let mut acknowledged = Vec::new();
+        let mut unavailable = 0;
+        for i in 0..400 {
+            let user = format!("@p{i}:test");
+            let mut c = Conn::connect(addr)
+                .expect("connect")
+                .with_token(Some(TOKEN));
+            let r = c
+                .command(&user, "!zone enter crypt_valdris", None)
+                .expect("request");
+            match r.status {
+                200 => acknowledged.push(user),
+                503 => unavailable += 1,
+                s => panic!("{user}: {s} {}", r.text()),
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        (acknowledged, unavailable)
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    cluster.restart();
+    let (acknowledged, unavailable) = load.join().expect("load");
+    eprintln!(
+        "postgres restart: {} commands acknowledged, {unavailable} answered 503",
+        acknowledged.len()
+    );
+    // Answering again by itself, within a few seconds.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let r = c
+            .command("@after:test", "!zone enter crypt_valdris", None)
+            .expect("request");
+        if r.status == 200 {
+            break;
+        }
+        assert_eq!(r.status, 503, "{}", r.text());
+        assert!(Instant::now() < deadline, "still 503 after 30 s");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // The Matrix sync lock went with the old connection: the instance knows it (and stops
+    // syncing) and can take it again.
+    assert!(!a.store.still_holds(&held), "a lock held across a restart");
+    drop(held);
+    assert!(a.store.hold_sync_lock("@bot:test").expect("lock").is_some());
+    // Every acknowledged command is there.
+    let stored = cluster.psql("restart", "SELECT user_id FROM dnd_zone_run");
+    for user in &acknowledged {
+        assert!(
+            stored.lines().any(|l| l == user),
+            "{user} was told 200 but has no run"
+        );
+    }
+}
+
+#[test]
+fn a_sqlite_database_is_copied_whole_and_played_on() {
+    let Some(cluster) = postgres::shared() else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let sqlite = dir.path().join("bot.db");
+    let user = "@mover:test";
+    {
+        let mut c = ServerConfig::new(
+            sqlite.clone(),
+            root().join("zones"),
+            "127.0.0.1:0".parse().expect("address"),
+        );
+        c.web = dir.path().join("no-viewer-here");
+        c.auth = Auth::Token(TOKEN.into());
+        c.limits.rate = None;
+        c.admins = vec!["@admin:test".into()];
+        let server = serve::spawn(c).expect("the SQLite server starts");
+        let mut c = connect(&server);
+        say(&mut c, "@admin:test", &format!("!char set {user} level 4"));
+        say(&mut c, user, "!zone enter crypt_valdris");
+        say(&mut c, user, "!zone advance");
+        say(&mut c, user, "!zone advance");
+        say(&mut c, "@other:test", "!zone enter crypt_valdris");
+        server.stop().expect("stops");
+    }
+    let url = cluster.fresh_db();
+    let args = zonegraph_server::migrate::Args {
+        db: None,
+        from: Some(format!("sqlite:{}", sqlite.display())),
+        to: Some(url.clone()),
+        zones: None,
+        purge_legacy: false,
+    };
+    let report = zonegraph_server::migrate::migrate(&args).expect("copies");
+    assert!(report.contains("dnd_zone_run: 2"), "{report}");
+    assert!(report.contains("player_character: 2"), "{report}");
+    assert!(report.contains("zone_meta: 7"), "{report}");
+    // A second copy into the same database is refused: nothing is merged.
+    let err = zonegraph_server::migrate::migrate(&args).expect_err("refused");
+    assert!(format!("{err:#}").contains("already has"), "{err:#}");
+
+    let a = instance(&url, &dir.path().join("pg"), Duration::from_secs(3600));
+    let mut c = connect(&a);
+    let t = say(&mut c, user, "!zone status");
+    assert!(t.contains("Branching Passage"), "{t}");
+    let t = say(&mut c, user, "!char");
+    assert!(t.contains("Level 4"), "{t}");
+    let t = say(&mut c, user, "!zone go 1");
+    assert!(t.contains("Main Hall"), "{t}");
+    // An operator's `zonegraph char` works on the shared database too.
+    let granted = zonegraph_server::character::run(&zonegraph_server::character::Args {
+        db: DbAt::Postgres(url.clone()),
+        action: zonegraph_server::character::Action::Grant {
+            user: user.into(),
+            key: vec!["moon_key".into()],
+        },
+    })
+    .expect("char grant");
+    assert_eq!(granted, std::process::ExitCode::SUCCESS);
+    let t = say(&mut c, user, "!char");
+    assert!(t.contains("moon_key"), "{t}");
+    // New rows get keys after the copied ones.
+    let t = say(&mut c, "@third:test", "!zone enter crypt_valdris");
+    assert!(t.contains("Crypt of Valdris"), "{t}");
+}
+
+/// An instance as a real process on `url` (so it can be killed), its API token from the
+/// environment as operators of several instances set it.
+fn process(url: &str, dir: &Path) -> (std::process::Child, std::net::SocketAddr) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_zonegraph-under-test"))
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--rate-limit",
+            "off",
+            "--zones",
+        ])
+        .arg(root().join("zones"))
+        .arg("--web")
+        .arg(dir.join("none"))
+        .env("ZONEGRAPH_DATABASE_URL", url)
+        .env("ZONEGRAPH_API_TOKEN", TOKEN)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the server process starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = std::io::BufReader::new(stdout).lines();
+    let first = lines.next().expect("a first line").expect("utf-8");
+    let url = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .expect("the URL is printed");
+    let addr = url.trim_start_matches("http://").parse().expect("address");
+    std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
+    (child, addr)
+}
+
+/// The highest "Room N of" (or the status line's "room N of") in a reply.
+fn room_told(text: &str) -> Option<usize> {
+    let text = text.to_lowercase();
+    text.match_indices("room ")
+        .filter_map(|(i, _)| {
+            let digits: String = text[i + 5..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            digits.parse().ok()
+        })
+        .max()
+}
+
+#[test]
+fn sigkill_of_one_instance_loses_no_acknowledged_move() {
+    let Some(cluster) = postgres::shared() else {
+        return;
+    };
+    let url = cluster.fresh_db();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (mut a, addr_a) = process(&url, dir.path());
+    let (mut b, addr_b) = process(&url, dir.path());
+    // Players on instance A walk the Crypt's corridor and back into new runs; each remembers
+    // the room each acknowledged move told them.
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let acked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let players: Vec<_> = (0..8)
+        .map(|i| {
+            let (stop, acked) = (stop.clone(), acked.clone());
+            std::thread::spawn(move || {
+                let user = format!("@walker{i}:test");
+                let mut told = 0;
+                let Ok(c) = Conn::connect(addr_a) else {
+                    return (user, told);
+                };
+                let mut c = c.with_token(Some(TOKEN));
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    for cmd in [
+                        "!zone enter crypt_valdris",
+                        "!zone advance",
+                        "!zone advance",
+                        "!zone abandon",
+                    ] {
+                        let Ok(r) = c.command(&user, cmd, None) else {
+                            return (user, told);
+                        };
+                        if r.status != 200 {
+                            return (user, told);
+                        }
+                        acked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        told = if cmd == "!zone abandon" {
+                            0
+                        } else {
+                            room_told(&replies(&r.json())).unwrap_or(told)
+                        };
+                    }
+                }
+                (user, told)
+            })
+        })
+        .collect();
+    let until = Instant::now() + Duration::from_secs(30);
+    while acked.load(std::sync::atomic::Ordering::Relaxed) < 200 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    a.kill().expect("SIGKILL");
+    let _ = a.wait();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let told: Vec<(String, usize)> = players
+        .into_iter()
+        .map(|h| h.join().expect("player"))
+        .collect();
+    eprintln!(
+        "postgres sigkill: {} commands acknowledged by the killed instance",
+        acked.load(std::sync::atomic::Ordering::Relaxed)
+    );
+    // The other instance has every acknowledged move: a player told "Room N" is in a run at
+    // room N or beyond (a move whose answer was lost with the process may be there too).
+    let mut c = Conn::connect(addr_b)
+        .expect("connect")
+        .with_token(Some(TOKEN));
+    let mid_run = told.iter().filter(|(_, room)| *room > 0).count();
+    assert!(mid_run > 0, "no player was mid-run at the kill: {told:?}");
+    for (user, room) in told {
+        if room == 0 {
+            continue;
+        }
+        let t = say(&mut c, &user, "!zone status");
+        let now = room_told(&t).unwrap_or(0);
+        assert!(
+            now >= room,
+            "{user} was told room {room}, the database says {now}: {t}"
+        );
+    }
+    let _ = b.kill();
+    let _ = b.wait();
+}

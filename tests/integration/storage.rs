@@ -1,0 +1,332 @@
+//! One suite of storage tests, run against both databases: each check opens a fresh SQLite
+//! file and a fresh PostgreSQL database (`zonegraph_tests::postgres`, skipped with a message
+//! where PostgreSQL is not installed) and asks the same of the store on each.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::sync::{Arc, Barrier, Mutex};
+
+use zonegraph_core::engine::CharEdit;
+use zonegraph_server::store::{CharacterRules, CommandSettings, DbAt, RunIds, Store};
+use zonegraph_tests::postgres;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ sits in the workspace")
+        .to_path_buf()
+}
+
+/// Runs `check` on a fresh SQLite file, then on a fresh PostgreSQL database.
+fn on_both(check: impl Fn(&DbAt, &str)) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    check(&DbAt::Sqlite(dir.path().join("z.db")), "sqlite");
+    if let Some(cluster) = postgres::shared() {
+        check(&DbAt::Postgres(cluster.fresh_db()), "postgres");
+    }
+}
+
+fn open(db: &DbAt) -> Store {
+    Store::open_at(db, &root().join("zones"))
+        .expect("the store opens")
+        .0
+}
+
+/// Run ids `"{user}/{n}"`: known rolls, unique ids.
+fn settings() -> CommandSettings {
+    let counts: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
+    let run_ids: RunIds = Arc::new(move |user: &str| {
+        let mut c = counts.lock().expect("run id counter");
+        let n = c.entry(user.to_string()).or_insert(0);
+        *n += 1;
+        format!("{user}/{n}")
+    });
+    CommandSettings {
+        public_url: "http://zonegraph.test".into(),
+        fork_timeout_ms: 60_000,
+        run_ids,
+        admins: Arc::new(BTreeSet::from(["@admin:test".to_string()])),
+        characters: CharacterRules::AdminsOnly,
+    }
+}
+
+fn say(store: &Store, s: &CommandSettings, user: &str, text: &str) -> String {
+    let answer = store.command(user, text, s).expect("the command runs");
+    answer
+        .replies
+        .iter()
+        .map(|r| r.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn zones_round_trip_through_the_tables() {
+    on_both(|db, name| {
+        let store = open(db);
+        let files = zonegraph_server::store::read_zone_dir(&root().join("zones"))
+            .expect("the zones")
+            .0;
+        let loaded = store.zones();
+        assert_eq!(loaded.len(), files.len(), "{name}");
+        for ((file, want), got) in files.iter().zip(loaded.iter()) {
+            assert_eq!(got.to_file(), want.to_file(), "{name}: {file}");
+        }
+        // A second start finds the schema in place and imports again.
+        drop(store);
+        let again = open(db);
+        assert_eq!(again.zones().len(), files.len(), "{name}");
+    });
+}
+
+#[test]
+fn a_run_is_played_stored_and_read_back() {
+    on_both(|db, name| {
+        let s = settings();
+        let user = "@walker:test";
+        {
+            let store = open(db);
+            let t = say(&store, &s, user, "!zone enter crypt_valdris");
+            assert!(t.contains("Crypt of Valdris"), "{name}: {t}");
+            say(&store, &s, user, "!zone advance");
+            say(&store, &s, user, "!zone advance");
+            let t = say(&store, &s, user, "!zone status");
+            assert!(t.contains("Branching Passage"), "{name}: {t}");
+        }
+        // Read back by a new store (a restart, or another instance).
+        let store = open(db);
+        let runs = store.all_runs().expect("runs");
+        assert_eq!(runs.len(), 1, "{name}");
+        let run = &runs[0];
+        assert_eq!(run.user_id, user, "{name}");
+        assert_eq!(run.run.visited_nodes.len(), 3, "{name}");
+        assert_eq!(
+            store.run_owner(&run.link_token).expect("owner").as_deref(),
+            Some(user),
+            "{name}"
+        );
+        let view = store
+            .run_view(&run.link_token)
+            .expect("view")
+            .expect("a view");
+        assert!(view.status.text.contains("Crypt of Valdris"), "{name}");
+        let t = say(&store, &s, user, "!zone enter crypt_valdris");
+        assert!(
+            t.contains("already"),
+            "{name}: one active run per player: {t}"
+        );
+    });
+}
+
+#[test]
+fn fifty_concurrent_moves_at_a_fork_apply_once() {
+    on_both(|db, name| {
+        let store = Arc::new(open(db));
+        let s = settings();
+        let user = "@racer:test";
+        say(&store, &s, user, "!zone enter crypt_valdris");
+        say(&store, &s, user, "!zone advance");
+        say(&store, &s, user, "!zone advance");
+        let n = 50;
+        let barrier = Arc::new(Barrier::new(n));
+        let handles: Vec<_> = (0..n)
+            .map(|_| {
+                let (store, s, barrier) = (store.clone(), s.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    say(&store, &s, user, "!zone go 1")
+                })
+            })
+            .collect();
+        let replies: Vec<String> = handles
+            .into_iter()
+            .map(|h| h.join().expect("thread"))
+            .collect();
+        let moved = replies.iter().filter(|r| r.contains("Main Hall")).count();
+        assert_eq!(moved, 1, "{name}: {replies:#?}");
+        let runs = store.all_runs().expect("runs");
+        assert_eq!(runs[0].run.visited_nodes.len(), 4, "{name}");
+        assert_eq!(
+            runs[0].version, 3,
+            "{name}: enter, two advances and one move"
+        );
+    });
+}
+
+#[test]
+fn the_fork_timeout_queues_one_notice_until_acknowledged() {
+    on_both(|db, name| {
+        let store = open(db);
+        let mut s = settings();
+        s.fork_timeout_ms = 1;
+        let user = "@idle:test";
+        say(&store, &s, user, "!zone enter crypt_valdris");
+        say(&store, &s, user, "!zone advance");
+        say(&store, &s, user, "!zone advance");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let due = store
+            .due_users(zonegraph_server::store::now_ms(), s.fork_timeout_ms)
+            .expect("due");
+        assert_eq!(due, [user], "{name}");
+        assert!(store.sweep_user(user, &s).expect("sweep"), "{name}");
+        // Swept once: a second sweep finds nothing to do.
+        assert!(!store.sweep_user(user, &s).expect("sweep"), "{name}");
+        let notices = store.notices(user).expect("notices");
+        assert_eq!(notices.len(), 1, "{name}: {notices:?}");
+        assert_eq!(store.users_with_notices().expect("users"), [user], "{name}");
+        // Handed out again until acknowledged, then never again.
+        assert_eq!(store.notices(user).expect("notices").len(), 1, "{name}");
+        let ids = vec![notices[0].id];
+        assert_eq!(
+            store.ack_notices(user, ids.clone()).expect("ack"),
+            1,
+            "{name}"
+        );
+        assert_eq!(store.ack_notices(user, ids).expect("ack"), 0, "{name}");
+        assert!(store.notices(user).expect("notices").is_empty(), "{name}");
+    });
+}
+
+#[test]
+fn sheet_edits_are_stored_by_compare_and_set() {
+    on_both(|db, name| {
+        let store = Arc::new(open(db));
+        let user = "@hero:test";
+        let edit = CharEdit::Grant {
+            key: "skull_key".into(),
+        };
+        let c = store
+            .edit_character("@admin:test", user, &edit)
+            .expect("edit")
+            .expect("granted");
+        assert!(c.keys.contains("skull_key"), "{name}");
+        // Ten admins raising the level at once: every edit lands, none is lost.
+        let handles: Vec<_> = (0..10)
+            .map(|i| {
+                let store = store.clone();
+                std::thread::spawn(move || {
+                    let key = CharEdit::Grant {
+                        key: format!("key_{i}"),
+                    };
+                    for _ in 0..20 {
+                        match store.edit_character("@admin:test", user, &key) {
+                            Ok(r) => return r.is_ok(),
+                            // Lost the compare-and-set: try again, as an admin would.
+                            Err(_) => continue,
+                        }
+                    }
+                    false
+                })
+            })
+            .collect();
+        for h in handles {
+            assert!(h.join().expect("thread"), "{name}: an edit never landed");
+        }
+        let s = settings();
+        let t = say(&store, &s, user, "!char");
+        for i in 0..10 {
+            assert!(t.contains(&format!("key_{i}")), "{name}: {t}");
+        }
+    });
+}
+
+#[test]
+fn chat_events_are_claimed_once_and_dm_rooms_remembered() {
+    on_both(|db, name| {
+        let store = open(db);
+        assert!(store.claim_event("$e1", "!room").expect("claim"), "{name}");
+        assert!(!store.claim_event("$e1", "!room").expect("claim"), "{name}");
+        assert!(store.claim_event("$e2", "!room").expect("claim"), "{name}");
+        assert_eq!(
+            store.prune_events().expect("prune"),
+            0,
+            "{name}: nothing old"
+        );
+        let user = "@dm:test";
+        assert_eq!(store.dm_room(user).expect("dm"), None, "{name}");
+        store.set_dm_room(user, "!a", true).expect("set");
+        store.set_dm_room(user, "!b", true).expect("set");
+        assert_eq!(
+            store.dm_room(user).expect("dm").as_deref(),
+            Some("!b"),
+            "{name}"
+        );
+        store
+            .set_dm_room(user, "!a", false)
+            .expect("forget another room");
+        assert_eq!(
+            store.dm_room(user).expect("dm").as_deref(),
+            Some("!b"),
+            "{name}"
+        );
+        store.set_dm_room(user, "!b", false).expect("forget");
+        assert_eq!(store.dm_room(user).expect("dm"), None, "{name}");
+        store.healthy().expect("a write can be made");
+    });
+}
+
+#[test]
+fn postgres_migrations_apply_once_when_instances_start_together() {
+    let Some(cluster) = postgres::shared() else {
+        return;
+    };
+    let url = cluster.fresh_db();
+    let db = DbAt::Postgres(url.clone());
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let db = db.clone();
+            std::thread::spawn(move || open(&db).zones().len())
+        })
+        .collect();
+    for h in handles {
+        assert!(h.join().expect("an instance started") > 0);
+    }
+    let name = url.rsplit('/').next().expect("a database name");
+    let version = cluster.psql(name, "SELECT version FROM zonegraph_schema");
+    assert_eq!(
+        version.trim(),
+        zonegraph_server::db::SCHEMA_VERSION.to_string(),
+        "one schema version row, at this build's version"
+    );
+    // A database a newer zonegraph wrote is refused, and says so.
+    cluster.psql(name, "UPDATE zonegraph_schema SET version = 99");
+    let err = Store::open_at(&db, &root().join("zones"))
+        .map(|_| ())
+        .expect_err("a newer schema is refused");
+    assert!(
+        format!("{err:#}").contains("newer than this zonegraph"),
+        "{err:#}"
+    );
+}
+
+#[test]
+fn one_instance_at_a_time_holds_the_matrix_sync_lock() {
+    let Some(cluster) = postgres::shared() else {
+        return;
+    };
+    let db = DbAt::Postgres(cluster.fresh_db());
+    let (a, b) = (open(&db), open(&db));
+    let bot = "@zonebot:example.org";
+    let held = a
+        .hold_sync_lock(bot)
+        .expect("lock")
+        .expect("the first takes it");
+    assert!(a.still_holds(&held));
+    assert!(
+        b.hold_sync_lock(bot).expect("lock").is_none(),
+        "the second waits"
+    );
+    // Another bot account is another lock.
+    let other = b.hold_sync_lock("@otherbot:example.org").expect("lock");
+    assert!(other.is_some());
+    // The holder goes (its connection ends): the other takes over.
+    drop(held);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        if b.hold_sync_lock(bot).expect("lock").is_some() {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never taken over");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
