@@ -93,13 +93,34 @@ impl Editor {
     }
 
     /// Edits `file` as the editor opens every zone: a legacy `room_kinds` zone as its
-    /// compiled graph (rooms `<zone_id>.r1`…, ready to branch), any other as it is.
+    /// compiled graph (rooms `<zone_id>.r1`…, ready to branch), any other as it is; when
+    /// some room has no position hint, every room gets the cell the map draws it in (so
+    /// moving one room moves only that room).
     pub fn open(file: ZoneFile) -> Editor {
-        if file.room_kinds.is_some() {
+        let mut file = if file.room_kinds.is_some() {
             let (zone, _) = zone::build(&file);
             let mut compiled = zone.to_file();
             compiled.schema = file.schema;
-            return Editor::new(compiled);
+            compiled
+        } else {
+            file
+        };
+        let unhinted = rooms(&file)
+            .iter()
+            .any(|n| n.pos_x.is_none() || n.pos_y.is_none());
+        if unhinted {
+            let (zone, _) = zone::build(&file);
+            let cells: BTreeMap<String, (u32, u32)> = zonegraph_core::layout::layout(&zone)
+                .nodes
+                .into_iter()
+                .map(|n| (n.id, (n.col, n.row)))
+                .collect();
+            for n in file.nodes.iter_mut().flatten() {
+                if let Some(&(c, r)) = cells.get(&n.node_id) {
+                    n.pos_x = Some(i32::try_from(c).unwrap_or(i32::MAX));
+                    n.pos_y = Some(i32::try_from(r).unwrap_or(i32::MAX));
+                }
+            }
         }
         Editor::new(file)
     }
@@ -280,6 +301,26 @@ pub fn default_lock_data(kind: LockKind) -> BTreeMap<String, serde_json::Value> 
         .iter()
         .map(|(k, v)| (k.to_string(), v.clone()))
         .collect()
+}
+
+/// The file a playtest from room `from` plays: the same zone with `from` as its only entry
+/// (everything else as it stands), so the bot's words and rolls from there are the zone's.
+pub fn playtest_file(file: &ZoneFile, from: &str) -> ZoneFile {
+    let mut out = file.clone();
+    for n in out.nodes.iter_mut().flatten() {
+        n.is_entry = n.node_id == from;
+    }
+    out
+}
+
+/// Whole cells a drag of `px` screen pixels crosses, at map scale `scale`, for cells `cell`
+/// drawing pixels apart (rounded to the nearest cell).
+pub fn cells_moved(px: f64, scale: f64, cell: f64) -> i32 {
+    let step = cell * scale;
+    if step <= 0.0 || !px.is_finite() {
+        return 0;
+    }
+    (px / step).round().clamp(-1000.0, 1000.0) as i32
 }
 
 /// A room of `kind` labelled `label` at a position hint, with no content.
@@ -680,6 +721,59 @@ mod tests {
         e.apply(Edit::Connect(passage(&id, "old.r3"))).expect("out");
         assert_eq!(errors(&e), Vec::<String>::new(), "{:?}", e.diagnostics());
         assert!(Editor::open_text("{").is_err());
+    }
+
+    #[test]
+    fn a_zone_without_hints_opens_with_every_room_placed_as_drawn() {
+        let (_, text) = crate::zones::shipped("mossback_warren").expect("shipped");
+        let e = Editor::open_text(text).expect("opens");
+        assert!(
+            rooms(e.file())
+                .iter()
+                .all(|n| n.pos_x.is_some() && n.pos_y.is_some())
+        );
+        let before = crate::doc::load("m", text).expect("loads");
+        let after = crate::doc::generated("m", e.file());
+        let cells = |l: &crate::doc::Loaded| -> Vec<(String, u32, u32)> {
+            l.layout
+                .nodes
+                .iter()
+                .map(|n| (n.id.clone(), n.col, n.row))
+                .collect()
+        };
+        assert_eq!(cells(&before), cells(&after), "drawn where it was");
+    }
+
+    #[test]
+    fn a_playtest_starts_from_the_chosen_room() {
+        let e = three_routes();
+        let file = playtest_file(e.file(), "z.trap_1");
+        let entries: Vec<&str> = rooms(&file)
+            .iter()
+            .filter(|n| n.is_entry)
+            .map(|n| n.node_id.as_str())
+            .collect();
+        assert_eq!(entries, ["z.trap_1"]);
+        let (zone, _) = zone::build(&file);
+        let mut p = crate::playtest::Playtest::new(zonegraph_core::engine::Character::default());
+        p.command(&zone, "!zone enter z", "t");
+        assert_eq!(
+            p.run().map(|r| r.current_node.0.as_str()),
+            Some("z.trap_1"),
+            "{:?}",
+            p.log
+        );
+    }
+
+    #[test]
+    fn drags_move_by_whole_cells() {
+        assert_eq!(cells_moved(0.0, 1.0, 226.0), 0);
+        assert_eq!(cells_moved(100.0, 1.0, 226.0), 0);
+        assert_eq!(cells_moved(120.0, 1.0, 226.0), 1);
+        assert_eq!(cells_moved(-460.0, 1.0, 226.0), -2);
+        assert_eq!(cells_moved(113.0, 0.5, 226.0), 1);
+        assert_eq!(cells_moved(50.0, 0.0, 226.0), 0);
+        assert_eq!(cells_moved(f64::NAN, 1.0, 226.0), 0);
     }
 
     #[test]
