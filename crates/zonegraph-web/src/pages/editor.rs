@@ -814,24 +814,24 @@ fn ZoneForm(state: State) -> impl IntoView {
             .collect_view();
         view! {
             <label class="field">"Zone name"
-                <input prop:value=f.name.clone() on:change=move |e| {
+                <input aria-label="Zone name" prop:value=f.name.clone() on:change=move |e| {
                     let v = event_target_value(&e);
                     set_meta(&|f| f.name = v.clone());
                 }/>
             </label>
             <div class="row">
                 <label class="field">"Tier"
-                    <input type="number" min="1" max="6" prop:value=f.tier.to_string() on:change=move |e| {
+                    <input aria-label="Tier" type="number" min="1" max="6" prop:value=f.tier.to_string() on:change=move |e| {
                         if let Some(v) = number(&event_target_value(&e), 1, 6) { set_meta(&|f| f.tier = v as u8); }
                     }/>
                 </label>
                 <label class="field">"Lowest level"
-                    <input type="number" min="1" max="20" prop:value=f.min_level.to_string() on:change=move |e| {
+                    <input aria-label="Lowest level" type="number" min="1" max="20" prop:value=f.min_level.to_string() on:change=move |e| {
                         if let Some(v) = number(&event_target_value(&e), 1, 20) { set_meta(&|f| f.min_level = v as u32); }
                     }/>
                 </label>
                 <label class="field">"Highest level"
-                    <input type="number" min="1" max="20" prop:value=f.max_level.to_string() on:change=move |e| {
+                    <input aria-label="Highest level" type="number" min="1" max="20" prop:value=f.max_level.to_string() on:change=move |e| {
                         if let Some(v) = number(&event_target_value(&e), 1, 20) { set_meta(&|f| f.max_level = v as u32); }
                     }/>
                 </label>
@@ -909,7 +909,7 @@ fn selected_view(
                     let set = set.clone();
                     view! {
                         <label class="field">{caption}
-                            <input prop:value=value on:change=move |e| {
+                            <input aria-label={caption} prop:value=value on:change=move |e| {
                                 let v = event_target_value(&e);
                                 set(&|r| apply(r, v.clone()));
                             }/>
@@ -954,7 +954,7 @@ fn selected_view(
                 <h2>"Room " <code>{id.clone()}</code></h2>
                 {text("Label", node.label.clone(), |r, v| r.label = v)}
                 <label class="field">"Kind"
-                    <select on:change=move |e| {
+                    <select aria-label="Kind" on:change=move |e| {
                         let v = event_target_value(&e);
                         if let Some(k) = NodeKind::ALL.iter().find(|k| k.as_str() == v) {
                             let k = *k;
@@ -967,7 +967,7 @@ fn selected_view(
                     </select>
                 </label>
                 <label class="field">"Region"
-                    <select on:change=move |e| {
+                    <select aria-label="Region" on:change=move |e| {
                         let v = event_target_value(&e);
                         set_region(&|r| r.region_id = v.clone());
                     }>
@@ -986,12 +986,12 @@ fn selected_view(
                 </div>
                 <div class="row">
                     <label class="field">"Column"
-                        <input type="number" prop:value=px.to_string() on:change=move |e| {
+                        <input aria-label="Column" type="number" prop:value=px.to_string() on:change=move |e| {
                             place(number(&event_target_value(&e), -9999, 9999), None);
                         }/>
                     </label>
                     <label class="field">"Row"
-                        <input type="number" prop:value=py.to_string() on:change=move |e| {
+                        <input aria-label="Row" type="number" prop:value=py.to_string() on:change=move |e| {
                             place_y(None, number(&event_target_value(&e), -9999, 9999));
                         }/>
                     </label>
@@ -1000,7 +1000,7 @@ fn selected_view(
                 <details class="content">
                     <summary>"Content"</summary>
                     <label class="field">"Narration"
-                        <textarea prop:value=c.narration.clone() on:change={
+                        <textarea aria-label="Narration" prop:value=c.narration.clone() on:change={
                             let set = set.clone();
                             move |e| { let v = event_target_value(&e); set(&|r| r.content.narration = v.clone()); }
                         }></textarea>
@@ -1011,7 +1011,7 @@ fn selected_view(
                         r.content.grants_key = (!v.trim().is_empty()).then(|| v.trim().to_string());
                     })}
                     <label class="field">"Loot bias"
-                        <input type="number" step="0.1" min="0" prop:value=c.loot_bias.to_string() on:change=move |e| {
+                        <input aria-label="Loot bias" type="number" step="0.1" min="0" prop:value=c.loot_bias.to_string() on:change=move |e| {
                             if let Ok(v) = event_target_value(&e).trim().parse::<f64>()
                                 && v.is_finite() && v >= 0.0
                             {
@@ -1088,7 +1088,7 @@ fn passage_form(state: State, index: usize, edge: EdgeFile) -> AnyView {
             let set = set.clone();
             view! {
                 <label class="field">{caption}
-                    <select on:change=move |e| {
+                    <select aria-label={caption} on:change=move |e| {
                         let v = event_target_value(&e);
                         set(&|p| if to { p.to_node = v.clone() } else { p.from_node = v.clone() });
                     }>
@@ -1121,8 +1121,8 @@ fn passage_form(state: State, index: usize, edge: EdgeFile) -> AnyView {
             if k == "stat" {
                 let current = value.as_str().unwrap_or("").to_string();
                 return view! {
-                    <label class="field">{caption}
-                        <select on:change=move |e| {
+                    <label class="field">{caption.clone()}
+                        <select aria-label={caption} on:change=move |e| {
                             let v = event_target_value(&e);
                             set(&|p| { p.lock_data.insert("stat".into(), v.clone().into()); });
                         }>
@@ -1141,8 +1141,8 @@ fn passage_form(state: State, index: usize, edge: EdgeFile) -> AnyView {
                 v => v.to_string(),
             };
             view! {
-                <label class="field">{caption}
-                    <input type=if numeric { "number" } else { "text" } prop:value=shown on:change=move |e| {
+                <label class="field">{caption.clone()}
+                    <input aria-label={caption} type=if numeric { "number" } else { "text" } prop:value=shown on:change=move |e| {
                         let v = event_target_value(&e);
                         let value: serde_json::Value = if numeric {
                             match v.trim().parse::<i64>() { Ok(n) => n.into(), Err(_) => return }
@@ -1164,7 +1164,7 @@ fn passage_form(state: State, index: usize, edge: EdgeFile) -> AnyView {
         {end("From", edge.from_node.clone(), false)}
         {end("To", edge.to_node.clone(), true)}
         <label class="field">"Lock"
-            <select on:change=move |e| {
+            <select aria-label="Lock" on:change=move |e| {
                 let v = event_target_value(&e);
                 if let Some(k) = LockKind::ALL.iter().find(|k| lock_name(**k) == v) {
                     let k = *k;
@@ -1181,13 +1181,13 @@ fn passage_form(state: State, index: usize, edge: EdgeFile) -> AnyView {
         </label>
         {data_fields}
         <label class="field">"Hint"
-            <input prop:value=edge.hint.clone() on:change=move |e| {
+            <input aria-label="Hint" prop:value=edge.hint.clone() on:change=move |e| {
                 let v = event_target_value(&e);
                 set_hint(&|p| p.hint = v.clone());
             }/>
         </label>
         <label class="field">"Weight (menu order at a fork)"
-            <input type="number" prop:value=edge.weight.to_string() on:change=move |e| {
+            <input aria-label="Weight (menu order at a fork)" type="number" prop:value=edge.weight.to_string() on:change=move |e| {
                 if let Some(v) = number(&event_target_value(&e), -1000, 1000) {
                     set_weight(&|p| p.weight = v as i32);
                 }
