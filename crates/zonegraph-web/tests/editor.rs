@@ -6,8 +6,12 @@
 #![cfg(target_arch = "wasm32")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a failed lookup is a failed test
 
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
+use web_sys::{Element, HtmlElement};
 use zonegraph_core::format::{self, LockKind, NodeKind, RegionFile};
+use zonegraph_web::app::App;
 use zonegraph_web::editor::{self, Edit, Editor, Refused};
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -236,4 +240,104 @@ fn the_file_written_out_is_the_canonical_zone_file_and_checks_clean() {
     .unwrap();
     assert!(old.undo());
     assert_eq!(old.file(), &before);
+}
+
+/// Lets Leptos and the browser run: effects, animation frames, re-renders.
+async fn settle() {
+    let p = js_sys::Promise::new(&mut |resolve, _| {
+        web_sys::window()
+            .unwrap()
+            .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 30)
+            .unwrap();
+    });
+    JsFuture::from(p).await.unwrap();
+}
+
+/// Mounts the whole app at `#fragment` in a fresh container.
+fn mount_app(fragment: &str) -> (Element, Box<dyn std::any::Any>) {
+    let window = web_sys::window().unwrap();
+    window.location().set_hash(fragment).unwrap();
+    let doc = window.document().unwrap();
+    let div = doc.create_element("div").unwrap();
+    div.set_attribute("style", "width:1200px;height:800px")
+        .unwrap();
+    doc.body().unwrap().append_child(&div).unwrap();
+    let el: HtmlElement = div.clone().dyn_into().unwrap();
+    let handle = leptos::mount::mount_to(el, App);
+    (div, Box::new(handle))
+}
+
+fn count(root: &Element, selector: &str) -> u32 {
+    root.query_selector_all(selector).unwrap().length()
+}
+
+fn click(el: &Element) {
+    let init = web_sys::MouseEventInit::new();
+    init.set_bubbles(true);
+    let ev = web_sys::MouseEvent::new_with_mouse_event_init_dict("click", &init).unwrap();
+    el.dispatch_event(&ev).unwrap();
+}
+
+fn button(root: &Element, text: &str) -> Element {
+    let all = root.query_selector_all("button").unwrap();
+    (0..all.length())
+        .filter_map(|i| all.item(i))
+        .filter_map(|n| n.dyn_into::<Element>().ok())
+        .find(|b| b.text_content().unwrap_or_default().trim() == text)
+        .unwrap_or_else(|| panic!("no button {text:?}"))
+}
+
+fn meta(root: &Element) -> String {
+    root.query_selector(".zone-head .meta")
+        .unwrap()
+        .unwrap()
+        .text_content()
+        .unwrap_or_default()
+}
+
+#[wasm_bindgen_test]
+async fn the_editor_page_opens_a_zone_adds_a_room_and_undoes_it() {
+    let (root, _app) = mount_app("edit/zone/crypt_valdris");
+    settle().await;
+    assert_eq!(count(&root, "g.room"), 8);
+    assert!(
+        meta(&root).contains("8 rooms · 9 passages"),
+        "{}",
+        meta(&root)
+    );
+    let fork = root
+        .query_selector("g.room[data-node='crypt_valdris.fork']")
+        .unwrap()
+        .unwrap();
+    click(&fork);
+    settle().await;
+    click(&button(&root, "Add room"));
+    settle().await;
+    assert_eq!(count(&root, "g.room"), 9);
+    click(&button(&root, "Undo"));
+    settle().await;
+    assert_eq!(count(&root, "g.room"), 8);
+    click(&button(&root, "Redo"));
+    settle().await;
+    assert_eq!(count(&root, "g.room"), 9);
+    // The work is saved: a fresh editor restores it.
+    drop(_app);
+    root.remove();
+    let (again, _app) = mount_app("edit");
+    settle().await;
+    assert_eq!(count(&again, "g.room"), 9);
+    again.remove();
+}
+
+#[wasm_bindgen_test]
+async fn a_legacy_zone_opens_in_the_editor_as_its_compiled_graph() {
+    let (root, _app) = mount_app("edit/zone/cinder_spire");
+    settle().await;
+    assert!(
+        meta(&root).contains("9 rooms · 8 passages"),
+        "{}",
+        meta(&root)
+    );
+    assert_eq!(count(&root, "g.room[data-node='cinder_spire.r5']"), 1);
+    root.remove();
 }
