@@ -24,18 +24,6 @@ pub enum Sel {
     Passage(usize),
 }
 
-/// A ring drawn around a room besides the selection, with a caption above it and a
-/// tooltip: the editor's multi-selection and soft-locks. Drawn only when given.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Mark {
-    pub room: String,
-    /// CSS class of the ring (`mark-multi`, `mark-softlock`).
-    pub class: &'static str,
-    /// Drawn above the room ("soft-lock"); empty for none.
-    pub caption: String,
-    pub title: String,
-}
-
 /// Pan and zoom: translation in screen pixels and scale.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct View {
@@ -166,9 +154,10 @@ pub fn MapView(
     /// page), and bring the current room back on screen whenever the run moves it.
     #[prop(optional)]
     focus_current: bool,
-    /// Rings drawn around rooms besides the selection (the editor's).
-    #[prop(optional, into)]
-    marks: Option<Signal<Vec<Mark>>>,
+    /// Drawn over the rooms, in the drawing's coordinates, from the model drawn (the
+    /// editor's rings around selected rooms and soft-locks).
+    #[prop(optional)]
+    overlay: Option<Callback<Arc<MapModel>, AnyView>>,
 ) -> impl IntoView {
     let title = format!("Map of {zone_name}");
     let view_state = RwSignal::new(View {
@@ -561,29 +550,7 @@ pub fn MapView(
         })
     };
 
-    let marks_view = move || {
-        let marks = marks?.get();
-        let m = model.get();
-        Some(
-            marks
-                .into_iter()
-                .filter_map(|k| {
-                    let r = m.rooms.iter().find(|r| r.id == k.room)?;
-                    let (x, y) = (r.x - BOX_W / 2.0 - 10.0, r.y - BOX_H / 2.0 - 10.0);
-                    let caption = (!k.caption.is_empty()).then(|| {
-                        view! { <text class="mark-caption" x=num(x + 8.0) y=num(y - 5.0)>{k.caption.clone()}</text> }
-                    });
-                    Some(view! {
-                        <g class=format!("mark {}", k.class)>
-                            <title>{k.title.clone()}</title>
-                            <rect x=num(x) y=num(y) width="204" height="76" rx="16"></rect>
-                            {caption}
-                        </g>
-                    })
-                })
-                .collect_view(),
-        )
-    };
+    let overlay_view = move || overlay.map(|f| f.run(model.get()));
 
     let export = move |_| {
         // Draw every room first (large maps draw only what is near the screen).
@@ -670,7 +637,7 @@ pub fn MapView(
                 <g class="viewport">
                     <g class="passages">{passages_view}</g>
                     <g class="rooms">{rooms_view}</g>
-                    <g class="marks" aria-hidden="true">{marks_view}</g>
+                    <g class="overlay" aria-hidden="true">{overlay_view}</g>
                     <g class="selection" aria-hidden="true">{selection_view}</g>
                 </g>
             </svg>

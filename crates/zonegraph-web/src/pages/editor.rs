@@ -21,8 +21,8 @@ use zonegraph_core::format::{EdgeFile, LockKind, NodeFile, NodeKind, RegionFile,
 
 use crate::doc::{self, Loaded};
 use crate::editor::{self, Edit, Editor};
-use crate::map::{MapView, Mark, Sel};
-use crate::model::{self, CELL_H, CELL_W, kind_name, lock_name};
+use crate::map::{MapView, Sel};
+use crate::model::{self, BOX_H, BOX_W, CELL_H, CELL_W, MapModel, kind_name, lock_name, num};
 use crate::pages::designer::{diagnostics, playtest::PlaytestPanel, stats};
 use crate::playtest::Playtest;
 use crate::{browser, share};
@@ -240,35 +240,7 @@ pub fn EditorPage(#[prop(optional)] open: Option<Result<Opened, String>>) -> imp
         };
         Arc::new(model::build(&l.zone, &l.layout, run.as_ref()))
     });
-    let marks = Signal::derive(move || {
-        let mut marks: Vec<Mark> = state
-            .multi
-            .get()
-            .into_iter()
-            .map(|id| Mark {
-                room: id,
-                class: "mark-multi",
-                caption: String::new(),
-                title: "selected".into(),
-            })
-            .collect();
-        state.loaded.with(|l| {
-            marks.extend(
-                l.diagnostics
-                    .iter()
-                    .filter(|d| d.code == Code::SoftLock)
-                    .filter_map(|d| {
-                        Some(Mark {
-                            room: d.node.clone()?,
-                            class: "mark-softlock",
-                            caption: "⚠ soft-lock".into(),
-                            title: d.message.clone(),
-                        })
-                    }),
-            );
-        });
-        marks
-    });
+    let overlay = Callback::new(move |m: Arc<MapModel>| marks_view(state, &m));
 
     let add_room = move |_| {
         let (id, x, y) = state.editor.with_untracked(|e| {
@@ -699,7 +671,7 @@ pub fn EditorPage(#[prop(optional)] open: Option<Result<Opened, String>>) -> imp
                     on:click:capture=on_click
                     on:keydown:capture=on_key
                 >
-                    <MapView model=map_model zone_name=name file_stem=stem selection=selection marks=marks/>
+                    <MapView model=map_model zone_name=name file_stem=stem selection=selection overlay=overlay/>
                 </div>
                 <p class="hint">"Drag a room to place it; drop it on another room to connect them. Shift-click selects more rooms. Keyboard: Tab to a room, Enter selects it, Shift+arrow keys move the selected rooms."</p>
             </section>
@@ -718,6 +690,66 @@ pub fn EditorPage(#[prop(optional)] open: Option<Result<Opened, String>>) -> imp
             </aside>
         </div>
     }
+}
+
+/// A ring drawn around a room besides the selection, with a caption above it and a tooltip.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Mark {
+    room: String,
+    /// CSS class of the ring (`mark-multi`, `mark-softlock`).
+    class: &'static str,
+    /// Drawn above the room ("⚠ soft-lock"); empty for none.
+    caption: String,
+    title: String,
+}
+
+/// The rings over the map: the rooms selected besides the selection, and each soft-lock
+/// where it is.
+fn marks_view(state: State, m: &MapModel) -> AnyView {
+    let mut marks: Vec<Mark> = state
+        .multi
+        .get()
+        .into_iter()
+        .map(|id| Mark {
+            room: id,
+            class: "mark-multi",
+            caption: String::new(),
+            title: "selected".into(),
+        })
+        .collect();
+    state.loaded.with(|l| {
+        marks.extend(
+            l.diagnostics
+                .iter()
+                .filter(|d| d.code == Code::SoftLock)
+                .filter_map(|d| {
+                    Some(Mark {
+                        room: d.node.clone()?,
+                        class: "mark-softlock",
+                        caption: "⚠ soft-lock".into(),
+                        title: d.message.clone(),
+                    })
+                }),
+        );
+    });
+    marks
+        .into_iter()
+        .filter_map(|k| {
+            let r = m.rooms.iter().find(|r| r.id == k.room)?;
+            let (x, y) = (r.x - BOX_W / 2.0 - 10.0, r.y - BOX_H / 2.0 - 10.0);
+            let caption = (!k.caption.is_empty()).then(|| {
+                view! { <text class="mark-caption" x=num(x + 8.0) y=num(y - 5.0)>{k.caption.clone()}</text> }
+            });
+            Some(view! {
+                <g class=format!("mark {}", k.class)>
+                    <title>{k.title.clone()}</title>
+                    <rect x=num(x) y=num(y) width="204" height="76" rx="16"></rect>
+                    {caption}
+                </g>
+            })
+        })
+        .collect_view()
+        .into_any()
 }
 
 /// A room being dragged: the one under the pointer, every room that moves with it, where
