@@ -154,10 +154,6 @@ pub fn MapView(
     /// page), and bring the current room back on screen whenever the run moves it.
     #[prop(optional)]
     focus_current: bool,
-    /// Drawn over the rooms, in the drawing's coordinates, from the model drawn (the
-    /// editor's rings around selected rooms and soft-locks).
-    #[prop(optional)]
-    overlay: Option<Callback<Arc<MapModel>, AnyView>>,
 ) -> impl IntoView {
     let title = format!("Map of {zone_name}");
     let view_state = RwSignal::new(View {
@@ -550,8 +546,6 @@ pub fn MapView(
         })
     };
 
-    let overlay_view = move || overlay.map(|f| f.run(model.get()));
-
     let export = move |_| {
         // Draw every room first (large maps draw only what is near the screen).
         draw_all.set(true);
@@ -637,7 +631,6 @@ pub fn MapView(
                 <g class="viewport">
                     <g class="passages">{passages_view}</g>
                     <g class="rooms">{rooms_view}</g>
-                    <g class="overlay" aria-hidden="true">{overlay_view}</g>
                     <g class="selection" aria-hidden="true">{selection_view}</g>
                 </g>
             </svg>

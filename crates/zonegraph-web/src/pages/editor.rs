@@ -240,7 +240,12 @@ pub fn EditorPage(#[prop(optional)] open: Option<Result<Opened, String>>) -> imp
         };
         Arc::new(model::build(&l.zone, &l.layout, run.as_ref()))
     });
-    let overlay = Callback::new(move |m: Arc<MapModel>| marks_view(state, &m));
+    // The rings over the map: drawn into the map's drawing after it is drawn.
+    Effect::new(move |_| {
+        let m = map_model.get();
+        let marks = marks(state);
+        request_animation_frame(move || draw_marks(&m, &marks));
+    });
 
     let add_room = move |_| {
         let (id, x, y) = state.editor.with_untracked(|e| {
@@ -671,7 +676,7 @@ pub fn EditorPage(#[prop(optional)] open: Option<Result<Opened, String>>) -> imp
                     on:click:capture=on_click
                     on:keydown:capture=on_key
                 >
-                    <MapView model=map_model zone_name=name file_stem=stem selection=selection overlay=overlay/>
+                    <MapView model=map_model zone_name=name file_stem=stem selection=selection/>
                 </div>
                 <p class="hint">"Drag a room to place it; drop it on another room to connect them. Shift-click selects more rooms. Keyboard: Tab to a room, Enter selects it, Shift+arrow keys move the selected rooms."</p>
             </section>
@@ -692,20 +697,19 @@ pub fn EditorPage(#[prop(optional)] open: Option<Result<Opened, String>>) -> imp
     }
 }
 
-/// A ring drawn around a room besides the selection, with a caption above it and a tooltip.
+/// A ring drawn around a room besides the selection, with a caption above it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Mark {
     room: String,
     /// CSS class of the ring (`mark-multi`, `mark-softlock`).
     class: &'static str,
     /// Drawn above the room ("⚠ soft-lock"); empty for none.
-    caption: String,
-    title: String,
+    caption: &'static str,
 }
 
 /// The rings over the map: the rooms selected besides the selection, and each soft-lock
 /// where it is.
-fn marks_view(state: State, m: &MapModel) -> AnyView {
+fn marks(state: State) -> Vec<Mark> {
     let mut marks: Vec<Mark> = state
         .multi
         .get()
@@ -713,8 +717,7 @@ fn marks_view(state: State, m: &MapModel) -> AnyView {
         .map(|id| Mark {
             room: id,
             class: "mark-multi",
-            caption: String::new(),
-            title: "selected".into(),
+            caption: "",
         })
         .collect();
     state.loaded.with(|l| {
@@ -726,30 +729,59 @@ fn marks_view(state: State, m: &MapModel) -> AnyView {
                     Some(Mark {
                         room: d.node.clone()?,
                         class: "mark-softlock",
-                        caption: "⚠ soft-lock".into(),
-                        title: d.message.clone(),
+                        caption: "⚠ soft-lock",
                     })
                 }),
         );
     });
     marks
-        .into_iter()
-        .filter_map(|k| {
-            let r = m.rooms.iter().find(|r| r.id == k.room)?;
-            let (x, y) = (r.x - BOX_W / 2.0 - 10.0, r.y - BOX_H / 2.0 - 10.0);
-            let caption = (!k.caption.is_empty()).then(|| {
-                view! { <text class="mark-caption" x=num(x + 8.0) y=num(y - 5.0)>{k.caption.clone()}</text> }
-            });
-            Some(view! {
-                <g class=format!("mark {}", k.class)>
-                    <title>{k.title.clone()}</title>
-                    <rect x=num(x) y=num(y) width="204" height="76" rx="16"></rect>
-                    {caption}
-                </g>
-            })
-        })
-        .collect_view()
-        .into_any()
+}
+
+/// Draws `marks` into the editor's map: a group of its own at the end of the drawing's
+/// viewport (the map component never redraws that element, only what is inside its own
+/// groups). Only numbers and fixed words go into the markup, never a zone's text.
+fn draw_marks(m: &MapModel, marks: &[Mark]) {
+    let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    let Ok(Some(viewport)) = doc.query_selector(".editor-map g.viewport") else {
+        return;
+    };
+    let g = match viewport.query_selector("g.editor-marks") {
+        Ok(Some(g)) => g,
+        _ => {
+            let Ok(g) = doc.create_element_ns(Some("http://www.w3.org/2000/svg"), "g") else {
+                return;
+            };
+            let _ = g.set_attribute("class", "editor-marks");
+            let _ = g.set_attribute("aria-hidden", "true");
+            let _ = viewport.append_child(&g);
+            g
+        }
+    };
+    let mut svg = String::new();
+    for k in marks {
+        let Some(r) = m.rooms.iter().find(|r| r.id == k.room) else {
+            continue;
+        };
+        let (x, y) = (r.x - BOX_W / 2.0 - 10.0, r.y - BOX_H / 2.0 - 10.0);
+        svg.push_str(&format!(
+            "<g class=\"mark {}\"><rect x=\"{}\" y=\"{}\" width=\"204\" height=\"76\" rx=\"16\"></rect>",
+            k.class,
+            num(x),
+            num(y)
+        ));
+        if !k.caption.is_empty() {
+            svg.push_str(&format!(
+                "<text class=\"mark-caption\" x=\"{}\" y=\"{}\">{}</text>",
+                num(x + 8.0),
+                num(y - 5.0),
+                k.caption
+            ));
+        }
+        svg.push_str("</g>");
+    }
+    g.set_inner_html(&svg);
 }
 
 /// A room being dragged: the one under the pointer, every room that moves with it, where
