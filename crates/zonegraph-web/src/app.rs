@@ -4,7 +4,7 @@ use leptos::ev;
 use leptos::prelude::*;
 
 use crate::pages::designer::preview;
-use crate::pages::editor::EditorPage;
+use crate::pages::editor::{EditorPage, Opened};
 use crate::pages::gallery::{Gallery, LocalZone};
 use crate::views::{Problem, capitalise};
 use crate::{browser, doc, share};
@@ -22,10 +22,21 @@ pub enum Route {
     /// A player's run map: `/run/<token>` (or `#run/<token>` on a plain static host); the
     /// run page's own bundle draws it.
     Run(String),
-    /// The zone editor: `#edit`.
-    Edit,
+    /// The zone editor: `#edit` on the work saved in this browser, or opening a zone:
+    /// `#edit/zone/<id>` (shipped), `#edit/z1:…` (a share link), `#edit/local` (opened
+    /// here, too large for a link), `#edit/bench/<N>` (a generated zone of about N rooms).
+    Edit(Option<EditFrom>),
     /// A generated zone of about N rooms (`zonegraph_core::synth::layered`), for the
     /// performance figures in BENCHMARKS.md: `#bench/<N>`.
+    Bench(usize),
+}
+
+/// Where the editor opens a zone from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EditFrom {
+    Zone(String),
+    Shared(String),
+    Local,
     Bench(usize),
 }
 
@@ -53,7 +64,17 @@ pub fn route_of(path: &str, hash: &str) -> Route {
     } else if hash == "local" {
         Route::Local
     } else if hash == "edit" {
-        Route::Edit
+        Route::Edit(None)
+    } else if let Some(from) = hash.strip_prefix("edit/") {
+        Route::Edit(Some(if let Some(id) = from.strip_prefix("zone/") {
+            EditFrom::Zone(id.to_string())
+        } else if let Some(n) = from.strip_prefix("bench/").and_then(|n| n.parse().ok()) {
+            EditFrom::Bench(n)
+        } else if from == "local" {
+            EditFrom::Local
+        } else {
+            EditFrom::Shared(from.to_string())
+        }))
     } else {
         Route::Gallery
     }
@@ -122,7 +143,31 @@ pub fn App() -> impl IntoView {
             ));
             view! { <p class="loading">"Opening the run map…"</p> }.into_any()
         }
-        Route::Edit => view! { <EditorPage/> }.into_any(),
+        Route::Edit(None) => view! { <EditorPage/> }.into_any(),
+        Route::Edit(Some(from)) => {
+            let open = match from {
+                EditFrom::Zone(id) => crate::zones::shipped(&id)
+                    .map(|(file, text)| Opened { name: file.to_string(), text: text.to_string() })
+                    .ok_or_else(|| format!("there is no shipped zone called \"{id}\"")),
+                EditFrom::Shared(fragment) => share::decode_share(&fragment)
+                    .map(|text| Opened { name: "the shared zone".into(), text })
+                    .map_err(|e| format!("this share link cannot be opened: {e}")),
+                EditFrom::Local => local
+                    .0
+                    .get_untracked()
+                    .map(|(name, text)| Opened { name, text })
+                    .ok_or_else(|| "that zone was opened in another page load".to_string()),
+                EditFrom::Bench(n) => {
+                    let n = n.clamp(2, MAX_BENCH_ROOMS);
+                    let zone = zonegraph_core::synth::layered("bench", n, 8, 7);
+                    Ok(Opened {
+                        name: format!("a generated zone of {n} rooms"),
+                        text: zonegraph_core::format::to_pretty_json(&zone),
+                    })
+                }
+            };
+            view! { <EditorPage open=open/> }.into_any()
+        }
         Route::Bench(n) => {
             let n = n.clamp(2, MAX_BENCH_ROOMS);
             let zone = zonegraph_core::synth::layered("bench", n, 8, 7);
@@ -165,6 +210,22 @@ mod tests {
         assert_eq!(route_of("/run/tok", ""), Route::Run("tok".into()));
         assert_eq!(route_of("/app/run/tok/", ""), Route::Run("tok".into()));
         assert_eq!(route_of("/", "run/tok"), Route::Run("tok".into()));
-        assert_eq!(route_of("/", "edit"), Route::Edit);
+        assert_eq!(route_of("/", "edit"), Route::Edit(None));
+        assert_eq!(
+            route_of("/", "edit/zone/crypt_valdris"),
+            Route::Edit(Some(EditFrom::Zone("crypt_valdris".into())))
+        );
+        assert_eq!(
+            route_of("/", "edit/z1:abc"),
+            Route::Edit(Some(EditFrom::Shared("z1:abc".into())))
+        );
+        assert_eq!(
+            route_of("/", "edit/local"),
+            Route::Edit(Some(EditFrom::Local))
+        );
+        assert_eq!(
+            route_of("/", "edit/bench/200"),
+            Route::Edit(Some(EditFrom::Bench(200)))
+        );
     }
 }

@@ -30,6 +30,22 @@ pub fn set_hash(fragment: &str) {
     }
 }
 
+/// Sets the fragment in place (no history entry, no `hashchange`: the page stays as it is).
+pub fn replace_hash(fragment: &str) {
+    if let Some(h) = window().and_then(|w| w.history().ok()) {
+        let _ = h.replace_state_with_url(
+            &wasm_bindgen::JsValue::NULL,
+            "",
+            Some(&format!("#{fragment}")),
+        );
+    }
+}
+
+/// The element at a point of the window, if any (a drop target).
+pub fn element_at(x: f64, y: f64) -> Option<web_sys::Element> {
+    window()?.document()?.element_from_point(x as f32, y as f32)
+}
+
 /// Goes to `url` in place of this page (no history entry).
 pub fn replace_location(url: &str) {
     if let Some(w) = window() {

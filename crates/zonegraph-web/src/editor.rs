@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use zonegraph_core::diagnostic::{self, Diagnostic};
-use zonegraph_core::format::{self, EdgeFile, LockKind, NodeFile, NodeKind, ZoneFile};
+use zonegraph_core::format::{self, EdgeFile, LockKind, NodeFile, NodeKind, RegionFile, ZoneFile};
 use zonegraph_core::validate;
 use zonegraph_core::zone;
 
@@ -22,6 +22,9 @@ pub enum Edit {
     AddRoom(NodeFile),
     /// Places room `id` at a position hint (`pos_x`, `pos_y`).
     MoveRoom { id: String, x: i32, y: i32 },
+    /// Moves rooms `ids` (a multi-selection) by `dx` columns and `dy` rows, as one edit; a
+    /// room without a position hint starts from (0, 0).
+    MoveRooms { ids: Vec<String>, dx: i32, dy: i32 },
     /// Replaces room `id`'s fields: label, kind, region, entry and boss flags, content,
     /// position. The id stays (passages name it).
     SetRoom { id: String, room: NodeFile },
@@ -33,13 +36,17 @@ pub enum Edit {
     SetPassage { index: usize, edge: EdgeFile },
     /// Removes passage `index`.
     DeletePassage { index: usize },
-    /// Sets the zone's name, tier and level range.
+    /// Sets the zone's name, tier, level range and whether loops are allowed.
     SetMeta {
         name: String,
         tier: u8,
         min_level: u32,
         max_level: u32,
+        allow_loops: bool,
     },
+    /// Replaces the zone's regions (rooms keep their `region_id`; the core's checks say
+    /// which name no region).
+    SetRegions(Vec<RegionFile>),
 }
 
 /// Why an edit was refused (the file is unchanged).
@@ -83,6 +90,46 @@ impl Editor {
             undo: Vec::new(),
             redo: Vec::new(),
         }
+    }
+
+    /// Edits `file` as the editor opens every zone: a legacy `room_kinds` zone as its
+    /// compiled graph (rooms `<zone_id>.r1`…, ready to branch), any other as it is; when
+    /// some room has no position hint, every room gets the cell the map draws it in (so
+    /// moving one room moves only that room).
+    pub fn open(file: ZoneFile) -> Editor {
+        let mut file = if file.room_kinds.is_some() {
+            let (zone, _) = zone::build(&file);
+            let mut compiled = zone.to_file();
+            compiled.schema = file.schema;
+            compiled
+        } else {
+            file
+        };
+        let unhinted = rooms(&file)
+            .iter()
+            .any(|n| n.pos_x.is_none() || n.pos_y.is_none());
+        if unhinted {
+            let (zone, _) = zone::build(&file);
+            let cells: BTreeMap<String, (u32, u32)> = zonegraph_core::layout::layout(&zone)
+                .nodes
+                .into_iter()
+                .map(|n| (n.id, (n.col, n.row)))
+                .collect();
+            for n in file.nodes.iter_mut().flatten() {
+                if let Some(&(c, r)) = cells.get(&n.node_id) {
+                    n.pos_x = Some(i32::try_from(c).unwrap_or(i32::MAX));
+                    n.pos_y = Some(i32::try_from(r).unwrap_or(i32::MAX));
+                }
+            }
+        }
+        Editor::new(file)
+    }
+
+    /// Opens zone JSON text (a file, a paste, a share link), or says why it is not a zone.
+    pub fn open_text(text: &str) -> Result<Editor, String> {
+        format::parse(text)
+            .map(Editor::open)
+            .map_err(|e| e.to_string())
     }
 
     /// A new zone `zone_id` with only its entry room.
@@ -256,6 +303,26 @@ pub fn default_lock_data(kind: LockKind) -> BTreeMap<String, serde_json::Value> 
         .collect()
 }
 
+/// The file a playtest from room `from` plays: the same zone with `from` as its only entry
+/// (everything else as it stands), so the bot's words and rolls from there are the zone's.
+pub fn playtest_file(file: &ZoneFile, from: &str) -> ZoneFile {
+    let mut out = file.clone();
+    for n in out.nodes.iter_mut().flatten() {
+        n.is_entry = n.node_id == from;
+    }
+    out
+}
+
+/// Whole cells a drag of `px` screen pixels crosses, at map scale `scale`, for cells `cell`
+/// drawing pixels apart (rounded to the nearest cell).
+pub fn cells_moved(px: f64, scale: f64, cell: f64) -> i32 {
+    let step = cell * scale;
+    if step <= 0.0 || !px.is_finite() {
+        return 0;
+    }
+    (px / step).round().clamp(-1000.0, 1000.0) as i32
+}
+
 /// A room of `kind` labelled `label` at a position hint, with no content.
 pub fn room(id: &str, kind: NodeKind, label: &str, x: i32, y: i32) -> NodeFile {
     NodeFile::plain(id, kind, label, x, y)
@@ -276,18 +343,26 @@ fn change(file: &mut ZoneFile, edit: Edit) -> Result<(), Refused> {
     if file.room_kinds.is_some() && file.nodes.is_none() {
         return Err(Refused::Legacy);
     }
-    if let Edit::SetMeta {
-        name,
-        tier,
-        min_level,
-        max_level,
-    } = edit
-    {
-        file.name = name;
-        file.tier = tier;
-        file.min_level = min_level;
-        file.max_level = max_level;
-        return Ok(());
+    match edit {
+        Edit::SetMeta {
+            name,
+            tier,
+            min_level,
+            max_level,
+            allow_loops,
+        } => {
+            file.name = name;
+            file.tier = tier;
+            file.min_level = min_level;
+            file.max_level = max_level;
+            file.allow_loops = allow_loops;
+            return Ok(());
+        }
+        Edit::SetRegions(regions) => {
+            file.regions = regions;
+            return Ok(());
+        }
+        _ => {}
     }
     let nodes = file.nodes.get_or_insert_with(Vec::new);
     let edges = file.edges.get_or_insert_with(Vec::new);
@@ -308,6 +383,18 @@ fn change(file: &mut ZoneFile, edit: Edit) -> Result<(), Refused> {
             let i = find(nodes, &id)?;
             nodes[i].pos_x = Some(x);
             nodes[i].pos_y = Some(y);
+        }
+        Edit::MoveRooms { ids, dx, dy } => {
+            let ids: std::collections::BTreeSet<&String> = ids.iter().collect();
+            let found: Vec<usize> = ids
+                .into_iter()
+                .map(|id| find(nodes, id))
+                .collect::<Result<_, _>>()?;
+            for i in found {
+                let n = &mut nodes[i];
+                n.pos_x = Some(n.pos_x.unwrap_or(0).saturating_add(dx));
+                n.pos_y = Some(n.pos_y.unwrap_or(0).saturating_add(dy));
+            }
         }
         Edit::SetRoom { id, room } => {
             let i = find(nodes, &id)?;
@@ -338,7 +425,7 @@ fn change(file: &mut ZoneFile, edit: Edit) -> Result<(), Refused> {
             }
             edges.remove(index);
         }
-        Edit::SetMeta { .. } => {}
+        Edit::SetMeta { .. } | Edit::SetRegions(_) => {}
     }
     Ok(())
 }
@@ -460,7 +547,30 @@ mod tests {
                 tier: 2,
                 min_level: 3,
                 max_level: 7,
+                allow_loops: true,
             },
+        );
+        check_undoable(
+            &mut e,
+            Edit::MoveRooms {
+                ids: vec!["z.entry".into(), "z.fork_1".into(), "z.entry".into()],
+                dx: 2,
+                dy: -1,
+            },
+        );
+        let moved = e.file().nodes.as_ref().expect("nodes");
+        assert_eq!(
+            (moved[0].pos_x, moved[0].pos_y),
+            (Some(2), Some(-1)),
+            "moved once"
+        );
+        check_undoable(
+            &mut e,
+            Edit::SetRegions(vec![RegionFile {
+                region_id: "upper".into(),
+                name: "Upper Halls".into(),
+                order: 1,
+            }]),
         );
     }
 
@@ -591,6 +701,79 @@ mod tests {
         );
         assert!(publish_words(401, "{}").contains("API token"));
         assert!(publish_words(500, "not json").contains("500"));
+    }
+
+    #[test]
+    fn a_legacy_room_kinds_zone_opens_as_its_compiled_graph() {
+        let text = r#"{"format":1,"zone_id":"old","name":"Old","tier":1,"min_level":1,
+            "max_level":3,"room_kinds":["entry","trap","boss"]}"#;
+        let mut e = Editor::open_text(text).expect("opens");
+        assert!(e.file().room_kinds.is_none());
+        let ids: Vec<&str> = rooms(e.file()).iter().map(|n| n.node_id.as_str()).collect();
+        assert_eq!(ids, ["old.r1", "old.r2", "old.r3"]);
+        assert_eq!(e.file().edges.as_ref().map(Vec::len), Some(2));
+        assert_eq!(errors(&e), Vec::<String>::new(), "{:?}", e.diagnostics());
+        // Ready to branch: a second way from the trap to the boss.
+        let id = e.new_room_id(NodeKind::Harvest);
+        e.apply(Edit::AddRoom(room(&id, NodeKind::Harvest, "Side", 1, 1)))
+            .expect("added");
+        e.apply(Edit::Connect(passage("old.r2", &id))).expect("in");
+        e.apply(Edit::Connect(passage(&id, "old.r3"))).expect("out");
+        assert_eq!(errors(&e), Vec::<String>::new(), "{:?}", e.diagnostics());
+        assert!(Editor::open_text("{").is_err());
+    }
+
+    #[test]
+    fn a_zone_without_hints_opens_with_every_room_placed_as_drawn() {
+        let (_, text) = crate::zones::shipped("mossback_warren").expect("shipped");
+        let e = Editor::open_text(text).expect("opens");
+        assert!(
+            rooms(e.file())
+                .iter()
+                .all(|n| n.pos_x.is_some() && n.pos_y.is_some())
+        );
+        let before = crate::doc::load("m", text).expect("loads");
+        let after = crate::doc::generated("m", e.file());
+        let cells = |l: &crate::doc::Loaded| -> Vec<(String, u32, u32)> {
+            l.layout
+                .nodes
+                .iter()
+                .map(|n| (n.id.clone(), n.col, n.row))
+                .collect()
+        };
+        assert_eq!(cells(&before), cells(&after), "drawn where it was");
+    }
+
+    #[test]
+    fn a_playtest_starts_from_the_chosen_room() {
+        let e = three_routes();
+        let file = playtest_file(e.file(), "z.trap_1");
+        let entries: Vec<&str> = rooms(&file)
+            .iter()
+            .filter(|n| n.is_entry)
+            .map(|n| n.node_id.as_str())
+            .collect();
+        assert_eq!(entries, ["z.trap_1"]);
+        let (zone, _) = zone::build(&file);
+        let mut p = crate::playtest::Playtest::new(zonegraph_core::engine::Character::default());
+        p.command(&zone, "!zone enter z", "t");
+        assert_eq!(
+            p.run().map(|r| r.current_node.0.as_str()),
+            Some("z.trap_1"),
+            "{:?}",
+            p.log
+        );
+    }
+
+    #[test]
+    fn drags_move_by_whole_cells() {
+        assert_eq!(cells_moved(0.0, 1.0, 226.0), 0);
+        assert_eq!(cells_moved(100.0, 1.0, 226.0), 0);
+        assert_eq!(cells_moved(120.0, 1.0, 226.0), 1);
+        assert_eq!(cells_moved(-460.0, 1.0, 226.0), -2);
+        assert_eq!(cells_moved(113.0, 0.5, 226.0), 1);
+        assert_eq!(cells_moved(50.0, 0.0, 226.0), 0);
+        assert_eq!(cells_moved(f64::NAN, 1.0, 226.0), 0);
     }
 
     #[test]

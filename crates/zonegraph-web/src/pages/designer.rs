@@ -1,9 +1,9 @@
 //! The designer's preview of one zone: the map with "View as player" and sharing, the details
 //! panel, and the tabs (playtest, diagnostics, stats).
 
-mod diagnostics;
-mod playtest;
-mod stats;
+pub(crate) mod diagnostics;
+pub(crate) mod playtest;
+pub(crate) mod stats;
 
 use std::sync::Arc;
 

@@ -12,13 +12,15 @@ use crate::{browser, map, model, share};
 #[derive(Clone, Debug, Default)]
 pub struct LocalZone(pub RwSignal<Option<(String, String)>>);
 
-/// Opens zone text: as a share link when it fits, else in memory (`#local`).
-fn open_text(local: &LocalZone, file: &str, text: String) {
+/// Opens zone text: as a share link when it fits, else in memory (`#local`); in the
+/// editor (`#edit/…`) when `edit`.
+fn open_text(local: &LocalZone, file: &str, text: String, edit: bool) {
+    let prefix = if edit { "edit/" } else { "" };
     match share::encode_share(&text) {
-        Ok(fragment) => browser::set_hash(&fragment),
+        Ok(fragment) => browser::set_hash(&format!("{prefix}{fragment}")),
         Err(_) => {
             local.0.set(Some((file.to_string(), text)));
-            browser::set_hash("local");
+            browser::set_hash(&format!("{prefix}local"));
         }
     }
 }
@@ -30,6 +32,8 @@ pub fn Gallery() -> impl IntoView {
     let pasted = RwSignal::new(String::new());
     let message = RwSignal::new(None::<String>);
     let drag_over = RwSignal::new(false);
+    // Files and pastes open in the editor rather than the preview.
+    let in_editor = RwSignal::new(false);
 
     let cards = doc::load_shipped()
         .into_iter()
@@ -63,6 +67,8 @@ pub fn Gallery() -> impl IntoView {
                                 <span class="card-meta">{summary}</span>
                                 <span class={if errors > 0 { "badge bad" } else if warnings > 0 { "badge warn" } else { "badge ok" }}>{health}</span>
                             </a>
+                            <a class="card-edit" href=format!("#edit/zone/{id}")
+                                aria-label=format!("Edit {} in the editor", z.name)>"Edit"</a>
                         </li>
                     }
                     .into_any()
@@ -79,7 +85,7 @@ pub fn Gallery() -> impl IntoView {
             leptos::task::spawn_local(async move {
                 let name = file.name();
                 match browser::read_file(file).await {
-                    Ok(text) => open_text(&local, &name, text),
+                    Ok(text) => open_text(&local, &name, text, in_editor.get_untracked()),
                     Err(e) => message.set(Some(e)),
                 }
             });
@@ -111,7 +117,7 @@ pub fn Gallery() -> impl IntoView {
     };
     let open_pasted = {
         let local = local.clone();
-        move |_| {
+        move |edit: bool| {
             let text = pasted.get_untracked();
             if text.trim().is_empty() {
                 message.set(Some("Paste a zone's JSON first.".into()));
@@ -119,7 +125,7 @@ pub fn Gallery() -> impl IntoView {
             }
             // Check here so a mistake is shown next to the text, not on another page.
             match doc::load("pasted zone", &text) {
-                Ok(_) => open_text(&local, "pasted zone", text),
+                Ok(_) => open_text(&local, "pasted zone", text, edit),
                 Err(e) => message.set(Some(format!("This is not a zone: {e}"))),
             }
         }
@@ -150,7 +156,15 @@ pub fn Gallery() -> impl IntoView {
                     prop:value=move || pasted.get()
                     on:input=move |e| pasted.set(event_target_value(&e))
                 ></textarea>
-                <button class="primary" on:click=open_pasted>"Preview pasted zone"</button>
+                <div class="row">
+                    <button class="primary" on:click={
+                        let open = open_pasted.clone();
+                        move |_| open(false)
+                    }>"Preview pasted zone"</button>
+                    <button on:click=move |_| open_pasted(true)>"Edit pasted zone"</button>
+                    <label class="toggle"><input type="checkbox" prop:checked=move || in_editor.get()
+                        on:change=move |e| in_editor.set(event_target_checked(&e))/>"Open files in the editor"</label>
+                </div>
                 {move || message.get().map(|m| view! { <p class="error" role="alert">{m}</p> })}
             </div>
         </section>

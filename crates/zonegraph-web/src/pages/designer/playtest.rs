@@ -189,7 +189,7 @@ pub fn PlaytestPanel(
                     <button type="button" on:click=move |_| play.set(Playtest::default())>"Reset"</button>
                 </div>
             </form>
-            <div class="choices" aria-label="Fork options">{choices}</div>
+            <div class="choices" role="group" aria-label="Fork options">{choices}</div>
             <form class="say" on:submit=submit>
                 {field("", "", Some("Chat command"), None, Some("!zone advance, go 2, !char…"), typed)}
                 <button type="submit">"Send"</button>
