@@ -1,8 +1,8 @@
 //! Grid layout of a zone: integer cells for rooms and drawable routes for passages.
 //!
 //! When every room has a `pos_x`/`pos_y` hint the hints are the layout (column, row). Hints
-//! that run left to right (the passages step further along `pos_x` than along `pos_y`: `pos_x`
-//! is the step along the path, `pos_y` the lane) are turned a quarter, so every drawing runs
+//! that run left to right (more passages step right than down, and the hints are wider than
+//! tall: `pos_x` is the step along the path, `pos_y` the lane) are turned a quarter, so every drawing runs
 //! top to bottom and the chat map draws their passages as it does any other zone's. A long
 //! narrow hinted drawing is then folded, in [`layout`] only, into side-by-side bands of rows
 //! (read left to right, like newspaper columns), keeping the hints' order and lanes, so a
@@ -376,8 +376,9 @@ fn hinted_cells(zone: &Zone, visible: &[bool], notes: &mut Vec<String>) -> Vec<O
         .collect()
 }
 
-/// Whether visible hinted rooms run left to right: their passages step further along
-/// `pos_x` than along `pos_y`; without passages, the hints spread wider than tall.
+/// Whether visible hinted rooms run left to right: more passages step right (to a larger
+/// `pos_x`) than down (to a larger `pos_y`), and the hints spread wider than tall. A fan of
+/// side rooms spreads sideways, but its passages still step down.
 fn runs_across(zone: &Zone, visible: &[bool]) -> bool {
     let pos = |ix: NodeIndex| {
         visible[ix.index()]
@@ -385,25 +386,22 @@ fn runs_across(zone: &Zone, visible: &[bool]) -> bool {
             .flatten()
             .map(|(x, y)| (i64::from(x), i64::from(y)))
     };
-    let (mut dx, mut dy) = (0i64, 0i64);
+    let (mut right, mut down) = (0usize, 0usize);
     for e in zone.graph.edge_indices() {
         let Some((s, t)) = zone.graph.edge_endpoints(e) else {
             continue;
         };
         if let (Some(a), Some(b)) = (pos(s), pos(t)) {
-            dx += (a.0 - b.0).abs();
-            dy += (a.1 - b.1).abs();
+            right += usize::from(b.0 > a.0);
+            down += usize::from(b.1 > a.1);
         }
-    }
-    if dx != dy {
-        return dx > dy;
     }
     let (mut lo, mut hi) = ((i64::MAX, i64::MAX), (i64::MIN, i64::MIN));
     for (x, y) in zone.graph.node_indices().filter_map(pos) {
         lo = (lo.0.min(x), lo.1.min(y));
         hi = (hi.0.max(x), hi.1.max(y));
     }
-    hi.0 - lo.0 > hi.1 - lo.1
+    right > down && hi.0 - lo.0 > hi.1 - lo.1
 }
 
 fn to_u32(v: i64) -> u32 {
