@@ -133,7 +133,7 @@ await check("crypt share link plays to the boss by clicking", async () => {
   assert(said.includes("› go 1"), `a fork option was clicked: ${said.join(" | ")}`);
   // The visited path: numbered in order from the entry to the boss, walked passages drawn.
   const path = await page.$$eval("g.room.visited", (els) => els
-    .map((e) => [Number(e.querySelector(".visit-badge text").textContent), e.getAttribute("data-node")])
+    .map((e) => [Number(document.querySelector(`.visit-badge[data-node="${e.getAttribute("data-node")}"] text`).textContent), e.getAttribute("data-node")])
     .sort((a, b) => a[0] - b[0]));
   assert(path[0][1] === "crypt_valdris.entry", JSON.stringify(path));
   assert(path[path.length - 1][1] === "crypt_valdris.boss", JSON.stringify(path));

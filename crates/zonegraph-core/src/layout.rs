@@ -170,16 +170,17 @@ impl Grid {
 /// A hinted drawing at most this many columns wide is a chain that may be folded…
 const FOLD_MAX_COLUMNS: u32 = 3;
 /// …when it is taller than this many rows.
-const FOLD_ROWS: u32 = 16;
-/// Empty columns between the bands of a folded drawing.
-const FOLD_GAP: u32 = 1;
+const FOLD_ROWS: u32 = 12;
 /// A cell's width over its height as drawn (about 2: the viewer's 226 × 110 px, the chat
 /// map's 24 characters × 3 lines), and the drawing's shape a fold aims for (a wide screen).
 const CELL_ASPECT: f64 = 2.0;
 const FOLD_ASPECT: f64 = 1.6;
 
 /// Folds a tall narrow hinted grid into side-by-side bands of rows: row `r` goes to band
-/// `r / rows`, shifted right by the bands before it. The number of bands brings the drawing
+/// `r / rows`, shifted right by the bands before it. Bands sit one column gutter apart, no
+/// empty column between them: side lanes are sparse, and every cell a fold spends on a gap
+/// is a cell fewer on screen at a readable size. The passage from a band's foot to the next
+/// band's head runs up that gutter. The number of bands brings the drawing
 /// closest to [`FOLD_ASPECT`].
 fn fold(grid: &mut Grid) {
     let (w, h) = (grid.width, grid.height);
@@ -188,7 +189,7 @@ fn fold(grid: &mut Grid) {
     }
     let shape = |bands: u32| {
         let rows = h.div_ceil(bands);
-        let cols = bands * w + (bands - 1) * FOLD_GAP;
+        let cols = bands * w;
         (f64::from(cols) * CELL_ASPECT / f64::from(rows) / FOLD_ASPECT)
             .ln()
             .abs()
@@ -202,11 +203,11 @@ fn fold(grid: &mut Grid) {
     let rows = h.div_ceil(bands);
     let bands = h.div_ceil(rows);
     for (c, r) in grid.cell.iter_mut().flatten() {
-        *c += (*r / rows) * (w + FOLD_GAP);
+        *c += (*r / rows) * w;
         *r %= rows;
     }
     grid.height = rows;
-    grid.width = bands * (w + FOLD_GAP) - FOLD_GAP;
+    grid.width = bands * w;
     grid.notes.push(format!(
         "the {h} rows are folded into {bands} bands of {rows} rows, read left to right"
     ));

@@ -39,6 +39,13 @@ const FOCUS_SCALE: f64 = 0.75;
 const MAX_SCALE: f64 = 3.0;
 /// Below this scale labels fade out (they would be unreadable).
 const LABEL_SCALE: f64 = 0.42;
+/// The smallest scale a map opens at: 13 px labels at least 8 px tall. A map that does not
+/// fit at this scale opens at it, showing its start (the core's layout folds long zones so
+/// that most of them fit).
+const READABLE_SCALE: f64 = 8.0 / 13.0;
+/// The run page's zoom buttons sit along the bottom of the map: fitting and centring leave
+/// this strip free so they cover no room.
+const RUN_TOOLS_H: f64 = 56.0;
 /// Maps with more rooms than this draw only what is near the screen (see `window`).
 const CULL_ROOMS: usize = 300;
 /// The drawn window snaps to squares of this many pixels of the drawing, so panning
@@ -96,10 +103,23 @@ pub fn view_box((w, h): (f64, f64)) -> String {
     format!("0 0 {} {}", num(w.round()), num(h.round()))
 }
 
-/// Room labels are 13 px bold from 48 px into the 184 px box, which leaves 124 px before
-/// its right edge and visit badge: in [`char_em`]'s estimate (about 7 % over the rendered
-/// width in Chromium's sans-serif here) that is 10.2 em. The clip path catches the rest.
-const LABEL_EM: f64 = 10.2;
+/// Room labels are 13 px bold from 48 px into the 184 px box, which leaves 132 px to the clip
+/// edge: in [`char_em`]'s estimate (about 7 % over the rendered width in Chromium's
+/// sans-serif here) that is 10.8 em a line. The clip path catches the rest.
+const LABEL_EM: f64 = 10.8;
+/// A line of a two-line label may be this much wider than [`LABEL_EM`]; it is drawn
+/// condensed to the line (`textLength`).
+const SQUEEZE: f64 = 1.2;
+/// The drawn width of a condensed line, in px.
+const LINE_PX: &str = "131";
+
+/// A label line's `textLength`, when its estimate says it overflows the line.
+fn squeeze(line: &str) -> Option<&'static str> {
+    (width_em(line) > LABEL_EM).then_some(LINE_PX)
+}
+
+/// Labels up to this many characters are shown whole, on two lines where needed.
+pub const LABEL_FULL_CHARS: usize = 32;
 
 /// A character's advance in em, rounded up by class (narrow, medium, wide, capitals, other
 /// ASCII, anything else): a cheap estimate of a label's width without measuring the DOM.
@@ -115,17 +135,79 @@ fn char_em(c: char) -> f64 {
     }
 }
 
-/// Cuts a label to what fits in a room box, by estimated width, with an ellipsis.
-pub fn fit_label(label: &str) -> String {
-    let total: f64 = label.chars().map(char_em).sum();
-    if total <= LABEL_EM {
-        return label.to_string();
+fn width_em(s: &str) -> f64 {
+    s.chars().map(char_em).sum()
+}
+
+/// A label as drawn in its room box: one line, or two broken between words, and whether it
+/// was cut (then the full label is the room's tooltip; its accessible name always is). A
+/// label of up to [`LABEL_FULL_CHARS`] characters is never cut unless a single word is too
+/// wide for a line; a longer one is cut after its last whole word that fits, with an
+/// ellipsis, so the visible words are the start of the accessible name.
+pub fn label_lines(label: &str) -> (String, Option<String>, bool) {
+    if width_em(label) <= LABEL_EM {
+        return (label.to_string(), None, false);
     }
+    let words: Vec<&str> = label.split(' ').collect();
+    let line = |ws: &[&str]| ws.join(" ");
+    // The most even break between words where both lines fit (squeezed a little if they
+    // must), for a label short enough.
+    if label.chars().count() <= LABEL_FULL_CHARS {
+        for limit in [LABEL_EM, LABEL_EM * SQUEEZE] {
+            let best = (1..words.len())
+                .map(|k| {
+                    (
+                        width_em(&line(&words[..k])),
+                        width_em(&line(&words[k..])),
+                        k,
+                    )
+                })
+                .filter(|&(a, b, _)| a <= limit && b <= limit)
+                .min_by(|x, y| x.0.max(x.1).total_cmp(&y.0.max(y.1)));
+            if let Some((_, _, k)) = best {
+                return (line(&words[..k]), Some(line(&words[k..])), false);
+            }
+        }
+    }
+    // The longest first line of whole words that fits.
+    let first = (1..=words.len())
+        .take_while(|&k| width_em(&line(&words[..k])) <= LABEL_EM)
+        .last()
+        .unwrap_or(0);
+    if first == 0 {
+        // One word wider than a line: cut it, as one line.
+        return (cut(label, LABEL_EM), None, true);
+    }
+    let line1 = line(&words[..first]);
+    let rest = line(&words[first..]);
+    // Too long: the second line ends after its last whole word that fits, then "…".
+    let mut line2 = String::new();
+    for w in &words[first..] {
+        let next = if line2.is_empty() {
+            w.to_string()
+        } else {
+            format!("{line2} {w}")
+        };
+        if width_em(&next) + 0.85 > LABEL_EM {
+            break;
+        }
+        line2 = next;
+    }
+    if line2.is_empty() {
+        line2 = cut(&rest, LABEL_EM);
+    } else {
+        line2.push('…');
+    }
+    (line1, Some(line2), true)
+}
+
+/// `s` cut to `em` of estimated width, with an ellipsis.
+fn cut(s: &str, em: f64) -> String {
     let mut out = String::new();
     let mut width = 0.85; // the ellipsis
-    for c in label.chars() {
+    for c in s.chars() {
         width += char_em(c);
-        if width > LABEL_EM {
+        if width > em {
             break;
         }
         out.push(c);
@@ -173,7 +255,7 @@ pub fn MapView(
     // The frame's size, measured when fitting or zooming and cached for the pan path, which
     // must not force a layout of thousands of elements on every frame.
     let frame_size = StoredValue::new((800.0, 600.0));
-    let size = move || {
+    let measure = move || {
         let s = frame_ref
             .get_untracked()
             .map(|frame| {
@@ -183,6 +265,12 @@ pub fn MapView(
             .unwrap_or((800.0, 600.0));
         frame_size.set_value(s);
         s
+    };
+    // The part of the frame rooms are placed in (above the run page's buttons).
+    let size = move || {
+        let (w, h) = measure();
+        let tools = if focus_current { RUN_TOOLS_H } else { 0.0 };
+        (w, (h - tools).max(h / 2.0))
     };
     let fit = move || {
         let (w, h) = size();
@@ -209,7 +297,8 @@ pub fn MapView(
             s,
         });
     };
-    // First view: the whole map when it is readable, else readable and around the player.
+    // First view: the whole map when it is readable, else readable and from its start
+    // (or around the player), never past its edges.
     let first_view = move || {
         if focus_current {
             centre_current();
@@ -218,11 +307,11 @@ pub fn MapView(
         let (w, h) = size();
         let m = model.get_untracked();
         let s_fit = (w / m.width).min(h / m.height).min(1.25);
-        if s_fit >= 0.5 {
+        if s_fit >= READABLE_SCALE {
             fit();
             return;
         }
-        let s = (w / m.width).clamp(0.5, 1.0);
+        let s = READABLE_SCALE;
         let focus = m
             .rooms
             .iter()
@@ -230,13 +319,20 @@ pub fn MapView(
             .or_else(|| m.rooms.first())
             .map(|r| (r.x, r.y))
             .unwrap_or((0.0, 0.0));
-        view_state.set(View {
-            tx: if m.width * s <= w {
-                (w - m.width * s) / 2.0
+        // Centred on an axis that fits; else the focus in view, the drawing's edge no further
+        // in than a small margin.
+        let place = |frame: f64, size: f64, at: f64, share: f64| {
+            if size * s <= frame {
+                (frame - size * s) / 2.0
             } else {
-                w / 2.0 - focus.0 * s
-            },
-            ty: (h / 3.0 - focus.1 * s).min(16.0),
+                (frame * share - at * s)
+                    .min(8.0)
+                    .max(frame - size * s - 8.0)
+            }
+        };
+        view_state.set(View {
+            tx: place(w, m.width, focus.0, 0.5),
+            ty: place(h, m.height, focus.1, 1.0 / 3.0),
             s,
         });
     };
@@ -525,6 +621,35 @@ pub fn MapView(
             .map(|p| passage_view(p, selection, dragged))
             .collect_view()
     };
+    let room_marks_view = move || {
+        let m = model.get();
+        let win = window.get();
+        m.rooms
+            .iter()
+            .filter(|r| r.visit.is_some() || r.option.is_some() || r.current)
+            .filter(|r| {
+                in_window(
+                    win,
+                    (
+                        r.x - BOX_W / 2.0 - 30.0,
+                        r.y - BOX_H / 2.0,
+                        r.x + BOX_W / 2.0 + 30.0,
+                        r.y + BOX_H / 2.0,
+                    ),
+                )
+            })
+            .map(room_marks)
+            .collect_view()
+    };
+    let passage_marks_view = move || {
+        let m = model.get();
+        let win = window.get();
+        m.passages
+            .iter()
+            .filter(|p| in_window(win, p.bbox))
+            .map(passage_marks)
+            .collect_view()
+    };
     // The selection ring: one element, so selecting never redraws the map.
     let selection_view = move || {
         let sel = selection.get()?;
@@ -630,7 +755,9 @@ pub fn MapView(
                 <rect class="map-bg" width="100%" height="100%"></rect>
                 <g class="viewport">
                     <g class="passages">{passages_view}</g>
+                    <g class="passage-marks" aria-hidden="true">{passage_marks_view}</g>
                     <g class="rooms">{rooms_view}</g>
+                    <g class="room-marks" aria-hidden="true">{room_marks_view}</g>
                     <g class="selection" aria-hidden="true">{selection_view}</g>
                 </g>
             </svg>
@@ -649,16 +776,80 @@ pub fn MapView(
 
 #[cfg(test)]
 mod tests {
-    use super::fit_label;
+    use super::{LABEL_FULL_CHARS, label_lines};
+
+    fn lines(label: &str) -> (String, Option<String>, bool) {
+        label_lines(label)
+    }
 
     #[test]
-    fn long_labels_are_cut_to_the_box() {
-        assert_eq!(fit_label("Crypt Threshold"), "Crypt Threshold");
-        assert_eq!(fit_label("Valdris's Sanctum"), "Valdris's Sanctum");
-        assert_eq!(fit_label("Branching Passage"), "Branching Passa…");
-        assert_eq!(fit_label("Mother Bristleback's Den"), "Mother Bristleba…");
-        assert_eq!(fit_label("WWWWWWWWWWWW"), "WWWWWWWWW…");
-        assert_eq!(fit_label("大广间大广间大广间大广间"), "大广间大广间大广间…");
+    fn labels_take_two_lines_and_long_ones_are_cut_at_a_word() {
+        let one = |s: &str| (s.to_string(), None, false);
+        let two = |a: &str, b: &str| (a.to_string(), Some(b.to_string()), false);
+        assert_eq!(lines("Crypt Threshold"), one("Crypt Threshold"));
+        assert_eq!(lines("Valdris's Sanctum"), one("Valdris's Sanctum"));
+        assert_eq!(lines("Branching Passage"), one("Branching Passage"));
+        assert_eq!(lines("Processional Steps"), one("Processional Steps"));
+        assert_eq!(
+            lines("Mother Bristleback's Den"),
+            two("Mother", "Bristleback's Den")
+        );
+        assert_eq!(
+            lines("Crypt of the First Abbot's Guard"),
+            two("Crypt of the First", "Abbot's Guard")
+        );
+        assert_eq!(
+            lines("High Altar of the Last Pilgrimage Road"),
+            (
+                "High Altar of the".to_string(),
+                Some("Last Pilgrimage…".to_string()),
+                true
+            )
+        );
+        assert_eq!(
+            lines("WWWWWWWWWWWW"),
+            ("WWWWWWWWW…".to_string(), None, true)
+        );
+        assert_eq!(
+            lines("大广间大广间大广间大广间"),
+            ("大广间大广间大广间…".to_string(), None, true)
+        );
+    }
+
+    /// Every label of the shipped zones and the gallery's fixtures of up to 32 characters
+    /// is drawn whole; the words drawn are always the start of the label.
+    #[test]
+    fn fixture_labels_up_to_32_characters_are_whole() {
+        let fixtures = [
+            include_str!("../../../web/fixtures/zones/gilded_processional.json"),
+            include_str!("../../../web/fixtures/zones/pilgrim_road.json"),
+        ];
+        let texts = crate::zones::SHIPPED
+            .iter()
+            .map(|(_, t)| *t)
+            .chain(fixtures);
+        let mut long = 0;
+        for text in texts {
+            let (zone, _) = zonegraph_core::zone::load(text).expect("parses");
+            for ix in zone.node_indices() {
+                let label = zone.node(ix).label.as_str();
+                let (a, b, cut) = lines(label);
+                let shown = match &b {
+                    Some(b) => format!("{a} {b}"),
+                    None => a.clone(),
+                };
+                if label.chars().count() <= LABEL_FULL_CHARS {
+                    assert!(!cut, "{label:?} was cut: {shown:?}");
+                    assert_eq!(shown, label);
+                } else {
+                    long += 1;
+                    assert!(cut, "{label:?}");
+                    let words = shown.trim_end_matches('…');
+                    assert!(label.starts_with(words), "{label:?} drawn as {shown:?}");
+                }
+            }
+        }
+        assert!(long >= 2, "the fixtures have labels over 32 characters");
     }
 }
 
@@ -739,29 +930,28 @@ where
     };
     let _ = (x, y);
     let glyph = model::kind_glyph(r.kind).to_string();
-    let label = fit_label(&r.label);
-    let kind = r.kind.map_or("unknown", model::kind_name);
-    let visit = r.visit.map(|v| {
+    let (line1, line2, cut) = label_lines(&r.label);
+    // Each drawn text ends in a space: a screen reader's or axe's reading of the visible
+    // words joins text nodes as they are ("Main Hall" "elite" must not read "Hallelite").
+    let kind = line2
+        .is_none()
+        .then(|| format!("{} ", r.kind.map_or("unknown", model::kind_name)));
+    let (y1, y2) = if line2.is_some() {
+        ("-3", "13")
+    } else {
+        ("-5", "")
+    };
+    let squeeze1 = squeeze(&line1);
+    let line2 = line2.map(|l| {
+        let fit = squeeze(&l);
         view! {
-            <g class="visit-badge" transform="translate(88,-24)">
-                <circle r="11"></circle>
-                <text text-anchor="middle" dominant-baseline="central">{v.to_string()}</text>
-            </g>
+            <text class="label" x="-44" y=y2 clip-path="url(#zg-label-clip)" textLength=fit
+                lengthAdjust=fit.map(|_| "spacingAndGlyphs")>{l}" "</text>
         }
     });
-    let option_badge = r.option.map(|n| {
-        view! {
-            <g class="option-badge" transform="translate(108,0)">
-                <circle r="13"></circle>
-                <text text-anchor="middle" dominant-baseline="central">{n.to_string()}</text>
-            </g>
-        }
-    });
-    let here = r.current.then(|| {
-        view! {
-            <path class="here-mark" d="M-98,0 l-12,-8 v16 z"></path>
-        }
-    });
+    let kind = kind.map(|k| view! { <text class="kind" x="-44" y="14">{k}</text> });
+    // A cut label's full text: the tooltip (the accessible name starts with it too).
+    let title = cut.then(|| view! { <title>{r.label.clone()}</title> });
     view! {
         <g
             class=class
@@ -774,19 +964,52 @@ where
             on:click=on_click
             on:keydown=on_key
         >
+            {title}
             // The box is BOX_W × BOX_H around the centre; glyph at 24, text at 48 from its left.
             <rect class="box" x="-92" y="-28" width="184" height="56" rx="10"></rect>
             <circle class="glyph-bg" cx="-68" cy="0" r="16"></circle>
             <text class="glyph" x="-68" y="1" text-anchor="middle" dominant-baseline="central">
                 {glyph}
             </text>
-            <text class="label" x="-44" y="-5" clip-path="url(#zg-label-clip)">{label}</text>
-            <text class="kind" x="-44" y="14">{kind}</text>
-            {visit}
-            {option_badge}
-            {here}
+            <text class="label" x="-44" y=y1 clip-path="url(#zg-label-clip)" textLength=squeeze1
+                lengthAdjust=squeeze1.map(|_| "spacingAndGlyphs")>{line1}" "</text>
+            {line2}
+            {kind}
         </g>
     }
+}
+
+/// A room's marks (visit number, fork option number, "you are here"), drawn over the rooms
+/// but outside the room's button: what they say is in the room's accessible name, which
+/// must contain the button's visible words in order.
+fn room_marks(r: &model::RoomShape) -> impl IntoView + use<> {
+    let visit = r.visit.map(|v| {
+        view! {
+            <g class="visit-badge" data-node=r.id.clone() transform=translate(r.x + 88.0, r.y - 24.0)>
+                <circle r="11"></circle>
+                <text text-anchor="middle" dominant-baseline="central">{v.to_string()}</text>
+            </g>
+        }
+    });
+    let option_badge = r.option.map(|n| {
+        let class = if r.option_open {
+            "option-badge open"
+        } else {
+            "option-badge locked"
+        };
+        view! {
+            <g class=class data-node=r.id.clone() transform=translate(r.x + 108.0, r.y)>
+                <circle r="13"></circle>
+                <text text-anchor="middle" dominant-baseline="central">{n.to_string()}</text>
+            </g>
+        }
+    });
+    let here = r.current.then(|| {
+        view! {
+            <path class="here-mark" transform=translate(r.x, r.y) d="M-98,0 l-12,-8 v16 z"></path>
+        }
+    });
+    (visit, option_badge, here)
 }
 
 fn passage_view(
@@ -824,6 +1047,26 @@ fn passage_view(
             select();
         }
     };
+    view! {
+        <g
+            class=class
+            tabindex="0"
+            role="button"
+            aria-label=p.name.clone()
+            data-edge=p.edge.to_string()
+            on:click=on_click
+            on:keydown=on_key
+        >
+            <path class="hit" d=p.d.clone()></path>
+            <path class="line" d=p.d.clone() marker-end=marker></path>
+        </g>
+    }
+}
+
+/// A passage's marks (its lock, its number at a fork), drawn outside the passage's button
+/// for the reason given at [`room_marks`]; its accessible name says both.
+fn passage_marks(p: &model::PassageShape) -> impl IntoView + use<> {
+    let class = format!("marks {}", lock_class(p.lock));
     let mark = p.mark.clone().map(|(x, y, text)| {
         let w = 14.0 + 7.0 * text.chars().count() as f64;
         view! {
@@ -841,22 +1084,8 @@ fn passage_view(
             </g>
         }
     });
-    view! {
-        <g
-            class=class
-            tabindex="0"
-            role="button"
-            aria-label=p.name.clone()
-            data-edge=p.edge.to_string()
-            on:click=on_click
-            on:keydown=on_key
-        >
-            <path class="hit" d=p.d.clone()></path>
-            <path class="line" d=p.d.clone() marker-end=marker></path>
-            {mark}
-            {menu}
-        </g>
-    }
+    (p.mark.is_some() || p.menu.is_some())
+        .then(|| view! { <g class=class data-edge=p.edge.to_string()>{mark}{menu}</g> })
 }
 
 /// CSS custom properties of the themes, copied into exported files.
