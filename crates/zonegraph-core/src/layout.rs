@@ -190,9 +190,9 @@ fn fold(grid: &mut Grid) {
     let shape = |bands: u32| {
         let rows = h.div_ceil(bands);
         let cols = bands * w;
-        (f64::from(cols) * CELL_ASPECT / f64::from(rows) / FOLD_ASPECT)
-            .ln()
-            .abs()
+        // How many times too wide or too tall (no `ln`: it would bring libm's into wasm).
+        let r = f64::from(cols) * CELL_ASPECT / f64::from(rows) / FOLD_ASPECT;
+        r.max(1.0 / r)
     };
     let bands = (1..=h.div_ceil(FOLD_ROWS / 2))
         .min_by(|&a, &b| shape(a).total_cmp(&shape(b)))

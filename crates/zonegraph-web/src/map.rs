@@ -52,9 +52,6 @@ const CULL_ROOMS: usize = 300;
 /// redraws only when it crosses one.
 const CHUNK: f64 = 600.0;
 
-/// The map's stylesheet, also embedded in exported SVG files.
-pub const MAP_CSS: &str = include_str!("../../../web/map.css");
-
 /// CSS class of a lock kind.
 pub fn lock_class(kind: LockKind) -> &'static str {
     match kind {
@@ -108,15 +105,8 @@ pub fn view_box((w, h): (f64, f64)) -> String {
 /// sans-serif here) that is 10.8 em a line. The clip path catches the rest.
 const LABEL_EM: f64 = 10.8;
 /// A line of a two-line label may be this much wider than [`LABEL_EM`]; it is drawn
-/// condensed to the line (`textLength`).
-const SQUEEZE: f64 = 1.2;
-/// The drawn width of a condensed line, in px.
-const LINE_PX: &str = "131";
-
-/// A label line's `textLength`, when its estimate says it overflows the line.
-fn squeeze(line: &str) -> Option<&'static str> {
-    (width_em(line) > LABEL_EM).then_some(LINE_PX)
-}
+/// condensed to the line (class `tight`, `scaleX(.862)` in map.css).
+const SQUEEZE: f64 = 1.16;
 
 /// Labels up to this many characters are shown whole, on two lines where needed.
 pub const LABEL_FULL_CHARS: usize = 32;
@@ -149,56 +139,47 @@ pub fn label_lines(label: &str) -> (String, Option<String>, bool) {
         return (label.to_string(), None, false);
     }
     let words: Vec<&str> = label.split(' ').collect();
-    let line = |ws: &[&str]| ws.join(" ");
-    // The most even break between words where both lines fit (squeezed a little if they
-    // must), for a label short enough.
-    if label.chars().count() <= LABEL_FULL_CHARS {
-        for limit in [LABEL_EM, LABEL_EM * SQUEEZE] {
-            let best = (1..words.len())
-                .map(|k| {
-                    (
-                        width_em(&line(&words[..k])),
-                        width_em(&line(&words[k..])),
-                        k,
-                    )
-                })
-                .filter(|&(a, b, _)| a <= limit && b <= limit)
-                .min_by(|x, y| x.0.max(x.1).total_cmp(&y.0.max(y.1)));
-            if let Some((_, _, k)) = best {
-                return (line(&words[..k]), Some(line(&words[k..])), false);
-            }
+    let space = char_em(' ');
+    // `ends[k]`: the width of the first `k` words with their spaces.
+    let mut ends = vec![0.0];
+    for (i, w) in words.iter().enumerate() {
+        ends.push(ends[i] + width_em(w) + if i > 0 { space } else { 0.0 });
+    }
+    let total = ends[words.len()];
+    let line = |a: usize, b: usize| words[a..b].join(" ");
+    // The most even break between words, for a label short enough; lines may be condensed
+    // a little.
+    let mut best = (f64::MAX, 0);
+    for (k, &a) in ends.iter().enumerate().take(words.len()).skip(1) {
+        let widest = a.max(total - a - space);
+        if widest < best.0 {
+            best = (widest, k);
         }
     }
+    if label.chars().count() <= LABEL_FULL_CHARS && best.0 <= LABEL_EM * SQUEEZE {
+        let k = best.1;
+        return (line(0, k), Some(line(k, words.len())), false);
+    }
     // The longest first line of whole words that fits.
-    let first = (1..=words.len())
-        .take_while(|&k| width_em(&line(&words[..k])) <= LABEL_EM)
-        .last()
-        .unwrap_or(0);
+    let first = ends.iter().rposition(|&e| e <= LABEL_EM).unwrap_or(0);
     if first == 0 {
         // One word wider than a line: cut it, as one line.
         return (cut(label, LABEL_EM), None, true);
     }
-    let line1 = line(&words[..first]);
-    let rest = line(&words[first..]);
     // Too long: the second line ends after its last whole word that fits, then "…".
-    let mut line2 = String::new();
-    for w in &words[first..] {
-        let next = if line2.is_empty() {
-            w.to_string()
-        } else {
-            format!("{line2} {w}")
-        };
-        if width_em(&next) + 0.85 > LABEL_EM {
-            break;
-        }
-        line2 = next;
-    }
-    if line2.is_empty() {
-        line2 = cut(&rest, LABEL_EM);
+    let start = ends[first] + space;
+    let last = ends
+        .iter()
+        .rposition(|&e| e - start + 0.85 <= LABEL_EM)
+        .unwrap_or(first);
+    let line2 = if last > first {
+        let mut l = line(first, last);
+        l.push('…');
+        l
     } else {
-        line2.push('…');
-    }
-    (line1, Some(line2), true)
+        cut(&line(first, words.len()), LABEL_EM)
+    };
+    (line(0, first), Some(line2), true)
 }
 
 /// `s` cut to `em` of estimated width, with an ellipsis.
@@ -621,34 +602,25 @@ pub fn MapView(
             .map(|p| passage_view(p, selection, dragged))
             .collect_view()
     };
-    let room_marks_view = move || {
+    let marks_view = move || {
         let m = model.get();
         let win = window.get();
-        m.rooms
-            .iter()
-            .filter(|r| r.visit.is_some() || r.option.is_some() || r.current)
-            .filter(|r| {
-                in_window(
-                    win,
-                    (
-                        r.x - BOX_W / 2.0 - 30.0,
-                        r.y - BOX_H / 2.0,
-                        r.x + BOX_W / 2.0 + 30.0,
-                        r.y + BOX_H / 2.0,
-                    ),
-                )
-            })
-            .map(room_marks)
-            .collect_view()
-    };
-    let passage_marks_view = move || {
-        let m = model.get();
-        let win = window.get();
-        m.passages
-            .iter()
-            .filter(|p| in_window(win, p.bbox))
-            .map(passage_marks)
-            .collect_view()
+        let mut marks = Vec::new();
+        for p in m.passages.iter().filter(|p| in_window(win, p.bbox)) {
+            passage_marks(p, &mut marks);
+        }
+        for r in &m.rooms {
+            let b = (
+                r.x - BOX_W / 2.0,
+                r.y - BOX_H / 2.0,
+                r.x + BOX_W / 2.0 + 30.0,
+                r.y + BOX_H / 2.0,
+            );
+            if in_window(win, b) {
+                room_marks(r, &mut marks);
+            }
+        }
+        marks.into_iter().map(mark_view).collect_view()
     };
     // The selection ring: one element, so selecting never redraws the map.
     let selection_view = move || {
@@ -755,9 +727,8 @@ pub fn MapView(
                 <rect class="map-bg" width="100%" height="100%"></rect>
                 <g class="viewport">
                     <g class="passages">{passages_view}</g>
-                    <g class="passage-marks" aria-hidden="true">{passage_marks_view}</g>
                     <g class="rooms">{rooms_view}</g>
-                    <g class="room-marks" aria-hidden="true">{room_marks_view}</g>
+                    <g class="marks" aria-hidden="true">{marks_view}</g>
                     <g class="selection" aria-hidden="true">{selection_view}</g>
                 </g>
             </svg>
@@ -933,25 +904,18 @@ where
     let (line1, line2, cut) = label_lines(&r.label);
     // Each drawn text ends in a space: a screen reader's or axe's reading of the visible
     // words joins text nodes as they are ("Main Hall" "elite" must not read "Hallelite").
-    let kind = line2
-        .is_none()
-        .then(|| format!("{} ", r.kind.map_or("unknown", model::kind_name)));
-    let (y1, y2) = if line2.is_some() {
-        ("-3", "13")
+    // Two lines take the kind's place (the glyph, the tooltip and the name still say it).
+    let (y1, kind) = if line2.is_some() {
+        ("-3", "")
     } else {
-        ("-5", "")
+        ("-5", r.kind.map_or("unknown", model::kind_name))
     };
-    let squeeze1 = squeeze(&line1);
-    let line2 = line2.map(|l| {
-        let fit = squeeze(&l);
-        view! {
-            <text class="label" x="-44" y=y2 clip-path="url(#zg-label-clip)" textLength=fit
-                lengthAdjust=fit.map(|_| "spacingAndGlyphs")>{l}" "</text>
-        }
-    });
-    let kind = kind.map(|k| view! { <text class="kind" x="-44" y="14">{k}</text> });
+    let line2 = label_text("13", line2.unwrap_or_default());
     // A cut label's full text: the tooltip (the accessible name starts with it too).
     let title = cut.then(|| view! { <title>{r.label.clone()}</title> });
+    let here = r
+        .current
+        .then(|| view! { <path class="here-mark" d="M-98,0 l-12,-8 v16 z"></path> });
     view! {
         <g
             class=class
@@ -971,45 +935,22 @@ where
             <text class="glyph" x="-68" y="1" text-anchor="middle" dominant-baseline="central">
                 {glyph}
             </text>
-            <text class="label" x="-44" y=y1 clip-path="url(#zg-label-clip)" textLength=squeeze1
-                lengthAdjust=squeeze1.map(|_| "spacingAndGlyphs")>{line1}" "</text>
+            {label_text(y1, line1)}
             {line2}
-            {kind}
+            <text class="kind" x="-44" y="14">{kind}" "</text>
+            {here}
         </g>
     }
 }
 
-/// A room's marks (visit number, fork option number, "you are here"), drawn over the rooms
-/// but outside the room's button: what they say is in the room's accessible name, which
-/// must contain the button's visible words in order.
-fn room_marks(r: &model::RoomShape) -> impl IntoView + use<> {
-    let visit = r.visit.map(|v| {
-        view! {
-            <g class="visit-badge" data-node=r.id.clone() transform=translate(r.x + 88.0, r.y - 24.0)>
-                <circle r="11"></circle>
-                <text text-anchor="middle" dominant-baseline="central">{v.to_string()}</text>
-            </g>
-        }
-    });
-    let option_badge = r.option.map(|n| {
-        let class = if r.option_open {
-            "option-badge open"
-        } else {
-            "option-badge locked"
-        };
-        view! {
-            <g class=class data-node=r.id.clone() transform=translate(r.x + 108.0, r.y)>
-                <circle r="13"></circle>
-                <text text-anchor="middle" dominant-baseline="central">{n.to_string()}</text>
-            </g>
-        }
-    });
-    let here = r.current.then(|| {
-        view! {
-            <path class="here-mark" transform=translate(r.x, r.y) d="M-98,0 l-12,-8 v16 z"></path>
-        }
-    });
-    (visit, option_badge, here)
+/// One line of a room's label (empty for none), condensed when it would overflow the line.
+fn label_text(y: &'static str, line: String) -> impl IntoView + use<> {
+    let class = if width_em(&line) > LABEL_EM {
+        "label tight"
+    } else {
+        "label"
+    };
+    view! { <text class=class x="-44" y=y clip-path="url(#zg-label-clip)">{line}" "</text> }
 }
 
 fn passage_view(
@@ -1063,29 +1004,88 @@ fn passage_view(
     }
 }
 
-/// A passage's marks (its lock, its number at a fork), drawn outside the passage's button
-/// for the reason given at [`room_marks`]; its accessible name says both.
-fn passage_marks(p: &model::PassageShape) -> impl IntoView + use<> {
-    let class = format!("marks {}", lock_class(p.lock));
-    let mark = p.mark.clone().map(|(x, y, text)| {
-        let w = 14.0 + 7.0 * text.chars().count() as f64;
-        view! {
-            <g class="lock-mark" transform=translate(x, y)>
-                <rect x=num(-w / 2.0) y="-10" width=num(w) height="20" rx="10"></rect>
-                <text text-anchor="middle" dominant-baseline="central">{text}</text>
-            </g>
-        }
-    });
-    let menu = p.menu.map(|(x, y, n)| {
-        view! {
-            <g class="menu-number" transform=translate(x + 12.0, y)>
-                <circle r="8"></circle>
-                <text text-anchor="middle" dominant-baseline="central">{n.to_string()}</text>
-            </g>
-        }
-    });
-    (p.mark.is_some() || p.menu.is_some())
-        .then(|| view! { <g class=class data-edge=p.edge.to_string()>{mark}{menu}</g> })
+/// A mark drawn over the map but outside the buttons of rooms and passages (a visit number,
+/// a fork option's number, a lock, a passage's menu number): what it says is in the
+/// accessible name of its room or passage, which must contain the button's visible words in
+/// order. One element type for every mark keeps the WebAssembly small.
+struct Mark {
+    class: String,
+    /// The room it belongs to, if any.
+    node: String,
+    x: f64,
+    y: f64,
+    w: f64,
+    h: f64,
+    text: String,
+}
+
+/// A rounded box (a circle when square) with its text in the middle.
+fn mark_view(k: Mark) -> impl IntoView + use<> {
+    view! {
+        <g class=k.class data-node=k.node transform=translate(k.x, k.y)>
+            <rect x=num(-k.w / 2.0) y=num(-k.h / 2.0) width=num(k.w) height=num(k.h) rx=num(k.h / 2.0)></rect>
+            <text text-anchor="middle" dominant-baseline="central">{k.text}</text>
+        </g>
+    }
+}
+
+/// The marks of a room: its visit number and fork option number.
+fn room_marks(r: &model::RoomShape, out: &mut Vec<Mark>) {
+    if let Some(v) = r.visit {
+        out.push(Mark {
+            class: "visit-badge".into(),
+            node: r.id.clone(),
+            x: r.x + 88.0,
+            y: r.y - 24.0,
+            w: 22.0,
+            h: 22.0,
+            text: v.to_string(),
+        });
+    }
+    if let Some(n) = r.option {
+        out.push(Mark {
+            class: if r.option_open {
+                "option-badge open"
+            } else {
+                "option-badge locked"
+            }
+            .into(),
+            node: r.id.clone(),
+            x: r.x + 108.0,
+            y: r.y,
+            w: 26.0,
+            h: 26.0,
+            text: n.to_string(),
+        });
+    }
+}
+
+/// The marks of a passage: its lock and its number at a fork.
+fn passage_marks(p: &model::PassageShape, out: &mut Vec<Mark>) {
+    if let Some((x, y, text)) = &p.mark {
+        let mut class = String::from("lock-mark ");
+        class.push_str(lock_class(p.lock));
+        out.push(Mark {
+            class,
+            node: String::new(),
+            x: *x,
+            y: *y,
+            w: 14.0 + 7.0 * text.chars().count() as f64,
+            h: 20.0,
+            text: text.clone(),
+        });
+    }
+    if let Some((x, y, n)) = p.menu {
+        out.push(Mark {
+            class: "menu-number".into(),
+            node: String::new(),
+            x: x + 12.0,
+            y,
+            w: 16.0,
+            h: 16.0,
+            text: n.to_string(),
+        });
+    }
 }
 
 /// CSS custom properties of the themes, copied into exported files.
@@ -1103,7 +1103,7 @@ const THEME_VARS: &[&str] = &[
 ];
 
 /// The map as a standalone SVG document: the whole drawing, the current theme's colours and
-/// the map stylesheet inline.
+/// the map stylesheet (`web/map.css`, read from the page) inline.
 fn export_svg(svg: &web_sys::Element, m: &MapModel) -> Option<String> {
     let clone: web_sys::Element = svg.clone_node_with_deep(true).ok()?.dyn_into().ok()?;
     clone
@@ -1120,8 +1120,29 @@ fn export_svg(svg: &web_sys::Element, m: &MapModel) -> Option<String> {
         }
     }
     css.push_str("font-family:system-ui,sans-serif}");
-    css.push_str(MAP_CSS);
     let doc = web_sys::window()?.document()?;
+    // The map stylesheet (web/map.css) as the page loaded it, not a second copy inside the
+    // WebAssembly: both pages link it, under a hashed name (`map-<hash>.css`).
+    let sheets = doc.style_sheets();
+    for i in 0..sheets.length() {
+        let Some(sheet) = sheets
+            .item(i)
+            .and_then(|s| s.dyn_into::<web_sys::CssStyleSheet>().ok())
+        else {
+            continue;
+        };
+        let href = sheet.href().ok().flatten().unwrap_or_default();
+        if !href.contains("/map") {
+            continue;
+        }
+        if let Ok(rules) = sheet.css_rules() {
+            for j in 0..rules.length() {
+                if let Some(rule) = rules.item(j) {
+                    css.push_str(&rule.css_text());
+                }
+            }
+        }
+    }
     let style = doc
         .create_element_ns(Some("http://www.w3.org/2000/svg"), "style")
         .ok()?;
