@@ -43,9 +43,6 @@ const LABEL_SCALE: f64 = 0.42;
 /// fit at this scale opens at it, showing its start (the core's layout folds long zones so
 /// that most of them fit).
 const READABLE_SCALE: f64 = 8.0 / 13.0;
-/// The run page's zoom buttons sit along the bottom of the map: fitting and centring leave
-/// this strip free so they cover no room.
-const RUN_TOOLS_H: f64 = 56.0;
 /// Maps with more rooms than this draw only what is near the screen (see `window`).
 const CULL_ROOMS: usize = 300;
 /// The drawn window snaps to squares of this many pixels of the drawing, so panning
@@ -236,7 +233,7 @@ pub fn MapView(
     // The frame's size, measured when fitting or zooming and cached for the pan path, which
     // must not force a layout of thousands of elements on every frame.
     let frame_size = StoredValue::new((800.0, 600.0));
-    let measure = move || {
+    let size = move || {
         let s = frame_ref
             .get_untracked()
             .map(|frame| {
@@ -246,12 +243,6 @@ pub fn MapView(
             .unwrap_or((800.0, 600.0));
         frame_size.set_value(s);
         s
-    };
-    // The part of the frame rooms are placed in (above the run page's buttons).
-    let size = move || {
-        let (w, h) = measure();
-        let tools = if focus_current { RUN_TOOLS_H } else { 0.0 };
-        (w, (h - tools).max(h / 2.0))
     };
     let fit = move || {
         let (w, h) = size();
@@ -733,12 +724,14 @@ pub fn MapView(
                 </g>
             </svg>
             </div>
-            <div class="map-tools" role="toolbar" aria-label="Map controls">
-                <button title="Zoom in (+)" aria-label="Zoom in" on:click=move |_| zoom_centre(1.25)>"+"</button>
-                <button title="Zoom out (−)" aria-label="Zoom out" on:click=move |_| zoom_centre(0.8)>"−"</button>
-                <button title="Fit the map (0)" aria-label="Fit the map" on:click=move |_| fit()>"Fit"</button>
-                <button title="Download the map as an SVG file" aria-label="Export SVG" on:click=export>"SVG"</button>
-            </div>
+        </div>
+        // Outside the frame: the run page puts the buttons on a bar under the map, where they
+        // cover no room; the designer's float over the map's corner (style.css).
+        <div class="map-tools" role="toolbar" aria-label="Map controls">
+            <button title="Zoom in (+)" aria-label="Zoom in" on:click=move |_| zoom_centre(1.25)>"+"</button>
+            <button title="Zoom out (−)" aria-label="Zoom out" on:click=move |_| zoom_centre(0.8)>"−"</button>
+            <button title="Fit the map (0)" aria-label="Fit the map" on:click=move |_| fit()>"Fit"</button>
+            <button title="Download the map as an SVG file" aria-label="Export SVG" on:click=export>"SVG"</button>
         </div>
         <Legend closed=focus_current/>
         </div>
