@@ -1,8 +1,8 @@
 //! Grid layout of a zone: integer cells for rooms and drawable routes for passages.
 //!
 //! When every room has a `pos_x`/`pos_y` hint the hints are the layout (column, row). Hints
-//! that run left to right (more passages step right than down, and the hints are wider than
-//! tall: `pos_x` is the step along the path, `pos_y` the lane) are turned a quarter, so every drawing runs
+//! that run left to right (more passages step right than down: `pos_x` is the step along the
+//! path, `pos_y` the lane) are turned a quarter, so every drawing runs
 //! top to bottom and the chat map draws their passages as it does any other zone's. A long
 //! narrow hinted drawing is then folded, in [`layout`] only, into side-by-side bands of rows
 //! (read left to right, like newspaper columns), keeping the hints' order and lanes, so a
@@ -208,9 +208,8 @@ fn fold(grid: &mut Grid) {
     }
     grid.height = rows;
     grid.width = bands * w;
-    grid.notes.push(format!(
-        "the {h} rows are folded into {bands} bands of {rows} rows, read left to right"
-    ));
+    grid.notes
+        .push(format!("{h} rows folded into {bands} bands"));
 }
 
 /// Most notes of one kind listed before "and N more".
@@ -298,11 +297,7 @@ fn hinted_cells(zone: &Zone, visible: &[bool], notes: &mut Vec<String>) -> Vec<O
     let n = zone.graph.node_count();
     let across = runs_across(zone, visible);
     if across {
-        notes.push(
-            "the hints run left to right (pos_x along the path, pos_y the lane): drawn top \
-             to bottom, pos_y as the column"
-                .to_string(),
-        );
+        notes.push("the hints run left to right: drawn top to bottom".to_string());
     }
     let hint = |ix: usize| -> Option<(i64, i64)> {
         if !visible[ix] {
@@ -377,32 +372,18 @@ fn hinted_cells(zone: &Zone, visible: &[bool], notes: &mut Vec<String>) -> Vec<O
         .collect()
 }
 
-/// Whether visible hinted rooms run left to right: more passages step right (to a larger
-/// `pos_x`) than down (to a larger `pos_y`), and the hints spread wider than tall. A fan of
-/// side rooms spreads sideways, but its passages still step down.
+/// Whether visible hinted rooms run left to right: more of their passages step right (to a
+/// larger `pos_x`) than down (to a larger `pos_y`). A fan of side rooms spreads sideways, but
+/// its passages still step down.
 fn runs_across(zone: &Zone, visible: &[bool]) -> bool {
-    let pos = |ix: NodeIndex| {
-        visible[ix.index()]
-            .then_some(zone.graph[ix].pos)
-            .flatten()
-            .map(|(x, y)| (i64::from(x), i64::from(y)))
-    };
-    let (mut right, mut down) = (0usize, 0usize);
-    for e in zone.graph.edge_indices() {
-        let Some((s, t)) = zone.graph.edge_endpoints(e) else {
-            continue;
-        };
-        if let (Some(a), Some(b)) = (pos(s), pos(t)) {
-            right += usize::from(b.0 > a.0);
-            down += usize::from(b.1 > a.1);
+    let pos = |ix: NodeIndex| visible[ix.index()].then_some(zone.graph[ix].pos).flatten();
+    let mut lean = 0i64;
+    for e in zone.graph.raw_edges() {
+        if let (Some(a), Some(b)) = (pos(e.source()), pos(e.target())) {
+            lean += i64::from(b.0 > a.0) - i64::from(b.1 > a.1);
         }
     }
-    let (mut lo, mut hi) = ((i64::MAX, i64::MAX), (i64::MIN, i64::MIN));
-    for (x, y) in zone.graph.node_indices().filter_map(pos) {
-        lo = (lo.0.min(x), lo.1.min(y));
-        hi = (hi.0.max(x), hi.1.max(y));
-    }
-    right > down && hi.0 - lo.0 > hi.1 - lo.1
+    lean > 0
 }
 
 fn to_u32(v: i64) -> u32 {

@@ -39,10 +39,10 @@ const FOCUS_SCALE: f64 = 0.75;
 const MAX_SCALE: f64 = 3.0;
 /// Below this scale labels fade out (they would be unreadable).
 const LABEL_SCALE: f64 = 0.42;
-/// The smallest scale a map opens at: 13 px labels at least 8 px tall. A map that does not
+/// The smallest scale a map opens at: 13 px labels at least 8 px tall (8.06). A map that does not
 /// fit at this scale opens at it, showing its start (the core's layout folds long zones so
 /// that most of them fit).
-const READABLE_SCALE: f64 = 8.0 / 13.0;
+const READABLE_SCALE: f64 = 0.62;
 /// Maps with more rooms than this draw only what is near the screen (see `window`).
 const CULL_ROOMS: usize = 300;
 /// The drawn window snaps to squares of this many pixels of the drawing, so panning
@@ -98,12 +98,14 @@ pub fn view_box((w, h): (f64, f64)) -> String {
 }
 
 /// Room labels are 13 px bold from 48 px into the 184 px box, which leaves 132 px to the clip
-/// edge: in [`char_em`]'s estimate (about 7 % over the rendered width in Chromium's
-/// sans-serif here) that is 10.8 em a line. The clip path catches the rest.
-const LABEL_EM: f64 = 10.8;
+/// edge: in [`char_em`]'s estimate (within a few per cent of the rendered width of Chromium's
+/// bold sans-serif here) that is 10.2 em a line. The clip path catches the rest.
+const LABEL_EM: f64 = 10.2;
 /// A line of a two-line label may be this much wider than [`LABEL_EM`]; it is drawn
-/// condensed to the line (class `tight`, `scaleX(.862)` in map.css).
-const SQUEEZE: f64 = 1.16;
+/// condensed to the line (class `tight`, `scaleX(.8)` in map.css). The marks layer
+/// (`.marks`) lets clicks through to the rooms and passages under it; the run page's zoom
+/// buttons sit on a bar under the map (run.css), where they cover no room.
+const SQUEEZE: f64 = 1.25;
 
 /// Labels up to this many characters are shown whole, on two lines where needed.
 pub const LABEL_FULL_CHARS: usize = 32;
@@ -752,8 +754,8 @@ mod tests {
         let two = |a: &str, b: &str| (a.to_string(), Some(b.to_string()), false);
         assert_eq!(lines("Crypt Threshold"), one("Crypt Threshold"));
         assert_eq!(lines("Valdris's Sanctum"), one("Valdris's Sanctum"));
-        assert_eq!(lines("Branching Passage"), one("Branching Passage"));
-        assert_eq!(lines("Processional Steps"), one("Processional Steps"));
+        assert_eq!(lines("Branching Passage"), two("Branching", "Passage"));
+        assert_eq!(lines("Processional Steps"), two("Processional", "Steps"));
         assert_eq!(
             lines("Mother Bristleback's Den"),
             two("Mother", "Bristleback's Den")
@@ -928,8 +930,8 @@ where
             <text class="glyph" x="-68" y="1" text-anchor="middle" dominant-baseline="central">
                 {glyph}
             </text>
-            {label_text(y1, line1)}
-            {line2}
+            // The clip is on the group, so a condensed line is clipped at the box's edge.
+            <g clip-path="url(#zg-label-clip)">{label_text(y1, line1)}{line2}</g>
             <text class="kind" x="-44" y="14">{kind}" "</text>
             {here}
         </g>
@@ -943,7 +945,7 @@ fn label_text(y: &'static str, line: String) -> impl IntoView + use<> {
     } else {
         "label"
     };
-    view! { <text class=class x="-44" y=y clip-path="url(#zg-label-clip)">{line}" "</text> }
+    view! { <text class=class x="-44" y=y>{line}" "</text> }
 }
 
 fn passage_view(
