@@ -790,3 +790,111 @@ proptest! {
         }
     }
 }
+
+/// The gallery's test fixtures (`web/fixtures/zones/*.json`), sorted: `(file stem, text)`.
+fn web_fixture_zones() -> Vec<(String, String)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../web/fixtures/zones");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .expect("web/fixtures/zones/ exists")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|p| {
+            let stem = p
+                .file_stem()
+                .expect("a name")
+                .to_string_lossy()
+                .into_owned();
+            (stem, std::fs::read_to_string(&p).expect("readable zone"))
+        })
+        .collect()
+}
+
+/// The fixtures pass `zonegraph check --strict`, as the shipped zones do.
+#[test]
+fn web_fixture_zones_pass_the_strict_check() {
+    use clap::Parser;
+    use zonegraph_server::{Cli, Cmd, check};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../web/fixtures/zones");
+    let dir = dir.to_string_lossy();
+    let argv = ["zonegraph", "check", "--strict", dir.as_ref()];
+    let Cmd::Check(a) = Cli::try_parse_from(argv).expect("valid arguments").command else {
+        unreachable!("parsed a check command")
+    };
+    let (out, failed) = check::report(&a).expect("check runs");
+    assert!(!failed, "{out}");
+    assert!(out.contains(" 0 errors, 0 warnings"), "{out}");
+}
+
+/// Zones whose hints run left to right (`pos_x` the step, `pos_y` the lane) are drawn top to
+/// bottom: the path goes down the rows in the hints' order, each lane keeps its column, and the
+/// chat map draws the passages instead of listing rooms side by side. The viewer's layout
+/// folds the long one into bands, keeping that order.
+#[test]
+fn left_to_right_fixtures_are_drawn_top_to_bottom() {
+    let mut across = 0;
+    for (stem, text) in web_fixture_zones() {
+        let z = zone(&text);
+        let l = layout(&z);
+        check_layout(&z, &l);
+        check_routes(&l);
+        let designer = map(&z, &MapView::designer());
+        insta::assert_snapshot!(format!("fixture_{stem}_designer"), designer);
+        let turned = l.notes.iter().any(|n| n.contains("left to right"));
+        if !turned {
+            continue;
+        }
+        across += 1;
+        assert!(
+            !designer.contains("(same row)"),
+            "{stem}: passages listed, not drawn:\n{designer}"
+        );
+        // Lane 0 (the main path), in pos_x order, reads down each band and the bands left
+        // to right; every room of one lane sits in one column of its band.
+        let cell = |id: &str| l.nodes.iter().find(|n| n.id == id).expect("laid out");
+        let mut lane0: Vec<_> = z
+            .node_indices()
+            .filter(|&ix| z.node(ix).pos.is_some_and(|p| p.1 == 0))
+            .collect();
+        lane0.sort_by_key(|&ix| z.node(ix).pos.map(|p| p.0));
+        let order: Vec<(u32, u32)> = lane0
+            .iter()
+            .map(|&ix| {
+                let n = cell(z.node(ix).id.as_str());
+                (n.col, n.row)
+            })
+            .collect();
+        for w in order.windows(2) {
+            assert!(
+                (w[0].0 == w[1].0 && w[0].1 < w[1].1) || w[0].0 < w[1].0,
+                "{stem}: the path goes {:?} → {:?}",
+                w[0],
+                w[1]
+            );
+        }
+        assert!(l.width < l.height * 4, "{stem}: {} × {}", l.width, l.height);
+        // The chat map (one band, all of it) reads the path straight down, one row per step.
+        let tall = MapOptions {
+            max_rows: 100,
+            ..MapOptions::default()
+        };
+        let whole = map_with(&z, &MapView::designer(), &tall);
+        assert!(!whole.contains("Passages not drawn"), "{stem}:\n{whole}");
+        let grid_rows: BTreeSet<usize> = lane0
+            .iter()
+            .map(|&ix| {
+                let label = &z.node(ix).label;
+                let short: String = label.chars().take(12).collect();
+                whole
+                    .lines()
+                    .position(|line| line.contains(&short))
+                    .unwrap_or_else(|| panic!("{stem}: {label} is on the chat map"))
+            })
+            .collect();
+        assert_eq!(grid_rows.len(), lane0.len(), "{stem}: one row per step");
+    }
+    assert!(across >= 2, "the left-to-right fixtures are found");
+}

@@ -1,7 +1,13 @@
 //! Grid layout of a zone: integer cells for rooms and drawable routes for passages.
 //!
-//! When every room has a `pos_x`/`pos_y` hint the hints are the layout (column, row).
-//! Otherwise rooms are layered top-down by longest-path depth from the entry (back edges of
+//! When every room has a `pos_x`/`pos_y` hint the hints are the layout (column, row). Hints
+//! that run left to right (more passages step right than down: `pos_x` is the step along the
+//! path, `pos_y` the lane) are turned a quarter, so every drawing runs
+//! top to bottom and the chat map draws their passages as it does any other zone's. A long
+//! narrow hinted drawing is then folded, in [`layout`] only, into side-by-side bands of rows
+//! (read left to right, like newspaper columns), keeping the hints' order and lanes, so a
+//! screen shows it at a readable size; the chat map, a scrolling text with a window around the
+//! current room, keeps one band. Otherwise rooms are layered top-down by longest-path depth from the entry (back edges of
 //! a depth-first search are ignored, rooms the entry cannot reach come after), and ordered
 //! within a layer by the barycenter of their neighbours. Everything is iterative and
 //! `O((rooms + passages) log rooms)`, so zones of 100k rooms lay out in milliseconds and
@@ -93,7 +99,8 @@ pub struct Layout {
 
 /// Lays a zone out on a grid. Never panics; rooms never share a cell.
 pub fn layout(zone: &Zone) -> Layout {
-    let grid = grid(zone, &BTreeSet::new());
+    let mut grid = grid(zone, &BTreeSet::new());
+    fold(&mut grid);
     let nodes = zone
         .graph
         .node_indices()
@@ -158,6 +165,51 @@ impl Grid {
         }
         cols
     }
+}
+
+/// A hinted drawing at most this many columns wide is a chain that may be folded…
+const FOLD_MAX_COLUMNS: u32 = 3;
+/// …when it is taller than this many rows.
+const FOLD_ROWS: u32 = 12;
+/// A cell's width over its height as drawn (about 2: the viewer's 226 × 110 px, the chat
+/// map's 24 characters × 3 lines), and the drawing's shape a fold aims for (a wide screen).
+const CELL_ASPECT: f64 = 2.0;
+const FOLD_ASPECT: f64 = 1.6;
+
+/// Folds a tall narrow hinted grid into side-by-side bands of rows: row `r` goes to band
+/// `r / rows`, shifted right by the bands before it. Bands sit one column gutter apart, no
+/// empty column between them: side lanes are sparse, and every cell a fold spends on a gap
+/// is a cell fewer on screen at a readable size. The passage from a band's foot to the next
+/// band's head runs up that gutter. The number of bands brings the drawing
+/// closest to [`FOLD_ASPECT`].
+fn fold(grid: &mut Grid) {
+    let (w, h) = (grid.width, grid.height);
+    if grid.mode != LayoutMode::Hints || w > FOLD_MAX_COLUMNS || h <= FOLD_ROWS {
+        return;
+    }
+    let shape = |bands: u32| {
+        let rows = h.div_ceil(bands);
+        let cols = bands * w;
+        // How many times too wide or too tall (no `ln`: it would bring libm's into wasm).
+        let r = f64::from(cols) * CELL_ASPECT / f64::from(rows) / FOLD_ASPECT;
+        r.max(1.0 / r)
+    };
+    let bands = (1..=h.div_ceil(FOLD_ROWS / 2))
+        .min_by(|&a, &b| shape(a).total_cmp(&shape(b)))
+        .unwrap_or(1);
+    if bands < 2 {
+        return;
+    }
+    let rows = h.div_ceil(bands);
+    let bands = h.div_ceil(rows);
+    for (c, r) in grid.cell.iter_mut().flatten() {
+        *c += (*r / rows) * w;
+        *r %= rows;
+    }
+    grid.height = rows;
+    grid.width = bands * w;
+    grid.notes
+        .push(format!("{h} rows folded into {bands} bands"));
 }
 
 /// Most notes of one kind listed before "and N more".
@@ -243,13 +295,18 @@ fn lookup(values: &[i64], coords: &[i64], v: i64) -> i64 {
 
 fn hinted_cells(zone: &Zone, visible: &[bool], notes: &mut Vec<String>) -> Vec<Option<(u32, u32)>> {
     let n = zone.graph.node_count();
+    let across = runs_across(zone, visible);
+    if across {
+        notes.push("the hints run left to right: drawn top to bottom".to_string());
+    }
     let hint = |ix: usize| -> Option<(i64, i64)> {
         if !visible[ix] {
             return None;
         }
-        zone.graph[NodeIndex::new(ix)]
-            .pos
-            .map(|(x, y)| (i64::from(x), i64::from(y)))
+        zone.graph[NodeIndex::new(ix)].pos.map(|(x, y)| {
+            let (x, y) = (i64::from(x), i64::from(y));
+            if across { (y, x) } else { (x, y) }
+        })
     };
     let mut xs: Vec<i64> = (0..n).filter_map(|i| hint(i).map(|p| p.0)).collect();
     let mut ys: Vec<i64> = (0..n).filter_map(|i| hint(i).map(|p| p.1)).collect();
@@ -313,6 +370,20 @@ fn hinted_cells(zone: &Zone, visible: &[bool], notes: &mut Vec<String>) -> Vec<O
     cell.into_iter()
         .map(|c| c.map(|(c, r)| (to_u32(c), to_u32(r))))
         .collect()
+}
+
+/// Whether visible hinted rooms run left to right: more of their passages step right (to a
+/// larger `pos_x`) than down (to a larger `pos_y`). A fan of side rooms spreads sideways, but
+/// its passages still step down.
+fn runs_across(zone: &Zone, visible: &[bool]) -> bool {
+    let pos = |ix: NodeIndex| visible[ix.index()].then_some(zone.graph[ix].pos).flatten();
+    let mut lean = 0i64;
+    for e in zone.graph.raw_edges() {
+        if let (Some(a), Some(b)) = (pos(e.source()), pos(e.target())) {
+            lean += i64::from(b.0 > a.0) - i64::from(b.1 > a.1);
+        }
+    }
+    lean > 0
 }
 
 fn to_u32(v: i64) -> u32 {

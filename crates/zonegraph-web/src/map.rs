@@ -39,14 +39,15 @@ const FOCUS_SCALE: f64 = 0.75;
 const MAX_SCALE: f64 = 3.0;
 /// Below this scale labels fade out (they would be unreadable).
 const LABEL_SCALE: f64 = 0.42;
+/// The smallest scale a map opens at: 13 px labels at least 8 px tall (8.06). A map that does not
+/// fit at this scale opens at it, showing its start (the core's layout folds long zones so
+/// that most of them fit).
+const READABLE_SCALE: f64 = 0.62;
 /// Maps with more rooms than this draw only what is near the screen (see `window`).
 const CULL_ROOMS: usize = 300;
 /// The drawn window snaps to squares of this many pixels of the drawing, so panning
 /// redraws only when it crosses one.
 const CHUNK: f64 = 600.0;
-
-/// The map's stylesheet, also embedded in exported SVG files.
-pub const MAP_CSS: &str = include_str!("../../../web/map.css");
 
 /// CSS class of a lock kind.
 pub fn lock_class(kind: LockKind) -> &'static str {
@@ -96,10 +97,18 @@ pub fn view_box((w, h): (f64, f64)) -> String {
     format!("0 0 {} {}", num(w.round()), num(h.round()))
 }
 
-/// Room labels are 13 px bold from 48 px into the 184 px box, which leaves 124 px before
-/// its right edge and visit badge: in [`char_em`]'s estimate (about 7 % over the rendered
-/// width in Chromium's sans-serif here) that is 10.2 em. The clip path catches the rest.
+/// Room labels are 13 px bold from 48 px into the 184 px box, which leaves 132 px to the clip
+/// edge: in [`char_em`]'s estimate (within a few per cent of the rendered width of Chromium's
+/// bold sans-serif here) that is 10.2 em a line. The clip path catches the rest.
 const LABEL_EM: f64 = 10.2;
+/// A line of a two-line label may be this much wider than [`LABEL_EM`]; it is drawn
+/// condensed to the line (class `tight`, `scaleX(.8)` in map.css). The marks layer
+/// (`.marks`) lets clicks through to the rooms and passages under it; the run page's zoom
+/// buttons sit on a bar under the map (run.css), where they cover no room.
+const SQUEEZE: f64 = 1.25;
+
+/// Labels up to this many characters are shown whole, on two lines where needed.
+pub const LABEL_FULL_CHARS: usize = 32;
 
 /// A character's advance in em, rounded up by class (narrow, medium, wide, capitals, other
 /// ASCII, anything else): a cheap estimate of a label's width without measuring the DOM.
@@ -115,17 +124,70 @@ fn char_em(c: char) -> f64 {
     }
 }
 
-/// Cuts a label to what fits in a room box, by estimated width, with an ellipsis.
-pub fn fit_label(label: &str) -> String {
-    let total: f64 = label.chars().map(char_em).sum();
-    if total <= LABEL_EM {
-        return label.to_string();
+fn width_em(s: &str) -> f64 {
+    s.chars().map(char_em).sum()
+}
+
+/// A label as drawn in its room box: one line, or two broken between words, and whether it
+/// was cut (then the full label is the room's tooltip; its accessible name always is). A
+/// label of up to [`LABEL_FULL_CHARS`] characters is never cut unless a single word is too
+/// wide for a line; a longer one is cut after its last whole word that fits, with an
+/// ellipsis, so the visible words are the start of the accessible name.
+pub fn label_lines(label: &str) -> (String, Option<String>, bool) {
+    if width_em(label) <= LABEL_EM {
+        return (label.to_string(), None, false);
     }
+    let words: Vec<&str> = label.split(' ').collect();
+    let space = char_em(' ');
+    // `ends[k]`: the width of the first `k` words with their spaces.
+    let mut ends = vec![0.0];
+    for (i, w) in words.iter().enumerate() {
+        ends.push(ends[i] + width_em(w) + if i > 0 { space } else { 0.0 });
+    }
+    let total = ends[words.len()];
+    let line = |a: usize, b: usize| words[a..b].join(" ");
+    // The most even break between words, for a label short enough; lines may be condensed
+    // a little.
+    let mut best = (f64::MAX, 0);
+    for (k, &a) in ends.iter().enumerate().take(words.len()).skip(1) {
+        let widest = a.max(total - a - space);
+        if widest < best.0 {
+            best = (widest, k);
+        }
+    }
+    if label.chars().count() <= LABEL_FULL_CHARS && best.0 <= LABEL_EM * SQUEEZE {
+        let k = best.1;
+        return (line(0, k), Some(line(k, words.len())), false);
+    }
+    // The longest first line of whole words that fits.
+    let first = ends.iter().rposition(|&e| e <= LABEL_EM).unwrap_or(0);
+    if first == 0 {
+        // One word wider than a line: cut it, as one line.
+        return (cut(label, LABEL_EM), None, true);
+    }
+    // Too long: the second line ends after its last whole word that fits, then "…".
+    let start = ends[first] + space;
+    let last = ends
+        .iter()
+        .rposition(|&e| e - start + 0.85 <= LABEL_EM)
+        .unwrap_or(first);
+    let line2 = if last > first {
+        let mut l = line(first, last);
+        l.push('…');
+        l
+    } else {
+        cut(&line(first, words.len()), LABEL_EM)
+    };
+    (line(0, first), Some(line2), true)
+}
+
+/// `s` cut to `em` of estimated width, with an ellipsis.
+fn cut(s: &str, em: f64) -> String {
     let mut out = String::new();
     let mut width = 0.85; // the ellipsis
-    for c in label.chars() {
+    for c in s.chars() {
         width += char_em(c);
-        if width > LABEL_EM {
+        if width > em {
             break;
         }
         out.push(c);
@@ -209,7 +271,8 @@ pub fn MapView(
             s,
         });
     };
-    // First view: the whole map when it is readable, else readable and around the player.
+    // First view: the whole map when it is readable, else readable and from its start
+    // (or around the player), never past its edges.
     let first_view = move || {
         if focus_current {
             centre_current();
@@ -218,11 +281,11 @@ pub fn MapView(
         let (w, h) = size();
         let m = model.get_untracked();
         let s_fit = (w / m.width).min(h / m.height).min(1.25);
-        if s_fit >= 0.5 {
+        if s_fit >= READABLE_SCALE {
             fit();
             return;
         }
-        let s = (w / m.width).clamp(0.5, 1.0);
+        let s = READABLE_SCALE;
         let focus = m
             .rooms
             .iter()
@@ -230,13 +293,20 @@ pub fn MapView(
             .or_else(|| m.rooms.first())
             .map(|r| (r.x, r.y))
             .unwrap_or((0.0, 0.0));
-        view_state.set(View {
-            tx: if m.width * s <= w {
-                (w - m.width * s) / 2.0
+        // Centred on an axis that fits; else the focus in view, the drawing's edge no further
+        // in than a small margin.
+        let place = |frame: f64, size: f64, at: f64, share: f64| {
+            if size * s <= frame {
+                (frame - size * s) / 2.0
             } else {
-                w / 2.0 - focus.0 * s
-            },
-            ty: (h / 3.0 - focus.1 * s).min(16.0),
+                (frame * share - at * s)
+                    .min(8.0)
+                    .max(frame - size * s - 8.0)
+            }
+        };
+        view_state.set(View {
+            tx: place(w, m.width, focus.0, 0.5),
+            ty: place(h, m.height, focus.1, 1.0 / 3.0),
             s,
         });
     };
@@ -525,6 +595,26 @@ pub fn MapView(
             .map(|p| passage_view(p, selection, dragged))
             .collect_view()
     };
+    let marks_view = move || {
+        let m = model.get();
+        let win = window.get();
+        let mut marks = Vec::new();
+        for p in m.passages.iter().filter(|p| in_window(win, p.bbox)) {
+            passage_marks(p, &mut marks);
+        }
+        for r in &m.rooms {
+            let b = (
+                r.x - BOX_W / 2.0,
+                r.y - BOX_H / 2.0,
+                r.x + BOX_W / 2.0 + 30.0,
+                r.y + BOX_H / 2.0,
+            );
+            if in_window(win, b) {
+                room_marks(r, &mut marks);
+            }
+        }
+        marks.into_iter().map(mark_view).collect_view()
+    };
     // The selection ring: one element, so selecting never redraws the map.
     let selection_view = move || {
         let sel = selection.get()?;
@@ -631,16 +721,19 @@ pub fn MapView(
                 <g class="viewport">
                     <g class="passages">{passages_view}</g>
                     <g class="rooms">{rooms_view}</g>
+                    <g class="marks" aria-hidden="true">{marks_view}</g>
                     <g class="selection" aria-hidden="true">{selection_view}</g>
                 </g>
             </svg>
             </div>
-            <div class="map-tools" role="toolbar" aria-label="Map controls">
-                <button title="Zoom in (+)" aria-label="Zoom in" on:click=move |_| zoom_centre(1.25)>"+"</button>
-                <button title="Zoom out (−)" aria-label="Zoom out" on:click=move |_| zoom_centre(0.8)>"−"</button>
-                <button title="Fit the map (0)" aria-label="Fit the map" on:click=move |_| fit()>"Fit"</button>
-                <button title="Download the map as an SVG file" aria-label="Export SVG" on:click=export>"SVG"</button>
-            </div>
+        </div>
+        // Outside the frame: the run page puts the buttons on a bar under the map, where they
+        // cover no room; the designer's float over the map's corner (style.css).
+        <div class="map-tools" role="toolbar" aria-label="Map controls">
+            <button title="Zoom in (+)" aria-label="Zoom in" on:click=move |_| zoom_centre(1.25)>"+"</button>
+            <button title="Zoom out (−)" aria-label="Zoom out" on:click=move |_| zoom_centre(0.8)>"−"</button>
+            <button title="Fit the map (0)" aria-label="Fit the map" on:click=move |_| fit()>"Fit"</button>
+            <button title="Download the map as an SVG file" aria-label="Export SVG" on:click=export>"SVG"</button>
         </div>
         <Legend closed=focus_current/>
         </div>
@@ -649,16 +742,80 @@ pub fn MapView(
 
 #[cfg(test)]
 mod tests {
-    use super::fit_label;
+    use super::{LABEL_FULL_CHARS, label_lines};
+
+    fn lines(label: &str) -> (String, Option<String>, bool) {
+        label_lines(label)
+    }
 
     #[test]
-    fn long_labels_are_cut_to_the_box() {
-        assert_eq!(fit_label("Crypt Threshold"), "Crypt Threshold");
-        assert_eq!(fit_label("Valdris's Sanctum"), "Valdris's Sanctum");
-        assert_eq!(fit_label("Branching Passage"), "Branching Passa…");
-        assert_eq!(fit_label("Mother Bristleback's Den"), "Mother Bristleba…");
-        assert_eq!(fit_label("WWWWWWWWWWWW"), "WWWWWWWWW…");
-        assert_eq!(fit_label("大广间大广间大广间大广间"), "大广间大广间大广间…");
+    fn labels_take_two_lines_and_long_ones_are_cut_at_a_word() {
+        let one = |s: &str| (s.to_string(), None, false);
+        let two = |a: &str, b: &str| (a.to_string(), Some(b.to_string()), false);
+        assert_eq!(lines("Crypt Threshold"), one("Crypt Threshold"));
+        assert_eq!(lines("Valdris's Sanctum"), one("Valdris's Sanctum"));
+        assert_eq!(lines("Branching Passage"), two("Branching", "Passage"));
+        assert_eq!(lines("Processional Steps"), two("Processional", "Steps"));
+        assert_eq!(
+            lines("Mother Bristleback's Den"),
+            two("Mother", "Bristleback's Den")
+        );
+        assert_eq!(
+            lines("Crypt of the First Abbot's Guard"),
+            two("Crypt of the First", "Abbot's Guard")
+        );
+        assert_eq!(
+            lines("High Altar of the Last Pilgrimage Road"),
+            (
+                "High Altar of the".to_string(),
+                Some("Last Pilgrimage…".to_string()),
+                true
+            )
+        );
+        assert_eq!(
+            lines("WWWWWWWWWWWW"),
+            ("WWWWWWWWW…".to_string(), None, true)
+        );
+        assert_eq!(
+            lines("大广间大广间大广间大广间"),
+            ("大广间大广间大广间…".to_string(), None, true)
+        );
+    }
+
+    /// Every label of the shipped zones and the gallery's fixtures of up to 32 characters
+    /// is drawn whole; the words drawn are always the start of the label.
+    #[test]
+    fn fixture_labels_up_to_32_characters_are_whole() {
+        let fixtures = [
+            include_str!("../../../web/fixtures/zones/gilded_processional.json"),
+            include_str!("../../../web/fixtures/zones/pilgrim_road.json"),
+        ];
+        let texts = crate::zones::SHIPPED
+            .iter()
+            .map(|(_, t)| *t)
+            .chain(fixtures);
+        let mut long = 0;
+        for text in texts {
+            let (zone, _) = zonegraph_core::zone::load(text).expect("parses");
+            for ix in zone.node_indices() {
+                let label = zone.node(ix).label.as_str();
+                let (a, b, cut) = lines(label);
+                let shown = match &b {
+                    Some(b) => format!("{a} {b}"),
+                    None => a.clone(),
+                };
+                if label.chars().count() <= LABEL_FULL_CHARS {
+                    assert!(!cut, "{label:?} was cut: {shown:?}");
+                    assert_eq!(shown, label);
+                } else {
+                    long += 1;
+                    assert!(cut, "{label:?}");
+                    let words = shown.trim_end_matches('…');
+                    assert!(label.starts_with(words), "{label:?} drawn as {shown:?}");
+                }
+            }
+        }
+        assert!(long >= 2, "the fixtures have labels over 32 characters");
     }
 }
 
@@ -739,29 +896,21 @@ where
     };
     let _ = (x, y);
     let glyph = model::kind_glyph(r.kind).to_string();
-    let label = fit_label(&r.label);
-    let kind = r.kind.map_or("unknown", model::kind_name);
-    let visit = r.visit.map(|v| {
-        view! {
-            <g class="visit-badge" transform="translate(88,-24)">
-                <circle r="11"></circle>
-                <text text-anchor="middle" dominant-baseline="central">{v.to_string()}</text>
-            </g>
-        }
-    });
-    let option_badge = r.option.map(|n| {
-        view! {
-            <g class="option-badge" transform="translate(108,0)">
-                <circle r="13"></circle>
-                <text text-anchor="middle" dominant-baseline="central">{n.to_string()}</text>
-            </g>
-        }
-    });
-    let here = r.current.then(|| {
-        view! {
-            <path class="here-mark" d="M-98,0 l-12,-8 v16 z"></path>
-        }
-    });
+    let (line1, line2, cut) = label_lines(&r.label);
+    // Each drawn text ends in a space: a screen reader's or axe's reading of the visible
+    // words joins text nodes as they are ("Main Hall" "elite" must not read "Hallelite").
+    // Two lines take the kind's place (the glyph, the tooltip and the name still say it).
+    let (y1, kind) = if line2.is_some() {
+        ("-3", "")
+    } else {
+        ("-5", r.kind.map_or("unknown", model::kind_name))
+    };
+    let line2 = label_text("13", line2.unwrap_or_default());
+    // A cut label's full text: the tooltip (the accessible name starts with it too).
+    let title = cut.then(|| view! { <title>{r.label.clone()}</title> });
+    let here = r
+        .current
+        .then(|| view! { <path class="here-mark" d="M-98,0 l-12,-8 v16 z"></path> });
     view! {
         <g
             class=class
@@ -774,19 +923,29 @@ where
             on:click=on_click
             on:keydown=on_key
         >
+            {title}
             // The box is BOX_W × BOX_H around the centre; glyph at 24, text at 48 from its left.
             <rect class="box" x="-92" y="-28" width="184" height="56" rx="10"></rect>
             <circle class="glyph-bg" cx="-68" cy="0" r="16"></circle>
             <text class="glyph" x="-68" y="1" text-anchor="middle" dominant-baseline="central">
                 {glyph}
             </text>
-            <text class="label" x="-44" y="-5" clip-path="url(#zg-label-clip)">{label}</text>
-            <text class="kind" x="-44" y="14">{kind}</text>
-            {visit}
-            {option_badge}
+            // The clip is on the group, so a condensed line is clipped at the box's edge.
+            <g clip-path="url(#zg-label-clip)">{label_text(y1, line1)}{line2}</g>
+            <text class="kind" x="-44" y="14">{kind}" "</text>
             {here}
         </g>
     }
+}
+
+/// One line of a room's label (empty for none), condensed when it would overflow the line.
+fn label_text(y: &'static str, line: String) -> impl IntoView + use<> {
+    let class = if width_em(&line) > LABEL_EM {
+        "label tight"
+    } else {
+        "label"
+    };
+    view! { <text class=class x="-44" y=y>{line}" "</text> }
 }
 
 fn passage_view(
@@ -824,23 +983,6 @@ fn passage_view(
             select();
         }
     };
-    let mark = p.mark.clone().map(|(x, y, text)| {
-        let w = 14.0 + 7.0 * text.chars().count() as f64;
-        view! {
-            <g class="lock-mark" transform=translate(x, y)>
-                <rect x=num(-w / 2.0) y="-10" width=num(w) height="20" rx="10"></rect>
-                <text text-anchor="middle" dominant-baseline="central">{text}</text>
-            </g>
-        }
-    });
-    let menu = p.menu.map(|(x, y, n)| {
-        view! {
-            <g class="menu-number" transform=translate(x + 12.0, y)>
-                <circle r="8"></circle>
-                <text text-anchor="middle" dominant-baseline="central">{n.to_string()}</text>
-            </g>
-        }
-    });
     view! {
         <g
             class=class
@@ -853,9 +995,91 @@ fn passage_view(
         >
             <path class="hit" d=p.d.clone()></path>
             <path class="line" d=p.d.clone() marker-end=marker></path>
-            {mark}
-            {menu}
         </g>
+    }
+}
+
+/// A mark drawn over the map but outside the buttons of rooms and passages (a visit number,
+/// a fork option's number, a lock, a passage's menu number): what it says is in the
+/// accessible name of its room or passage, which must contain the button's visible words in
+/// order. One element type for every mark keeps the WebAssembly small.
+struct Mark {
+    class: String,
+    /// The room it belongs to, if any.
+    node: String,
+    x: f64,
+    y: f64,
+    w: f64,
+    h: f64,
+    text: String,
+}
+
+/// A rounded box (a circle when square) with its text in the middle.
+fn mark_view(k: Mark) -> impl IntoView + use<> {
+    view! {
+        <g class=k.class data-node=k.node transform=translate(k.x, k.y)>
+            <rect x=num(-k.w / 2.0) y=num(-k.h / 2.0) width=num(k.w) height=num(k.h) rx=num(k.h / 2.0)></rect>
+            <text text-anchor="middle" dominant-baseline="central">{k.text}</text>
+        </g>
+    }
+}
+
+/// The marks of a room: its visit number and fork option number.
+fn room_marks(r: &model::RoomShape, out: &mut Vec<Mark>) {
+    if let Some(v) = r.visit {
+        out.push(Mark {
+            class: "visit-badge".into(),
+            node: r.id.clone(),
+            x: r.x + 88.0,
+            y: r.y - 24.0,
+            w: 22.0,
+            h: 22.0,
+            text: v.to_string(),
+        });
+    }
+    if let Some(n) = r.option {
+        out.push(Mark {
+            class: if r.option_open {
+                "option-badge open"
+            } else {
+                "option-badge locked"
+            }
+            .into(),
+            node: r.id.clone(),
+            x: r.x + 108.0,
+            y: r.y,
+            w: 26.0,
+            h: 26.0,
+            text: n.to_string(),
+        });
+    }
+}
+
+/// The marks of a passage: its lock and its number at a fork.
+fn passage_marks(p: &model::PassageShape, out: &mut Vec<Mark>) {
+    if let Some((x, y, text)) = &p.mark {
+        let mut class = String::from("lock-mark ");
+        class.push_str(lock_class(p.lock));
+        out.push(Mark {
+            class,
+            node: String::new(),
+            x: *x,
+            y: *y,
+            w: 14.0 + 7.0 * text.chars().count() as f64,
+            h: 20.0,
+            text: text.clone(),
+        });
+    }
+    if let Some((x, y, n)) = p.menu {
+        out.push(Mark {
+            class: "menu-number".into(),
+            node: String::new(),
+            x: x + 12.0,
+            y,
+            w: 16.0,
+            h: 16.0,
+            text: n.to_string(),
+        });
     }
 }
 
@@ -874,7 +1098,7 @@ const THEME_VARS: &[&str] = &[
 ];
 
 /// The map as a standalone SVG document: the whole drawing, the current theme's colours and
-/// the map stylesheet inline.
+/// the map stylesheet (`web/map.css`, read from the page) inline.
 fn export_svg(svg: &web_sys::Element, m: &MapModel) -> Option<String> {
     let clone: web_sys::Element = svg.clone_node_with_deep(true).ok()?.dyn_into().ok()?;
     clone
@@ -891,8 +1115,29 @@ fn export_svg(svg: &web_sys::Element, m: &MapModel) -> Option<String> {
         }
     }
     css.push_str("font-family:system-ui,sans-serif}");
-    css.push_str(MAP_CSS);
     let doc = web_sys::window()?.document()?;
+    // The map stylesheet (web/map.css) as the page loaded it, not a second copy inside the
+    // WebAssembly: both pages link it, under a hashed name (`map-<hash>.css`).
+    let sheets = doc.style_sheets();
+    for i in 0..sheets.length() {
+        let Some(sheet) = sheets
+            .item(i)
+            .and_then(|s| s.dyn_into::<web_sys::CssStyleSheet>().ok())
+        else {
+            continue;
+        };
+        let href = sheet.href().ok().flatten().unwrap_or_default();
+        if !href.contains("/map") {
+            continue;
+        }
+        if let Ok(rules) = sheet.css_rules() {
+            for j in 0..rules.length() {
+                if let Some(rule) = rules.item(j) {
+                    css.push_str(&rule.css_text());
+                }
+            }
+        }
+    }
     let style = doc
         .create_element_ns(Some("http://www.w3.org/2000/svg"), "style")
         .ok()?;
