@@ -1,9 +1,31 @@
 //! Test support shared by the integration tests and the benchmarks (the integration tests
 //! themselves live in `integration/`).
 
+/// A free TCP port on the loopback address (for a server the tests start as a process).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// The highest "Room N of" (or the status line's "room N of") a reply tells: the visited-room
+/// count it acknowledges.
+pub fn room_told(text: &str) -> Option<usize> {
+    let text = text.to_lowercase();
+    text.match_indices("room ")
+        .filter_map(|(i, _)| {
+            let digits: String = text[i + 5..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            digits.parse().ok()
+        })
+        .max()
+}
+
 /// A throwaway Synapse for the Matrix test and benchmark (`tests/synapse/synapse.sh`).
 pub mod synapse {
-    use std::net::TcpListener;
     use std::path::{Path, PathBuf};
     use std::process::Command;
 
@@ -30,10 +52,7 @@ pub mod synapse {
     impl Synapse {
         /// Starts Synapse on a free loopback port, its files in `dir`.
         pub fn start(dir: &Path) -> Synapse {
-            let port = TcpListener::bind("127.0.0.1:0")
-                .and_then(|l| l.local_addr())
-                .expect("a free port")
-                .port();
+            let port = super::free_port();
             let status = Command::new(script())
                 .arg("start")
                 .arg(dir)
@@ -76,7 +95,6 @@ pub mod synapse {
 /// test process, started on first use, each test in a database of its own. A watchdog stops
 /// the cluster and removes its files when the test process ends.
 pub mod postgres {
-    use std::net::TcpListener;
     use std::path::{Path, PathBuf};
     use std::process::Command;
     use std::sync::OnceLock;
@@ -105,10 +123,7 @@ pub mod postgres {
     impl Cluster {
         /// Starts a cluster in `dir` that stops when this process ends.
         pub fn start(dir: &Path) -> Cluster {
-            let port = TcpListener::bind("127.0.0.1:0")
-                .and_then(|l| l.local_addr())
-                .expect("a free port")
-                .port();
+            let port = super::free_port();
             let status = Command::new(script())
                 .arg("start")
                 .arg(dir)

@@ -8,38 +8,17 @@
 //! BENCHMARKS.md.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Barrier};
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use zonegraph_server::client::Conn;
+use zonegraph_server::client::load::{crypt_runs, env_usize, percentile};
 use zonegraph_server::db;
 use zonegraph_server::serve::{self, Server, ServerConfig};
 use zonegraph_server::store::DbAt;
 
-const OPENING: &[&str] = &[
-    "!zone enter crypt_valdris",
-    "!zone advance",
-    "!zone advance",
-    "!zone go 1",
-];
-const MAX_FIGHTS: usize = 6;
+/// The API token of the benchmark's servers.
 const TOKEN: &str = "bench";
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i.min(sorted.len() - 1)]
-}
 
 fn zones() -> PathBuf {
     zonegraph_tests::synapse::root().join("zones")
@@ -54,63 +33,11 @@ fn server(db: DbAt) -> anyhow::Result<Server> {
     serve::spawn(config)
 }
 
-/// Commands per second and the sorted latencies of `players` players, player `i` on
-/// `addrs[i % addrs.len()]`.
+/// Commands per second and the sorted latencies of the benchmarks' load (see
+/// [`crypt_runs`]), player `i` on `addrs[i % addrs.len()]`.
 fn load(addrs: &[SocketAddr], players: usize, runs: usize) -> anyhow::Result<(f64, Vec<Duration>)> {
-    let barrier = Arc::new(Barrier::new(players + 1));
-    let threads: Vec<_> = (0..players)
-        .map(|i| {
-            let (barrier, addr) = (barrier.clone(), addrs[i % addrs.len()]);
-            std::thread::spawn(move || -> anyhow::Result<Vec<Duration>> {
-                let user = format!("@player{i}:bench");
-                let mut c = Conn::connect(addr)?.with_token(Some(TOKEN));
-                let mut lat = Vec::new();
-                barrier.wait();
-                for _ in 0..runs {
-                    let fights = std::iter::repeat_n(&"!zone advance", MAX_FIGHTS);
-                    for cmd in OPENING.iter().chain(fights) {
-                        let t = Instant::now();
-                        let r = c.command(&user, cmd, None)?;
-                        lat.push(t.elapsed());
-                        anyhow::ensure!(r.status == 200, "{cmd}: {}", r.text());
-                        let said = r.text();
-                        if said.contains("Victory!") || said.contains("defeat") {
-                            break;
-                        }
-                    }
-                }
-                Ok(lat)
-            })
-        })
-        .collect();
-    barrier.wait();
-    let start = Instant::now();
-    let mut lat = Vec::new();
-    for t in threads {
-        lat.extend(t.join().map_err(|_| anyhow::anyhow!("player panicked"))??);
-    }
-    let cps = lat.len() as f64 / start.elapsed().as_secs_f64();
-    lat.sort();
-    Ok((cps, lat))
-}
-
-/// SQLite write transactions per second for 3 s (WAL, synchronous = FULL, as the server).
-fn bare_sqlite(path: &Path) -> anyhow::Result<f64> {
-    let conn = db::open(path)?;
-    conn.execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)")?;
-    conn.execute("INSERT INTO t VALUES (1, '')", [])?;
-    let payload = "x".repeat(600);
-    let (mut n, start) = (0u64, Instant::now());
-    while start.elapsed() < Duration::from_secs(3) {
-        conn.execute_batch("BEGIN IMMEDIATE")?;
-        conn.execute(
-            "UPDATE t SET v = ?1 WHERE id = 1",
-            [format!("{payload}{n}")],
-        )?;
-        conn.execute_batch("COMMIT")?;
-        n += 1;
-    }
-    Ok(n as f64 / start.elapsed().as_secs_f64())
+    let (elapsed, lat) = crypt_runs(addrs, TOKEN, players, runs)?;
+    Ok((lat.len() as f64 / elapsed.as_secs_f64(), lat))
 }
 
 /// PostgreSQL update transactions per second for 3 s, each through the pool as the store's
@@ -177,7 +104,7 @@ fn main() -> anyhow::Result<()> {
     let sqlite = server(DbAt::Sqlite(dir.path().join("load.db")))?;
     let (cps, lat) = load(&[sqlite.addr], players, runs)?;
     sqlite.stop()?;
-    let bare = bare_sqlite(&dir.path().join("bare.db"))?;
+    let bare = db::bare_write_rate(&dir.path().join("bare.db"))?;
     report(
         "SQLite, one instance",
         cps,

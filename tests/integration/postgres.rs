@@ -12,6 +12,7 @@ use zonegraph_server::client::Conn;
 use zonegraph_server::serve::{self, Auth, Server, ServerConfig};
 use zonegraph_server::store::DbAt;
 use zonegraph_tests::postgres::{self, Cluster};
+use zonegraph_tests::room_told;
 
 const TOKEN: &str = "pg-token";
 
@@ -359,20 +360,6 @@ fn process(url: &str, dir: &Path) -> (std::process::Child, std::net::SocketAddr)
     let addr = url.trim_start_matches("http://").parse().expect("address");
     std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
     (child, addr)
-}
-
-/// The highest "Room N of" (or the status line's "room N of") in a reply.
-fn room_told(text: &str) -> Option<usize> {
-    let text = text.to_lowercase();
-    text.match_indices("room ")
-        .filter_map(|(i, _)| {
-            let digits: String = text[i + 5..]
-                .chars()
-                .take_while(char::is_ascii_digit)
-                .collect();
-            digits.parse().ok()
-        })
-        .max()
 }
 
 #[test]

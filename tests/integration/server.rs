@@ -1903,19 +1903,6 @@ const OPENING: &[&str] = &[
 ];
 const MAX_ADVANCES: usize = 12;
 
-/// The highest "Room N of" a reply tells: the visited-room count it acknowledges.
-fn rooms_told(text: &str) -> Option<usize> {
-    text.match_indices("Room ")
-        .filter_map(|(i, _)| {
-            let digits: String = text[i + 5..]
-                .chars()
-                .take_while(char::is_ascii_digit)
-                .collect();
-            digits.parse().ok()
-        })
-        .max()
-}
-
 #[test]
 fn sigkill_mid_load_loses_no_acknowledged_move() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -1968,7 +1955,7 @@ fn sigkill_mid_load_loses_no_acknowledged_move() {
                                 .to_string();
                             acks.push((token_of(&map), 1, false));
                         } else if let Some(last) = acks.last_mut() {
-                            if let Some(n) = rooms_told(&text) {
+                            if let Some(n) = zonegraph_tests::room_told(&text) {
                                 last.1 = last.1.max(n);
                             }
                             last.2 = text.contains("Victory!");

@@ -179,3 +179,93 @@ pub(crate) fn read_response(r: &mut impl BufRead) -> io::Result<Response> {
         body,
     })
 }
+
+/// The load the benchmarks put on a server: `players` players (one thread and one keep-alive
+/// connection each, player `i` on `addrs[i % addrs.len()]`) each complete `runs` Crypt of
+/// Valdris runs by the main hall, starting together. Every command changes the run; `!zone
+/// advance` fights the elite and the boss until the run ends (a lost round is a wound, which
+/// changes the run too). Returns how long it took and every command's latency, sorted.
+/// Players with strong sheets (`--starting-scores 30,…`) win most fights in one round.
+pub mod load {
+    use std::net::SocketAddr;
+    use std::sync::{Arc, Barrier};
+    use std::time::{Duration, Instant};
+
+    use anyhow::{Result, anyhow, ensure};
+
+    use super::Conn;
+
+    /// The opening of a run: every command changes it.
+    const OPENING: &[&str] = &[
+        "!zone enter crypt_valdris",
+        "!zone advance",
+        "!zone advance",
+        "!zone go 1",
+    ];
+    /// Most fights per run: 3 wounds end a run, so two encounters never take more.
+    const MAX_FIGHTS: usize = 6;
+
+    /// Runs the load (see the module); `token` is the server's API token.
+    pub fn crypt_runs(
+        addrs: &[SocketAddr],
+        token: &str,
+        players: usize,
+        runs: usize,
+    ) -> Result<(Duration, Vec<Duration>)> {
+        let barrier = Arc::new(Barrier::new(players + 1));
+        let threads: Vec<_> = (0..players)
+            .map(|i| {
+                let (barrier, addr, token) =
+                    (barrier.clone(), addrs[i % addrs.len()], token.to_string());
+                std::thread::spawn(move || -> Result<Vec<Duration>> {
+                    let user = format!("@player{i}:bench");
+                    let mut c = Conn::connect(addr)?.with_token(Some(&token));
+                    let mut lat = Vec::with_capacity(runs * (OPENING.len() + 2));
+                    barrier.wait();
+                    for _ in 0..runs {
+                        let fights = std::iter::repeat_n(&"!zone advance", MAX_FIGHTS);
+                        for cmd in OPENING.iter().chain(fights) {
+                            let t = Instant::now();
+                            let r = c.command(&user, cmd, None)?;
+                            lat.push(t.elapsed());
+                            ensure!(r.status == 200, "{cmd}: {}", r.text());
+                            let said = r.text();
+                            if said.contains("Victory!") || said.contains("defeat") {
+                                break;
+                            }
+                        }
+                        let last = c.command(&user, "!zone status", None)?.text();
+                        ensure!(last.contains("This run is over"), "run not over: {last}");
+                    }
+                    Ok(lat)
+                })
+            })
+            .collect();
+        barrier.wait();
+        let start = Instant::now();
+        let mut lat = Vec::new();
+        for t in threads {
+            lat.extend(t.join().map_err(|_| anyhow!("player thread panicked"))??);
+        }
+        let elapsed = start.elapsed();
+        lat.sort();
+        Ok((elapsed, lat))
+    }
+
+    /// The `p` quantile (0 to 1) of sorted latencies.
+    pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
+        if sorted.is_empty() {
+            return Duration::ZERO;
+        }
+        let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+        sorted[i.min(sorted.len() - 1)]
+    }
+
+    /// A benchmark setting from the environment, or its default.
+    pub fn env_usize(name: &str, default: usize) -> usize {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    }
+}

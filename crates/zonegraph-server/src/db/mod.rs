@@ -196,3 +196,25 @@ fn json_col<T: serde::de::DeserializeOwned>(r: &Row, i: usize) -> rusqlite::Resu
         rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e.into())
     })
 }
+
+/// SQLite write transactions per second for 3 s, the server's physical limit (the load
+/// benchmarks' ceiling): one row of about a run's size updated in its own transaction, on a
+/// fresh database at `path` with the server's settings (WAL, `synchronous = FULL`).
+pub fn bare_write_rate(path: &std::path::Path) -> Result<f64> {
+    use std::time::{Duration, Instant};
+    let conn = open(path)?;
+    conn.execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)")?;
+    conn.execute("INSERT INTO t VALUES (1, '')", [])?;
+    let payload = "x".repeat(600);
+    let (mut n, start) = (0u64, Instant::now());
+    while start.elapsed() < Duration::from_secs(3) {
+        conn.execute_batch("BEGIN IMMEDIATE")?;
+        conn.execute(
+            "UPDATE t SET v = ?1 WHERE id = 1",
+            [format!("{payload}{n}")],
+        )?;
+        conn.execute_batch("COMMIT")?;
+        n += 1;
+    }
+    Ok(n as f64 / start.elapsed().as_secs_f64())
+}

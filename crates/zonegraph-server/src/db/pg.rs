@@ -124,40 +124,6 @@ CREATE TABLE dnd_zone_run (
 );
 "#;
 
-/// Version 3: as SQLite's.
-const SCHEMA_V3: &str = r#"
-ALTER TABLE player_character ADD COLUMN version BIGINT NOT NULL DEFAULT 0;
-ALTER TABLE zone_notice ADD COLUMN dropped_before BIGINT NOT NULL DEFAULT 0;
-CREATE TABLE server_health (
-    id             BIGINT PRIMARY KEY CHECK (id = 1),
-    checked_at_ms  BIGINT NOT NULL
-);
-"#;
-
-/// Version 5: as SQLite's.
-const SCHEMA_V5: &str = r#"
-CREATE TABLE matrix_event (
-    event_id       TEXT PRIMARY KEY,
-    room_id        TEXT NOT NULL,
-    handled_at_ms  BIGINT NOT NULL
-);
-CREATE INDEX idx_matrix_event_time ON matrix_event(handled_at_ms);
-CREATE TABLE matrix_dm (
-    user_id        TEXT PRIMARY KEY,
-    room_id        TEXT NOT NULL,
-    updated_at_ms  BIGINT NOT NULL
-);
-"#;
-
-/// Version 6: as SQLite's.
-const SCHEMA_V6: &str = r#"
-CREATE TABLE zone_version (
-    id             BIGINT PRIMARY KEY CHECK (id = 1),
-    version        BIGINT NOT NULL
-);
-INSERT INTO zone_version (id, version) VALUES (1, 0);
-"#;
-
 /// The run columns (SQLite's list, in PostgreSQL's types) and the run table's indexes: what
 /// SQLite's migrations 2 and 4 end with. No legacy table comes to PostgreSQL, so there is
 /// nothing to carry over.
@@ -166,7 +132,7 @@ fn run_columns_sql() -> String {
     for (name, decl) in RUN_COLUMNS {
         sql.push_str(&format!(
             "ALTER TABLE dnd_zone_run ADD COLUMN IF NOT EXISTS {name} {};\n",
-            decl.replace("INTEGER", "BIGINT")
+            pg_types(decl)
         ));
     }
     sql.push_str(
@@ -181,16 +147,22 @@ fn run_columns_sql() -> String {
     sql
 }
 
+/// SQLite's column types in PostgreSQL's: every `INTEGER` is a `BIGINT` (the rest of the SQL
+/// of migrations 3, 5 and 6 means the same on both, so it is written once, in `schema`).
+fn pg_types(sql: &str) -> String {
+    sql.replace("INTEGER", "BIGINT")
+}
+
 /// The migrations, one per SQLite version (the same numbers: version `i + 1` after
 /// migration `i`).
 fn migrations() -> [String; 6] {
     [
         SCHEMA_V1.to_string(),
         run_columns_sql(),
-        SCHEMA_V3.to_string(),
+        pg_types(super::schema::SCHEMA_V3),
         run_columns_sql(),
-        SCHEMA_V5.to_string(),
-        SCHEMA_V6.to_string(),
+        pg_types(super::schema::SCHEMA_V5),
+        pg_types(super::schema::SCHEMA_V6),
     ]
 }
 

@@ -124,7 +124,7 @@ pub const LEGACY_COLUMNS: [&str; 2] = ["current_room", "room_seq_json"];
 /// Version 3: characters are written by compare-and-set like runs; a queued notice counts
 /// the older ones dropped before it (a player's queue is capped); `/healthz` proves a write
 /// can be made with a one-row table.
-const SCHEMA_V3: &str = r#"
+pub(super) const SCHEMA_V3: &str = r#"
 ALTER TABLE player_character ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE zone_notice ADD COLUMN dropped_before INTEGER NOT NULL DEFAULT 0;
 CREATE TABLE server_health (
@@ -136,7 +136,7 @@ CREATE TABLE server_health (
 /// Version 5: the Matrix transport's handled events (each answered at most once, across
 /// restarts and re-joins) and each player's direct-message room with the bot (where private
 /// replies and notices go; was `rooms.json` in the state directory).
-const SCHEMA_V5: &str = r#"
+pub(super) const SCHEMA_V5: &str = r#"
 CREATE TABLE matrix_event (
     event_id       TEXT PRIMARY KEY,
     room_id        TEXT NOT NULL,
@@ -152,7 +152,7 @@ CREATE TABLE matrix_dm (
 
 /// Version 6: a counter raised by every import of the zones, so instances sharing one
 /// database (PostgreSQL) notice that another published or reloaded them and load them again.
-const SCHEMA_V6: &str = r#"
+pub(super) const SCHEMA_V6: &str = r#"
 CREATE TABLE zone_version (
     id             INTEGER PRIMARY KEY CHECK (id = 1),
     version        INTEGER NOT NULL
