@@ -237,9 +237,8 @@ pub fn budget() -> Result<()> {
 
 /// Clippy for the viewer's wasm target (the workspace run covers the native one).
 pub fn lint() -> Result<()> {
-    run(
-        "cargo",
-        &[
+    let clippy = |extra: &[&str]| {
+        let mut args = vec![
             "clippy",
             "-p",
             "zonegraph-web",
@@ -247,11 +246,14 @@ pub fn lint() -> Result<()> {
             "wasm32-unknown-unknown",
             "--all-targets",
             "--locked",
-            "--",
-            "-D",
-            "warnings",
-        ],
-    )
+        ];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--", "-D", "warnings"]);
+        run("cargo", &args)
+    };
+    clippy(&[])?;
+    // The run page's build (web/run.html): without the keyed map.
+    clippy(&["--no-default-features"])
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! Every label, hint and id is put into the DOM as a text node or an attribute value, never
 //! as markup: share links carry untrusted zones.
 
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
 use leptos::ev;
@@ -555,9 +556,12 @@ pub fn MapView(
             b.2 >= c(x0) && b.0 <= c(x1) && b.3 >= c(y0) && b.1 <= c(y1)
         })
     };
-    let rooms_view = move || {
+    // Keyed by everything a room, passage or mark draws: an edit redraws only what it
+    // changed (a 200-room zone re-renders one room, not 200).
+    let rooms_each = move || {
         let m = model.get();
         let win = window.get();
+        // Positions in the model's rooms: a room is read from the model when it is drawn.
         m.rooms
             .iter()
             .enumerate()
@@ -572,30 +576,20 @@ pub fn MapView(
                     ),
                 )
             })
-            .map(|(pos, r)| {
-                room_view(
-                    r,
-                    pos,
-                    &m,
-                    selection,
-                    dragged,
-                    on_option,
-                    focus_room,
-                    ensure_visible,
-                )
-            })
-            .collect_view()
+            .map(|(i, _)| i)
+            .collect::<Vec<_>>()
     };
-    let passages_view = move || {
+    let passages_each = move || {
         let m = model.get();
         let win = window.get();
         m.passages
             .iter()
-            .filter(|p| in_window(win, p.bbox))
-            .map(|p| passage_view(p, selection, dragged))
-            .collect_view()
+            .enumerate()
+            .filter(|(_, p)| in_window(win, p.bbox))
+            .map(|(i, _)| i)
+            .collect::<Vec<_>>()
     };
-    let marks_view = move || {
+    let marks_each = move || {
         let m = model.get();
         let win = window.get();
         let mut marks = Vec::new();
@@ -613,7 +607,9 @@ pub fn MapView(
                 room_marks(r, &mut marks);
             }
         }
-        marks.into_iter().map(mark_view).collect_view()
+        // Two identical marks in one place (parallel passages with the same lock) keep
+        // distinct keys by their order.
+        marks.into_iter().enumerate().collect::<Vec<_>>()
     };
     // The selection ring: one element, so selecting never redraws the map.
     let selection_view = move || {
@@ -719,9 +715,22 @@ pub fn MapView(
                 </defs>
                 <rect class="map-bg" width="100%" height="100%"></rect>
                 <g class="viewport">
-                    <g class="passages">{passages_view}</g>
-                    <g class="rooms">{rooms_view}</g>
-                    <g class="marks" aria-hidden="true">{marks_view}</g>
+                    <g class="passages">
+                        {keyed(
+                            passages_each,
+                            move |i| model.with_untracked(|m| passage_key(&m.passages[*i])),
+                            move |i| model.with_untracked(|m| passage_view(&m.passages[i], selection, dragged)),
+                        )}
+                    </g>
+                    <g class="rooms">
+                        {keyed(
+                            rooms_each,
+                            move |i| model.with_untracked(|m| room_key(&m.rooms[*i])),
+                            move |i| model.with_untracked(|m| room_view(&m.rooms[i], model,
+                                selection, dragged, on_option, focus_room, ensure_visible)),
+                        )}
+                    </g>
+                    <g class="marks" aria-hidden="true">{keyed(marks_each, |(i, k)| (*i, mark_key(k)), |(_, k)| mark_view(k))}</g>
                     <g class="selection" aria-hidden="true">{selection_view}</g>
                 </g>
             </svg>
@@ -822,8 +831,7 @@ mod tests {
 #[allow(clippy::too_many_arguments)] // one room's view needs the map's shared handles
 fn room_view<F, G>(
     r: &model::RoomShape,
-    pos: usize,
-    m: &Arc<MapModel>,
+    model: Signal<Arc<MapModel>>,
     selection: RwSignal<Option<Sel>>,
     dragged: StoredValue<bool>,
     on_option: Option<Callback<usize>>,
@@ -868,8 +876,7 @@ where
             activate();
         }
     };
-    let model = m.clone();
-    let (x, y) = (r.x, r.y);
+    let at = r.ix;
     let on_key = move |e: ev::KeyboardEvent| {
         let dir = match e.key().as_str() {
             "ArrowUp" => Direction::Up,
@@ -886,15 +893,16 @@ where
         };
         e.prevent_default();
         e.stop_propagation();
-        if let Some(next) = model.neighbour(pos, dir) {
-            let n = &model.rooms[next];
+        // The model as it is now: this view outlives the edits that did not change its room.
+        let m = model.get_untracked();
+        if let Some(next) = m.room_pos(at).and_then(|pos| m.neighbour(pos, dir)) {
+            let n = &m.rooms[next];
             ensure_visible(n.x, n.y);
             let ix = n.ix;
             // After the redraw that bringing it into view may cause.
             request_animation_frame(move || focus_room(ix));
         }
     };
-    let _ = (x, y);
     let glyph = model::kind_glyph(r.kind).to_string();
     let (line1, line2, cut) = label_lines(&r.label);
     // Each drawn text ends in a space: a screen reader's or axe's reading of the visible
@@ -936,6 +944,61 @@ where
             {here}
         </g>
     }
+}
+
+/// Draws the items `each` gives, each by `view`, keyed by `key`: when `each` changes, only
+/// the items whose key is new are drawn and only those gone are removed, so an edit to a
+/// 200-room zone redraws one room, not 200 (the designer's build, feature `keyed-map`).
+#[cfg(feature = "keyed-map")]
+fn keyed<T, K, V>(
+    each: impl Fn() -> Vec<T> + Send + Sync + 'static,
+    key: impl Fn(&T) -> K + Clone + Send + Sync + 'static,
+    view: impl Fn(T) -> V + Clone + Send + Sync + 'static,
+) -> impl IntoView
+where
+    T: Send + Sync + 'static,
+    K: Eq + Hash + Send + Sync + 'static,
+    V: IntoView + 'static,
+{
+    view! { <For each=each key=key children=view/> }
+}
+
+/// The run page's build: every item drawn again when `each` changes. Its map changes once a
+/// move, and the keyed list's code (about 7 KB on the wire) would not fit its 150 KB budget.
+#[cfg(not(feature = "keyed-map"))]
+fn keyed<T, K, V>(
+    each: impl Fn() -> Vec<T> + Send + Sync + 'static,
+    _key: impl Fn(&T) -> K,
+    view: impl Fn(T) -> V + Clone + Send + Sync + 'static,
+) -> impl IntoView
+where
+    V: IntoView + 'static,
+{
+    move || each().into_iter().map(view.clone()).collect_view()
+}
+
+/// What keys a drawn room: its node index and a hash of everything its view shows, so an
+/// unchanged room keeps its elements across edits.
+fn room_key(r: &model::RoomShape) -> (usize, u64) {
+    let mut h = DefaultHasher::new();
+    (&r.id, &r.label, r.kind.map(NodeKind::as_str), &r.name).hash(&mut h);
+    (r.x.to_bits(), r.y.to_bits(), r.visit, r.current).hash(&mut h);
+    (r.option, r.option_open).hash(&mut h);
+    (r.ix, h.finish())
+}
+
+/// What keys a drawn passage (its marks are keyed apart, by [`mark_key`]).
+fn passage_key(p: &model::PassageShape) -> (usize, u64) {
+    let mut h = DefaultHasher::new();
+    (&p.d, lock_class(p.lock), p.walked, p.option, &p.name).hash(&mut h);
+    (p.edge, h.finish())
+}
+
+fn mark_key(k: &Mark) -> u64 {
+    let mut h = DefaultHasher::new();
+    (&k.class, &k.node, &k.text).hash(&mut h);
+    (k.x.to_bits(), k.y.to_bits(), k.w.to_bits(), k.h.to_bits()).hash(&mut h);
+    h.finish()
 }
 
 /// One line of a room's label (empty for none), condensed when it would overflow the line.

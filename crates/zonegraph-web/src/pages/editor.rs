@@ -88,6 +88,11 @@ impl State {
         self.editor.with(|e| f(e.file()))
     }
 
+    /// A room as it is now, without tracking (for event handlers).
+    fn room_now(self, id: &str) -> Option<NodeFile> {
+        untrack(|| self.room(id))
+    }
+
     fn room(self, id: &str) -> Option<NodeFile> {
         self.file(|f| {
             f.nodes
@@ -231,6 +236,7 @@ pub fn EditorPage(#[prop(optional)] open: Option<Result<Opened, String>>) -> imp
         play.set(Playtest::default());
     });
 
+    let form_shows = Memo::new(move |_| FormShows::of(state));
     let map_model = Memo::new(move |_| {
         let l = state.loaded.get();
         let run = if tab.get() == Tab::Playtest {
@@ -682,7 +688,9 @@ pub fn EditorPage(#[prop(optional)] open: Option<Result<Opened, String>>) -> imp
             </section>
             <aside class="side">
                 <section class="details">
-                    {move || selected_view(state, connect_from, play_from, tab)}
+                    // Read, not only tracked: a memo nobody read has not computed, so has no
+                    // sources to tell it of a change.
+                    {move || form_shows.with(|_| untrack(|| selected_view(state, connect_from, play_from, tab)))}
                 </section>
                 <ZoneForm state=state/>
                 <p class="check-counts" role="status">{counts}</p>
@@ -921,6 +929,52 @@ fn ZoneForm(state: State) -> impl IntoView {
 }
 
 /// The form for the selected room, rooms or passage.
+/// What the details form shows, less the selected room's place (its Column and Row follow the
+/// room by themselves): the form is rebuilt only when this changes, so moving a room in a
+/// 200-room zone does not rebuild a form that lists the 199 others.
+#[derive(PartialEq)]
+struct FormShows {
+    selection: Option<Sel>,
+    multi: Vec<String>,
+    room: Option<NodeFile>,
+    passage: Option<EdgeFile>,
+    regions: Vec<RegionFile>,
+    rooms: Vec<(String, String)>,
+}
+
+impl FormShows {
+    fn of(state: State) -> Self {
+        let selection = state.selection.get();
+        let multi = state.multi.get();
+        state.file(|f| {
+            let nodes = f.nodes.as_deref().unwrap_or_default();
+            let room = match &selection {
+                Some(Sel::Room(id)) => nodes.iter().find(|n| &n.node_id == id).map(|n| NodeFile {
+                    pos_x: None,
+                    pos_y: None,
+                    ..n.clone()
+                }),
+                _ => None,
+            };
+            let passage = match &selection {
+                Some(Sel::Passage(i)) => f.edges.as_deref().unwrap_or_default().get(*i).cloned(),
+                _ => None,
+            };
+            FormShows {
+                room,
+                passage,
+                regions: f.regions.clone(),
+                rooms: nodes
+                    .iter()
+                    .map(|n| (n.node_id.clone(), room_name(n)))
+                    .collect(),
+                selection,
+                multi,
+            }
+        })
+    }
+}
+
 fn selected_view(
     state: State,
     connect_from: RwSignal<Option<String>>,
@@ -959,7 +1013,8 @@ fn selected_view(
             let set = {
                 let (id, node) = (id.clone(), node.clone());
                 move |change: &dyn Fn(&mut NodeFile)| {
-                    let mut room = node.clone();
+                    // The room as it is now: the form outlives moves (see FormShows).
+                    let mut room = state.room_now(&id).unwrap_or_else(|| node.clone());
                     change(&mut room);
                     state.edit(Edit::SetRoom {
                         id: id.clone(),
@@ -1004,8 +1059,19 @@ fn selected_view(
             });
             let (from, del, at) = (id.clone(), id.clone(), id.clone());
             let (set_kind, set_region, set_bias) = (set.clone(), set.clone(), set.clone());
-            let (px, py) = (node.pos_x.unwrap_or(0), node.pos_y.unwrap_or(0));
+            // The room's place now (tracked: the fields follow moves without a rebuild).
+            let pos = {
+                let id = id.clone();
+                move || {
+                    state.file(|f| {
+                        let n = f.nodes.as_deref().unwrap_or_default().iter().find(|n| n.node_id == id);
+                        n.map_or((0, 0), |n| (n.pos_x.unwrap_or(0), n.pos_y.unwrap_or(0)))
+                    })
+                }
+            };
+            let (pos_x, pos_y, pos_now) = (pos.clone(), pos.clone(), pos);
             let place = move |x: Option<i64>, y: Option<i64>| {
+                let (px, py) = untrack(&pos_now);
                 state.edit(Edit::MoveRoom {
                     id: at.clone(),
                     x: x.map_or(px, |v| v as i32),
@@ -1050,12 +1116,12 @@ fn selected_view(
                 </div>
                 <div class="row">
                     <label class="field">"Column"
-                        <input aria-label="Column" type="number" prop:value=px.to_string() on:change=move |e| {
+                        <input aria-label="Column" type="number" prop:value=move || pos_x().0.to_string() on:change=move |e| {
                             place(number(&event_target_value(&e), -9999, 9999), None);
                         }/>
                     </label>
                     <label class="field">"Row"
-                        <input aria-label="Row" type="number" prop:value=py.to_string() on:change=move |e| {
+                        <input aria-label="Row" type="number" prop:value=move || pos_y().1.to_string() on:change=move |e| {
                             place_y(None, number(&event_target_value(&e), -9999, 9999));
                         }/>
                     </label>

@@ -140,16 +140,20 @@ pub fn RunPage(token: String) -> impl IntoView {
     // The open stream (dropping it closes the connection).
     let stream: Rc<RefCell<Option<EventSource>>> = Rc::default();
 
-    // A new view: shown when it differs; the stream is closed once the run is over.
+    // A new view: shown when its answer differs from the last one shown (the same run gives
+    // the same words: comparing them is smaller code than comparing views); the stream is
+    // closed once the run is over.
+    let last_body = Rc::new(RefCell::new(String::new()));
     let apply = {
         let stream = stream.clone();
-        move |p: doc::RunPayload| {
+        move |body: String, p: doc::RunPayload| {
             if is_over(&p) {
                 link.set(Link::Over);
                 stream.borrow_mut().take();
             }
-            let same = matches!(state.get_untracked(), Some(Ok(old)) if *old == p);
-            if !same {
+            let shown = matches!(state.get_untracked(), Some(Ok(_)));
+            if !shown || *last_body.borrow() != body {
+                *last_body.borrow_mut() = body;
                 state.set(Some(Ok(Arc::new(p))));
             }
         }
@@ -178,7 +182,7 @@ pub fn RunPage(token: String) -> impl IntoView {
                     };
                     if let Ok(p) = doc::parse_run_payload(&body) {
                         link.set(if is_over(&p) { Link::Over } else { Link::Live });
-                        apply(p);
+                        apply(body, p);
                     }
                 }
             });
@@ -199,15 +203,15 @@ pub fn RunPage(token: String) -> impl IntoView {
                     None => browser::fetch_text(&url).await,
                 };
                 let result = match answer {
-                    Ok((200, body)) => doc::parse_run_payload(&body),
+                    Ok((200, body)) => doc::parse_run_payload(&body).map(|p| (body, p)),
                     Ok((404, _)) => Err("No run with this link: it may have expired.".into()),
                     Ok((status, _)) => Err(format!("The server answered {status}.")),
                     Err(e) => Err(e),
                 };
                 match result {
-                    Ok(p) => {
+                    Ok((body, p)) => {
                         let over = is_over(&p);
-                        apply(p);
+                        apply(body, p);
                         if !over && !opened.replace(true) {
                             open_stream();
                         }
@@ -293,18 +297,25 @@ fn page(
     link: RwSignal<Link>,
     selection: RwSignal<Option<Sel>>,
 ) -> impl IntoView {
-    let payload = Memo::new(move |last: Option<&Option<Arc<doc::RunPayload>>>| {
-        match state.get() {
-            Some(Ok(p)) => Some(p),
-            // A failed refresh keeps the last good view.
-            _ => last.cloned().flatten(),
-        }
-    });
-    let map_model = Memo::new(move |_| {
-        payload
-            .with(|p| p.as_ref().map(|p| Arc::new(model::build_player(&p.view))))
-            .unwrap_or_default()
-    });
+    // Views are compared where they arrive (`apply`): here a new one is a new Arc.
+    let payload = Memo::new_with_compare(
+        move |last: Option<&Option<Arc<doc::RunPayload>>>| {
+            match state.get() {
+                Some(Ok(p)) => Some(p),
+                // A failed refresh keeps the last good view.
+                _ => last.cloned().flatten(),
+            }
+        },
+        |a, b| !matches!((a, b), (Some(Some(a)), Some(Some(b))) if Arc::ptr_eq(a, b)),
+    );
+    let map_model = Memo::new_with_compare(
+        move |_| {
+            payload
+                .with(|p| p.as_ref().map(|p| Arc::new(model::build_player(&p.view))))
+                .unwrap_or_default()
+        },
+        |a, b| !matches!((a, b), (Some(a), Some(b)) if Arc::ptr_eq(a, b)),
+    );
     let name = payload
         .with_untracked(|p| p.as_ref().map(|p| p.view.zone_name.clone()))
         .unwrap_or_default();
