@@ -366,6 +366,30 @@ pub fn MapView(
         }
     });
 
+    // The drawing grew (the editor added a room): when all of it was in view, keep all of it
+    // in view while that stays readable; else the view stays where the designer put it.
+    Effect::new(move |last: Option<(f64, f64)>| {
+        let dims = model.with(|m| (m.width, m.height));
+        if let Some((w0, h0)) = last
+            && !focus_current
+            && dims != (w0, h0)
+        {
+            let (fw, fh) = frame_size.get_value();
+            let v = view_state.get_untracked();
+            let whole = |w: f64, h: f64| {
+                v.tx >= -1.0
+                    && v.ty >= -1.0
+                    && v.tx + w * v.s <= fw + 1.0
+                    && v.ty + h * v.s <= fh + 1.0
+            };
+            let s_fit = (fw / dims.0).min(fh / dims.1);
+            if whole(w0, h0) && !whole(dims.0, dims.1) && s_fit >= READABLE_SCALE {
+                request_animation_frame(fit);
+            }
+        }
+        dims
+    });
+
     // The run moved on (a live update): bring the new current room on screen.
     Effect::new(move |last: Option<Option<String>>| {
         let current = model
