@@ -2,11 +2,13 @@
 //! Synapse (`tests/synapse/synapse.sh`; runs with `ZONEGRAPH_SLOW_TESTS=1`, and where
 //! PostgreSQL is installed, as `postgres.rs` does). Both log in as the same bot account, each
 //! a device of its own in its own working directory (`zonegraph.matrix/`); one syncs, the
-//! other stands by. A player (an encrypting matrix-sdk client) DMs the bot and plays; the
+//! other stands by. A player (an encrypting matrix-sdk client) DMs the bot and plays: one
+//! command before the second instance exists (its device can never read it), one after. The
 //! syncing process is SIGKILLed; the player goes on during the gap; the other process takes
-//! over and answers what was sent in the gap (it could read it: it uploaded its keys at
-//! start, so the player's client shared its room keys with it too) and answers nothing
-//! twice. How long the takeover took is printed, not asserted (BENCHMARKS.md).
+//! over and answers what was sent in the gap (it can read it: it uploaded its keys at start,
+//! so the player's client shared its room keys with it too), and answers nothing twice nor
+//! complains about the message it cannot read (the other instance answered it). How long the
+//! takeover took is printed, not asserted (BENCHMARKS.md).
 
 use std::io::BufRead as _;
 use std::path::Path;
@@ -126,47 +128,9 @@ fn a_standby_instance_takes_the_matrix_sync_over_and_answers_the_gap_once() {
     synapse.register("alice", "alice-password");
     let url = cluster.fresh_db();
 
-    // Both start at once; one takes the sync lock, the other stands by, each logged in as
-    // a device of its own with its keys uploaded.
-    let mut one = Some(Instance::start(
-        "one",
-        &dir.path().join("one"),
-        &url,
-        &synapse,
-    ));
-    let mut two = Some(Instance::start(
-        "two",
-        &dir.path().join("two"),
-        &url,
-        &synapse,
-    ));
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let one_listens = loop {
-        let (a, b) = (
-            one.as_ref().expect("one").said(LISTENING),
-            two.as_ref().expect("two").said(LISTENING),
-        );
-        assert!(!(a && b), "both instances sync");
-        if a || b {
-            break a;
-        }
-        assert!(Instant::now() < deadline, "no instance started listening");
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    let (mut holder, standby) = if one_listens {
-        (one.take().expect("one"), two.take().expect("two"))
-    } else {
-        (two.take().expect("two"), one.take().expect("one"))
-    };
-    standby.wait_to_say(STANDING_BY, Duration::from_secs(120));
-    assert!(
-        standby.said("uploaded the keys of device"),
-        "the standby did not upload its keys"
-    );
-    eprintln!(
-        "matrix takeover: {} syncs, {} stands by",
-        holder.name, standby.name
-    );
+    // The first instance runs alone and takes the sync lock.
+    let mut holder = Instance::start("one", &dir.path().join("one"), &url, &synapse);
+    holder.wait_to_say(LISTENING, Duration::from_secs(120));
     let device = |i: &Instance| {
         let text = std::fs::read_to_string(
             dir.path()
@@ -177,16 +141,43 @@ fn a_standby_instance_takes_the_matrix_sync_over_and_answers_the_gap_once() {
         let v: Value = serde_json::from_str(&text).expect("session JSON");
         v["device_id"].as_str().expect("device id").to_string()
     };
-    let (holder_device, standby_device) = (device(&holder), device(&standby));
-    assert_ne!(holder_device, standby_device, "one device each");
+    let holder_device = device(&holder);
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("runtime");
+    let alice = rt.block_on(Player::join(&synapse.url, "alice", "alice-password"));
+    let say = async |text: &str, expect: &str| {
+        let before = alice.count();
+        alice
+            .room
+            .send(RoomMessageEventContent::text_plain(text))
+            .await
+            .expect("send");
+        alice
+            .wait_for(before, expect, Duration::from_secs(60), text)
+            .await
+    };
+    // Sent while the first instance's device is the bot's only one: the second will never
+    // read it.
+    let t = bodies(&rt.block_on(say("!zone enter crypt_valdris", "You enter")));
+    assert!(t.contains("Room 1 of 6"), "{t}");
+
+    // The second logs in as a device of its own, uploads its keys and stands by.
+    let standby = Instance::start("two", &dir.path().join("two"), &url, &synapse);
+    standby.wait_to_say(STANDING_BY, Duration::from_secs(120));
+    assert!(
+        standby.said("uploaded the keys of device"),
+        "the standby did not upload its keys"
+    );
+    // Which one syncs, from their logs.
+    assert!(holder.said(LISTENING) && !standby.said(LISTENING));
+    let standby_device = device(&standby);
+    assert_ne!(holder_device, standby_device, "one device each");
+
     rt.block_on(async {
-        let alice = Player::join(&synapse.url, "alice", "alice-password").await;
-        // Alice's client knows both of the bot's devices (it shares its room keys with both).
+        // Alice's client learns the new device (it shares its room keys with both now).
         let bot: OwnedUserId = UserId::parse(BOT).expect("bot id");
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
@@ -210,19 +201,6 @@ fn a_standby_instance_takes_the_matrix_sync_over_and_answers_the_gap_once() {
             alice.sync().await;
         }
 
-        let say = async |text: &str, expect: &str| {
-            let before = alice.count();
-            alice
-                .room
-                .send(RoomMessageEventContent::text_plain(text))
-                .await
-                .expect("send");
-            alice
-                .wait_for(before, expect, Duration::from_secs(60), text)
-                .await
-        };
-        let t = bodies(&say("!zone enter crypt_valdris", "You enter").await);
-        assert!(t.contains("Room 1 of 6"), "{t}");
         let t = bodies(&say("!zone advance", "Bone Corridor").await);
         assert!(t.contains("Room 2 of 6"), "{t}");
         assert!(
@@ -235,7 +213,8 @@ fn a_standby_instance_takes_the_matrix_sync_over_and_answers_the_gap_once() {
         holder.child.kill().expect("SIGKILL");
         let killed = Instant::now();
         let _ = holder.child.wait();
-        let gap = ["!zone advance", "!zone go 1", "!zone advance"];
+        // (The elite fight in Main Hall is left alone: its roll differs from run to run.)
+        let gap = ["!zone advance", "!zone go 1", "!zone status"];
         for text in gap {
             alice
                 .room
@@ -252,7 +231,7 @@ fn a_standby_instance_takes_the_matrix_sync_over_and_answers_the_gap_once() {
         alice
             .wait_for(
                 before,
-                "Sanctum",
+                "You are in",
                 Duration::from_secs(60),
                 "the gap's last command",
             )
@@ -268,16 +247,22 @@ fn a_standby_instance_takes_the_matrix_sync_over_and_answers_the_gap_once() {
             alice.sync().await;
         }
         let after: Vec<Value> = alice.seen.lock().expect("seen")[before..].to_vec();
-        // The rooms the answers told, in order: the fork (3), Main Hall (4), and through the
-        // Antechamber to the Sanctum (6), each once; nothing from before the kill (1, 2).
+        // The rooms the answers told, in order: the fork (3), Main Hall (4), the status (4),
+        // each once; nothing from before the kill (1, 2).
         let rooms: Vec<usize> = after
             .iter()
             .filter_map(|v| room_told(v["body"].as_str().unwrap_or_default()))
             .collect();
-        assert_eq!(rooms, [3, 4, 6], "answers after the kill: {after:#?}");
+        assert_eq!(rooms, [3, 4, 4], "answers after the kill: {after:#?}");
+        // The first command, which the new device cannot read, was answered: no word on it.
+        assert!(
+            !bodies(&after).contains("decrypt"),
+            "answers after the kill: {after:#?}"
+        );
         // The run moved once per command.
-        let t = bodies(&say("!zone status", "Sanctum").await);
-        assert_eq!(room_told(&t), Some(6), "{t}");
+        let t = bodies(&say("!zone status", "You are in").await);
+        assert!(t.contains("Main Hall"), "{t}");
+        assert_eq!(room_told(&t), Some(4), "{t}");
     });
     eprintln!(
         "matrix takeover: the test took {:.1} s",
