@@ -267,12 +267,10 @@ pub async fn run(client: Client, bot: Bot, settings: SyncSettings) {
             let mut failing = Failing::default();
             loop {
                 tokio::time::sleep(NOTICE_EVERY).await;
-                match bot.deliver_notices(&client).await {
-                    Ok(()) => failing.ok().map(say),
-                    Err(e) => failing
-                        .failed(&format!("cannot look for notices: {e:#}"))
-                        .map(say),
-                };
+                say_if(match bot.deliver_notices(&client).await {
+                    Ok(()) => failing.ok(),
+                    Err(e) => failing.failed(&format!("cannot look for notices: {e:#}")),
+                });
                 if pruned.elapsed() >= PRUNE_EVERY {
                     pruned = tokio::time::Instant::now();
                     if let Err(e) = bot.state().blocking(|s| s.prune_events()).await {
@@ -293,6 +291,13 @@ pub async fn run(client: Client, bot: Bot, settings: SyncSettings) {
 /// Writes a line of the log.
 fn say(line: String) {
     eprintln!("zonegraph: matrix: {line}");
+}
+
+/// Writes a line of the log, if there is one.
+fn say_if(line: Option<String>) {
+    if let Some(line) = line {
+        say(line);
+    }
 }
 
 /// Something that is tried again and again (the database during an outage): its failure is
@@ -365,11 +370,11 @@ pub fn start_when_held(
             let u = user.clone();
             let lock = match state.blocking(move |s| s.hold_sync_lock(&u)).await {
                 Ok(Some(lock)) => {
-                    db.ok().map(say);
+                    say_if(db.ok());
                     lock
                 }
                 Ok(None) => {
-                    db.ok().map(say);
+                    say_if(db.ok());
                     if !waiting_said {
                         say(format!("another instance runs {user}; standing by"));
                         waiting_said = true;
@@ -378,8 +383,7 @@ pub fn start_when_held(
                     continue;
                 }
                 Err(e) => {
-                    db.failed(&format!("cannot take the sync lock: {e:#}"))
-                        .map(say);
+                    say_if(db.failed(&format!("cannot take the sync lock: {e:#}")));
                     tokio::time::sleep(LOCK_EVERY).await;
                     continue;
                 }
