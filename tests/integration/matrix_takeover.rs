@@ -29,7 +29,8 @@ use crate::matrix::{BOT, Player, bodies};
 struct Instance {
     name: &'static str,
     child: Child,
-    log: Arc<Mutex<Vec<String>>>,
+    /// Each line of its stderr, with when it came.
+    log: Arc<Mutex<Vec<(Instant, String)>>>,
 }
 
 impl Instance {
@@ -62,7 +63,7 @@ impl Instance {
             .stderr(Stdio::piped())
             .spawn()
             .expect("the server process starts");
-        let log: Arc<Mutex<Vec<String>>> = Arc::default();
+        let log: Arc<Mutex<Vec<(Instant, String)>>> = Arc::default();
         let (lines, l) = (
             std::io::BufReader::new(child.stderr.take().expect("stderr")).lines(),
             log.clone(),
@@ -70,7 +71,7 @@ impl Instance {
         std::thread::spawn(move || {
             for line in lines.map_while(Result::ok) {
                 eprintln!("[{name}] {line}");
-                l.lock().expect("log").push(line);
+                l.lock().expect("log").push((Instant::now(), line));
             }
         });
         Instance { name, child, log }
@@ -78,11 +79,17 @@ impl Instance {
 
     /// Whether a line of its log so far contains `text`.
     fn said(&self, text: &str) -> bool {
+        self.said_at(text).is_some()
+    }
+
+    /// When it first said `text`.
+    fn said_at(&self, text: &str) -> Option<Instant> {
         self.log
             .lock()
             .expect("log")
             .iter()
-            .any(|l| l.contains(text))
+            .find(|(_, l)| l.contains(text))
+            .map(|(at, _)| *at)
     }
 
     /// Waits until it says `text`.
@@ -236,9 +243,19 @@ fn a_standby_instance_takes_the_matrix_sync_over_and_answers_the_gap_once() {
                 "the gap's last command",
             )
             .await;
-        assert!(standby.said(LISTENING), "the standby did not take over");
+        let after = |text: &str| {
+            standby
+                .said_at(text)
+                .expect("the standby did not take over")
+                .duration_since(killed)
+                .as_secs_f64()
+        };
         eprintln!(
-            "matrix takeover: the first answer after the SIGKILL came after {:.1} s",
+            "matrix takeover: after the SIGKILL the standby took the lock after {:.1} s and \
+             listened (first sync done) after {:.1} s; the first answer reached the player \
+             after {:.1} s",
+            after("took the sync lock"),
+            after(LISTENING),
             took.as_secs_f64()
         );
 

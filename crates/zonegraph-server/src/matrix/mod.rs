@@ -389,6 +389,7 @@ pub fn start_when_held(
                 }
             };
             waiting_said = false;
+            say(format!("took the sync lock for {user}"));
             let (b, settings) = match &bot {
                 Some(running) => running.clone(),
                 None => match prepare(&client, &state, &config).await {
