@@ -268,8 +268,8 @@ pub async fn run(client: Client, bot: Bot, settings: SyncSettings) {
             loop {
                 tokio::time::sleep(NOTICE_EVERY).await;
                 say_if(match bot.deliver_notices(&client).await {
-                    Ok(()) => failing.ok(),
-                    Err(e) => failing.failed(&format!("cannot look for notices: {e:#}")),
+                    Ok(()) => failing.ok("notices are looked for again"),
+                    Err(e) => failing.failed(&format!("cannot look for notices ({e:#})")),
                 });
                 if pruned.elapsed() >= PRUNE_EVERY {
                     pruned = tokio::time::Instant::now();
@@ -308,7 +308,8 @@ struct Failing {
 }
 
 impl Failing {
-    /// An attempt failed: the line to log when it is the first of a run of failures.
+    /// An attempt failed (`what` says how): the line to log when it is the first of a run of
+    /// failures.
     fn failed(&mut self, what: &str) -> Option<String> {
         if self.since.is_some() {
             return None;
@@ -317,11 +318,12 @@ impl Failing {
         Some(format!("{what}; trying again quietly"))
     }
 
-    /// An attempt worked: the line to log when it ends a run of failures.
-    fn ok(&mut self) -> Option<String> {
+    /// An attempt worked: the line to log (`what`, and after how long) when it ends a run of
+    /// failures.
+    fn ok(&mut self, what: &str) -> Option<String> {
         let since = self.since.take()?;
         Some(format!(
-            "working again after {:.0} s",
+            "{what} after {:.0} s",
             since.elapsed().as_secs_f64()
         ))
     }
@@ -370,11 +372,11 @@ pub fn start_when_held(
             let u = user.clone();
             let lock = match state.blocking(move |s| s.hold_sync_lock(&u)).await {
                 Ok(Some(lock)) => {
-                    say_if(db.ok());
+                    say_if(db.ok("database back"));
                     lock
                 }
                 Ok(None) => {
-                    say_if(db.ok());
+                    say_if(db.ok("database back"));
                     if !waiting_said {
                         say(format!("another instance runs {user}; standing by"));
                         waiting_said = true;
@@ -383,7 +385,9 @@ pub fn start_when_held(
                     continue;
                 }
                 Err(e) => {
-                    say_if(db.failed(&format!("cannot take the sync lock: {e:#}")));
+                    say_if(db.failed(&format!(
+                        "database unreachable, cannot take the sync lock ({e:#})"
+                    )));
                     tokio::time::sleep(LOCK_EVERY).await;
                     continue;
                 }
@@ -539,10 +543,11 @@ async fn prepare(
 }
 
 /// The first sync of a bot that starts answering (from `from`: see [`upload_keys`]; its
-/// events are answered unless claimed or older than the bot's join), then rooms where the
-/// bot is alone are left.
+/// events are answered unless claimed or older than the bot's join; it does not wait for
+/// new ones), then rooms where the bot is alone are left.
 async fn catch_up(client: &Client, bot: &Bot, settings: &SyncSettings, from: SyncToken) {
-    sync_once_retrying(client, &settings.clone().token(from)).await;
+    let first = settings.clone().token(from).timeout(Duration::ZERO);
+    sync_once_retrying(client, &first).await;
     for room in client.joined_rooms() {
         bot::leave_if_alone(&room).await;
     }

@@ -921,12 +921,16 @@ async fn a_device_that_synced_before_goes_on_from_its_token_without_a_sync() {
 #[test]
 fn a_failure_that_lasts_is_told_once_and_its_end_once() {
     let mut f = Failing::default();
-    assert_eq!(f.ok(), None);
+    assert_eq!(f.ok("database back"), None);
     let first = f.failed("database unreachable").unwrap();
     assert!(first.starts_with("database unreachable"), "{first}");
     assert_eq!(f.failed("database unreachable"), None);
     assert_eq!(f.failed("database unreachable"), None);
-    assert!(f.ok().unwrap().starts_with("working again"));
-    assert_eq!(f.ok(), None);
+    assert!(
+        f.ok("database back")
+            .unwrap()
+            .starts_with("database back after")
+    );
+    assert_eq!(f.ok("database back"), None);
     assert!(f.failed("again").is_some());
 }
