@@ -10,6 +10,9 @@
 //!   their own (`queue`), worked in order by one task, players in parallel.
 //! - Each event is answered at most once: its id is claimed in the database before the
 //!   command runs, and events from before the bot's own join in a room are not answered.
+//! - Several instances on one PostgreSQL database ([`start_when_held`]): each logs in at start
+//!   as a device of its own and uploads its keys; only the holder of the account's sync lock
+//!   syncs and answers, and another takes over when it dies.
 //! - `--matrix-allow` decides whose invites are accepted and whose commands are answered.
 //! - Replies the core marks private (the run-map link, a sheet) and notices go to the
 //!   player's direct messages when the room is shared.
