@@ -212,7 +212,7 @@ pub fn add_handlers(client: &Client, bot: &Bot) {
 /// takeover) gets a room's latest events up to this many: more would be left out unanswered.
 const TIMELINE_LIMIT: u32 = 50;
 
-/// Sync settings: the long-poll timeout, up to [`TIMELINE_LIMIT`] events per room, and
+/// Sync settings: the long-poll timeout, up to `TIMELINE_LIMIT` (50) events per room, and
 /// lazy-loading of members (a big room's member list is not sent with every sync; the room
 /// summary counts them).
 pub async fn sync_settings(client: &Client) -> SyncSettings {
@@ -339,7 +339,7 @@ const LOCK_EVERY: Duration = Duration::from_secs(5);
 
 /// Starts the bot on `runtime` (the server's) as [`start`] does, for several instances on
 /// one PostgreSQL database: every instance logs in at once as a device of its own and
-/// uploads its keys ([`upload_keys`]), so players' clients share their room keys with it
+/// uploads its keys (`upload_keys`), so players' clients share their room keys with it
 /// too; then only the one that holds the sync lock for the bot account
 /// ([`crate::store::Store::hold_sync_lock`]) syncs and answers. The others stand by with no
 /// handler and no sync. When the holder dies or loses the database another takes over,
