@@ -6,6 +6,7 @@ mod engine;
 mod format;
 mod map;
 mod matrix;
+mod matrix_takeover;
 mod player_view;
 mod postgres;
 mod server;

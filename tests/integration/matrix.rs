@@ -35,20 +35,20 @@ use zonegraph_tests::synapse::{Synapse, root};
 const PUBLIC: &str = "https://zones.example";
 
 /// The bot's notices as JSON contents, in order.
-type Seen = Arc<Mutex<Vec<Value>>>;
+pub(crate) type Seen = Arc<Mutex<Vec<Value>>>;
 
 /// A test user in a DM with the bot, collecting the bot's notices.
-struct Player {
-    client: Client,
-    room: Room,
-    seen: Seen,
+pub(crate) struct Player {
+    pub(crate) client: Client,
+    pub(crate) room: Room,
+    pub(crate) seen: Seen,
 }
 
-const BOT: &str = "@zonebot:localhost";
+pub(crate) const BOT: &str = "@zonebot:localhost";
 
 impl Player {
     /// Logs in, opens a DM with the bot and waits until the bot has joined it.
-    async fn join(homeserver: &str, name: &str, password: &str) -> Player {
+    pub(crate) async fn join(homeserver: &str, name: &str, password: &str) -> Player {
         let client = Client::builder()
             .homeserver_url(homeserver)
             .build()
@@ -94,7 +94,7 @@ impl Player {
         player
     }
 
-    async fn sync(&self) {
+    pub(crate) async fn sync(&self) {
         self.client
             .sync_once(SyncSettings::new().timeout(Duration::from_millis(500)))
             .await
@@ -102,7 +102,7 @@ impl Player {
     }
 
     /// Sends `text` and waits for a notice containing `expect`; returns the new notices.
-    async fn say(&self, text: &str, expect: &str) -> Vec<Value> {
+    pub(crate) async fn say(&self, text: &str, expect: &str) -> Vec<Value> {
         self.say_in(&self.room, text, expect).await
     }
 
@@ -117,7 +117,7 @@ impl Player {
     }
 
     /// Syncs until a notice after the first `before` contains `expect`.
-    async fn wait_for(
+    pub(crate) async fn wait_for(
         &self,
         before: usize,
         expect: &str,
@@ -144,12 +144,12 @@ impl Player {
         }
     }
 
-    fn count(&self) -> usize {
+    pub(crate) fn count(&self) -> usize {
         self.seen.lock().expect("seen").len()
     }
 }
 
-fn bodies(notices: &[Value]) -> String {
+pub(crate) fn bodies(notices: &[Value]) -> String {
     notices
         .iter()
         .map(|v| v["body"].as_str().unwrap_or_default())
@@ -513,7 +513,8 @@ async fn party(alice: &Player, carol: &Player) -> Room {
 /// Syncs Alice until the bot's membership in `room` is `want`.
 async fn wait_for_member(alice: &Player, room: &Room, want: MembershipState, what: &str) {
     let bot_id: OwnedUserId = UserId::parse(BOT).expect("user id");
-    let deadline = Instant::now() + Duration::from_secs(30);
+    // Generous: a loaded 2-core machine runs Synapse, the bot and the players.
+    let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let bot = room.get_member_no_sync(&bot_id).await.expect("members");
         if bot.is_some_and(|m| *m.membership() == want) {

@@ -230,10 +230,29 @@ impl Bot {
 
     /// An event the SDK could not decrypt (the sender's device did not share its room key
     /// with the bot's device). Logged once per room; in a direct-message room the player is
-    /// told once, so they are not left waiting.
+    /// told once, so they are not left waiting. It is claimed like a command: one another
+    /// instance already answered (read with its own device's keys, before this device was
+    /// known to the sender) is passed over in silence.
     pub async fn on_undecryptable(&self, ev: &OriginalSyncRoomEncryptedEvent, room: &Room) {
         if !self.takes(&ev.sender, ev.origin_server_ts, room).await {
             return;
+        }
+        let (e, r) = (ev.event_id.to_string(), room.room_id().to_string());
+        match self
+            .shared
+            .state
+            .blocking(move |st| st.claim_event(&e, &r))
+            .await
+        {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(e) => {
+                eprintln!(
+                    "zonegraph: matrix: cannot record event {}: {e:#}",
+                    ev.event_id
+                );
+                return;
+            }
         }
         let first = self
             .shared

@@ -10,6 +10,9 @@
 //!   their own (`queue`), worked in order by one task, players in parallel.
 //! - Each event is answered at most once: its id is claimed in the database before the
 //!   command runs, and events from before the bot's own join in a room are not answered.
+//! - Several instances on one PostgreSQL database ([`start_when_held`]): each logs in at start
+//!   as a device of its own and uploads its keys; only the holder of the account's sync lock
+//!   syncs and answers, and another takes over when it dies.
 //! - `--matrix-allow` decides whose invites are accepted and whose commands are answered.
 //! - Replies the core marks private (the run-map link, a sheet) and notices go to the
 //!   player's direct messages when the room is shared.
@@ -22,17 +25,20 @@ mod session;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, bail};
-use matrix_sdk::config::SyncSettings;
+use matrix_sdk::config::{SyncSettings, SyncToken};
 use matrix_sdk::ruma::api::client::filter::{FilterDefinition, LazyLoadOptions};
+use matrix_sdk::ruma::api::client::keys::get_keys;
 use matrix_sdk::ruma::api::client::sync::sync_events::v3::Filter;
 use matrix_sdk::ruma::events::room::encrypted::OriginalSyncRoomEncryptedEvent;
 use matrix_sdk::ruma::events::room::member::{
     OriginalSyncRoomMemberEvent, StrippedRoomMemberEvent,
 };
 use matrix_sdk::ruma::events::room::message::OriginalSyncRoomMessageEvent;
+use matrix_sdk::store::StateStoreDataKey;
 use matrix_sdk::{Client, Room};
 use serde::Deserialize;
 
@@ -202,8 +208,13 @@ pub fn add_handlers(client: &Client, bot: &Bot) {
     });
 }
 
-/// Sync settings: the long-poll timeout and lazy-loading of members (a big room's member
-/// list is not sent with every sync; the room summary counts them).
+/// Events per room in one sync response. A sync that resumes after a gap (a restart, a
+/// takeover) gets a room's latest events up to this many: more would be left out unanswered.
+const TIMELINE_LIMIT: u32 = 50;
+
+/// Sync settings: the long-poll timeout, up to `TIMELINE_LIMIT` (50) events per room, and
+/// lazy-loading of members (a big room's member list is not sent with every sync; the room
+/// summary counts them).
 pub async fn sync_settings(client: &Client) -> SyncSettings {
     let mut filter = FilterDefinition::default();
     let lazy = LazyLoadOptions::Enabled {
@@ -211,8 +222,10 @@ pub async fn sync_settings(client: &Client) -> SyncSettings {
     };
     filter.room.state.lazy_load_options = lazy;
     filter.room.timeline.lazy_load_options = lazy;
+    filter.room.timeline.limit = Some(TIMELINE_LIMIT.into());
     let settings = SyncSettings::new().timeout(SYNC_TIMEOUT);
-    match client.get_or_upload_filter("zonegraph", filter).await {
+    // The SDK keeps one filter id per name: the name changes with the definition.
+    match client.get_or_upload_filter("zonegraph-2", filter).await {
         Ok(id) => settings.filter(Filter::FilterId(id)),
         Err(e) => {
             eprintln!("zonegraph: matrix: cannot upload the sync filter ({e}); syncing without");
@@ -237,18 +250,30 @@ async fn sync_once_retrying(client: &Client, settings: &SyncSettings) {
     }
 }
 
+/// Aborts a task when dropped (with the task that owns it).
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// Syncs forever (each response's events handed off by the handlers), delivers queued
-/// notices every [`NOTICE_EVERY`] and forgets old event ids every [`PRUNE_EVERY`].
+/// notices every [`NOTICE_EVERY`] and forgets old event ids every [`PRUNE_EVERY`]. Aborting
+/// it stops both.
 pub async fn run(client: Client, bot: Bot, settings: SyncSettings) {
     let notices = {
         let (client, bot) = (client.clone(), bot.clone());
-        tokio::spawn(async move {
+        AbortOnDrop(tokio::spawn(async move {
             let mut pruned = tokio::time::Instant::now();
+            let mut failing = Failing::default();
             loop {
                 tokio::time::sleep(NOTICE_EVERY).await;
-                if let Err(e) = bot.deliver_notices(&client).await {
-                    eprintln!("zonegraph: matrix: notices: {e:#}");
-                }
+                say_if(match bot.deliver_notices(&client).await {
+                    Ok(()) => failing.ok("notices are looked for again"),
+                    Err(e) => failing.failed(&format!("cannot look for notices ({e:#})")),
+                });
                 if pruned.elapsed() >= PRUNE_EVERY {
                     pruned = tokio::time::Instant::now();
                     if let Err(e) = bot.state().blocking(|s| s.prune_events()).await {
@@ -256,26 +281,71 @@ pub async fn run(client: Client, bot: Bot, settings: SyncSettings) {
                     }
                 }
             }
-        })
+        }))
     };
     loop {
         sync_once_retrying(&client, &settings).await;
-        if notices.is_finished() {
+        if notices.0.is_finished() {
             eprintln!("zonegraph: matrix: the notice task stopped");
         }
     }
 }
 
+/// Writes a line of the log.
+fn say(line: String) {
+    eprintln!("zonegraph: matrix: {line}");
+}
+
+/// Writes a line of the log, if there is one.
+fn say_if(line: Option<String>) {
+    if let Some(line) = line {
+        say(line);
+    }
+}
+
+/// Something that is tried again and again (the database during an outage): its failure is
+/// told once, and once that it works again, not at every attempt.
+#[derive(Debug, Default)]
+struct Failing {
+    since: Option<tokio::time::Instant>,
+}
+
+impl Failing {
+    /// An attempt failed (`what` says how): the line to log when it is the first of a run of
+    /// failures.
+    fn failed(&mut self, what: &str) -> Option<String> {
+        if self.since.is_some() {
+            return None;
+        }
+        self.since = Some(tokio::time::Instant::now());
+        Some(format!("{what}; trying again quietly"))
+    }
+
+    /// An attempt worked: the line to log (`what`, and after how long) when it ends a run of
+    /// failures.
+    fn ok(&mut self, what: &str) -> Option<String> {
+        let since = self.since.take()?;
+        Some(format!(
+            "{what} after {:.0} s",
+            since.elapsed().as_secs_f64()
+        ))
+    }
+}
+
 /// How often an instance that waits for the sync lock asks again, and how often the one
 /// that holds it checks that it still does: a dead instance is replaced within about
-/// `LOCK_EVERY` plus a login.
+/// `LOCK_EVERY` plus one sync.
 const LOCK_EVERY: Duration = Duration::from_secs(5);
 
-/// Starts the bot on `runtime` (the server's) as [`start`] does once this instance holds the
-/// sync lock for the bot account ([`crate::store::Store::hold_sync_lock`]): with several
-/// instances on one PostgreSQL database exactly one syncs; when it dies or loses the database
-/// another takes over, and the handled-event claims they share keep any event from being
-/// answered twice. Returns at once; the task runs until the server stops.
+/// Starts the bot on `runtime` (the server's) as [`start`] does, for several instances on
+/// one PostgreSQL database: every instance logs in at once as a device of its own and
+/// uploads its keys (`upload_keys`), so players' clients share their room keys with it
+/// too; then only the one that holds the sync lock for the bot account
+/// ([`crate::store::Store::hold_sync_lock`]) syncs and answers. The others stand by with no
+/// handler and no sync. When the holder dies or loses the database another takes over,
+/// syncs on from where it stood (the events of the gap are in that sync) and the
+/// handled-event claims they share keep any event from being answered twice. Returns at
+/// once; the task runs until the server stops.
 pub fn start_when_held(
     runtime: &tokio::runtime::Handle,
     state: &AppState,
@@ -283,35 +353,74 @@ pub fn start_when_held(
 ) -> tokio::task::JoinHandle<()> {
     let (state, config) = (state.clone(), config.clone());
     runtime.spawn(async move {
+        let client = loop {
+            match login(&config).await {
+                Ok(client) => break client,
+                Err(e) => {
+                    eprintln!("zonegraph: matrix: cannot log in: {e:#}; trying again in 30 s");
+                    tokio::time::sleep(LOCK_EVERY * 6).await;
+                }
+            }
+        };
+        // Where the first sync after taking the lock starts: before the key upload's sync.
+        let from = upload_keys(&client).await;
+        // Whether a sync since the lock was taken went through (then the client's stored
+        // token is where to go on from).
+        let caught_up = Arc::new(AtomicBool::new(false));
         let user = config.user.clone();
+        let mut bot: Option<(Bot, SyncSettings)> = None;
         let mut waiting_said = false;
+        let mut db = Failing::default();
         loop {
             let u = user.clone();
             let lock = match state.blocking(move |s| s.hold_sync_lock(&u)).await {
-                Ok(Some(lock)) => lock,
+                Ok(Some(lock)) => {
+                    say_if(db.ok("database back"));
+                    lock
+                }
                 Ok(None) => {
+                    say_if(db.ok("database back"));
                     if !waiting_said {
-                        eprintln!("zonegraph: matrix: another instance runs {user}; standing by");
+                        say(format!("another instance runs {user}; standing by"));
                         waiting_said = true;
                     }
                     tokio::time::sleep(LOCK_EVERY).await;
                     continue;
                 }
                 Err(e) => {
-                    eprintln!("zonegraph: matrix: cannot take the sync lock: {e:#}");
+                    say_if(db.failed(&format!(
+                        "database unreachable, cannot take the sync lock ({e:#})"
+                    )));
                     tokio::time::sleep(LOCK_EVERY).await;
                     continue;
                 }
             };
             waiting_said = false;
-            let task = match started(&state, &config).await {
-                Ok((client, bot, settings)) => tokio::spawn(run(client, bot, settings)),
-                Err(e) => {
-                    eprintln!("zonegraph: matrix: cannot start: {e:#}");
-                    drop(lock);
-                    tokio::time::sleep(LOCK_EVERY * 6).await;
-                    continue;
-                }
+            say(format!("took the sync lock for {user}"));
+            let (b, settings) = match &bot {
+                Some(running) => running.clone(),
+                None => match prepare(&client, &state, &config).await {
+                    Ok(running) => bot.insert(running).clone(),
+                    Err(e) => {
+                        eprintln!("zonegraph: matrix: cannot start: {e:#}");
+                        drop(lock);
+                        tokio::time::sleep(LOCK_EVERY * 6).await;
+                        continue;
+                    }
+                },
+            };
+            let first = if caught_up.load(Ordering::SeqCst) {
+                SyncToken::ReusePrevious
+            } else {
+                from.clone()
+            };
+            let task = {
+                let (client, caught_up) = (client.clone(), caught_up.clone());
+                tokio::spawn(async move {
+                    catch_up(&client, &b, &settings, first).await;
+                    caught_up.store(true, Ordering::SeqCst);
+                    run(client, b, settings).await;
+                })
             };
             let lock = Arc::new(lock);
             loop {
@@ -324,12 +433,83 @@ pub fn start_when_held(
                 if !holds {
                     // Another instance may take over now: stop answering at once.
                     task.abort();
-                    eprintln!("zonegraph: matrix: lost the sync lock (the database?); standing by");
+                    say("lost the sync lock (the database?); standing by".into());
                     break;
                 }
             }
         }
     })
+}
+
+/// Makes sure this device's keys are on the homeserver before the instance may answer, so
+/// the players' clients that send after this share their room keys with it (a device that
+/// logged in only when it took over could read none of what was sent while it was away).
+/// The SDK uploads a new device's keys when it syncs; this sync leaves out every room and
+/// handler ([`FilterDefinition::ignore_all`]) and its token is not kept (a resumption from it
+/// would know no room). Returns where the instance's first real sync must start so that
+/// nothing this one stepped over is missed: a device that had synced before goes on from its
+/// stored token (no upload needed: it did it then), a new one syncs from the start (a full
+/// sync, as any new device's first).
+async fn upload_keys(client: &Client) -> SyncToken {
+    let synced_before = client
+        .state_store()
+        .get_kv_data(StateStoreDataKey::SyncToken)
+        .await
+        .ok()
+        .flatten()
+        .and_then(|v| v.into_sync_token())
+        .is_some();
+    if synced_before {
+        return SyncToken::ReusePrevious;
+    }
+    let settings = SyncSettings::new()
+        .filter(Filter::FilterDefinition(FilterDefinition::ignore_all()))
+        .timeout(Duration::ZERO);
+    let mut delay = Duration::from_secs(1);
+    loop {
+        sync_once_retrying(client, &settings).await;
+        match keys_uploaded(client).await {
+            Ok(true) => break,
+            Ok(false) => eprintln!(
+                "zonegraph: matrix: the device's keys are not on the homeserver yet; trying again \
+                 in {delay:?}"
+            ),
+            Err(e) => eprintln!(
+                "zonegraph: matrix: cannot check the device's keys ({e}); trying again in \
+                 {delay:?}"
+            ),
+        }
+        tokio::time::sleep(delay).await;
+        delay = (delay * 2).min(Duration::from_secs(60));
+    }
+    if let Err(e) = client
+        .state_store()
+        .remove_kv_data(StateStoreDataKey::SyncToken)
+        .await
+    {
+        eprintln!("zonegraph: matrix: cannot forget the key upload's sync token: {e}");
+    }
+    say(format!(
+        "uploaded the keys of device {}",
+        client.device_id().map(|d| d.as_str()).unwrap_or("?")
+    ));
+    SyncToken::NoToken
+}
+
+/// Whether the homeserver has this device's identity keys.
+async fn keys_uploaded(client: &Client) -> Result<bool> {
+    let (Some(me), Some(device)) = (client.user_id(), client.device_id()) else {
+        bail!("not logged in");
+    };
+    let mut request = get_keys::v3::Request::new();
+    request
+        .device_keys
+        .insert(me.to_owned(), vec![device.to_owned()]);
+    let response = client.send(request).await?;
+    Ok(response
+        .device_keys
+        .get(me)
+        .is_some_and(|devices| devices.contains_key(device)))
 }
 
 /// Logs in (or resumes), syncs once and starts the bot on `runtime` (the server's),
@@ -339,32 +519,45 @@ pub fn start(
     state: &AppState,
     config: &Config,
 ) -> Result<tokio::task::JoinHandle<()>> {
-    let (client, bot, settings) = runtime.block_on(started(state, config))?;
+    let (client, bot, settings) = runtime.block_on(async {
+        let client = login(config).await?;
+        let (bot, settings) = prepare(&client, state, config).await?;
+        catch_up(&client, &bot, &settings, SyncToken::ReusePrevious).await;
+        anyhow::Ok((client, bot, settings))
+    })?;
     Ok(runtime.spawn(run(client, bot, settings)))
 }
 
-/// The work of [`start`] up to the sync loop.
-async fn started(state: &AppState, config: &Config) -> Result<(Client, Bot, SyncSettings)> {
-    {
-        let client = login(config).await?;
-        let me = client
-            .user_id()
-            .context("logged in, but the SDK has no user id")?
-            .to_owned();
-        let bot = Bot::new(state.clone(), Allow::parse(&config.allow, &me)?);
-        import_rooms_json(&config.state_dir, state).await;
-        add_handlers(&client, &bot);
-        let settings = sync_settings(&client).await;
-        sync_once_retrying(&client, &settings).await;
-        for room in client.joined_rooms() {
-            bot::leave_if_alone(&room).await;
-        }
-        eprintln!(
-            "zonegraph: matrix: listening for !zone and !char (allowed: {})",
-            bot.allow().describe()
-        );
-        anyhow::Ok((client, bot, settings))
+/// The bot of a logged-in client, its handlers registered, and the sync settings.
+async fn prepare(
+    client: &Client,
+    state: &AppState,
+    config: &Config,
+) -> Result<(Bot, SyncSettings)> {
+    let me = client
+        .user_id()
+        .context("logged in, but the SDK has no user id")?
+        .to_owned();
+    let bot = Bot::new(state.clone(), Allow::parse(&config.allow, &me)?);
+    import_rooms_json(&config.state_dir, state).await;
+    add_handlers(client, &bot);
+    let settings = sync_settings(client).await;
+    Ok((bot, settings))
+}
+
+/// The first sync of a bot that starts answering (from `from`: see [`upload_keys`]; its
+/// events are answered unless claimed or older than the bot's join; it does not wait for
+/// new ones), then rooms where the bot is alone are left.
+async fn catch_up(client: &Client, bot: &Bot, settings: &SyncSettings, from: SyncToken) {
+    let first = settings.clone().token(from).timeout(Duration::ZERO);
+    sync_once_retrying(client, &first).await;
+    for room in client.joined_rooms() {
+        bot::leave_if_alone(&room).await;
     }
+    eprintln!(
+        "zonegraph: matrix: listening for !zone and !char (allowed: {})",
+        bot.allow().describe()
+    );
 }
 
 /// Earlier versions kept each player's DM room in `<state>/rooms.json`; they move into the

@@ -784,3 +784,153 @@ async fn the_bot_leaves_a_room_where_it_is_the_last_member() {
     }
     assert_eq!(bot.state().store.dm_room(PLAYER).unwrap(), None);
 }
+
+#[tokio::test]
+async fn an_undecryptable_message_another_instance_answered_is_not_told() {
+    let server = MockServer::start().await;
+    let client = synced_client(&server).await;
+    sends().respond_with(sent_ok()).mount(&server).await;
+    let dir = tempfile::tempdir().unwrap();
+    let bot = bot_over_store(dir.path());
+    let room = room(&client, ROOM);
+    let utd = |id: &str| -> OriginalSyncRoomEncryptedEvent {
+        serde_json::from_value(json!({
+            "type": "m.room.encrypted", "sender": PLAYER, "event_id": id,
+            "origin_server_ts": JOINED_AT + 1,
+            "content": {"algorithm": "m.megolm.v1.aes-sha2", "ciphertext": "AAAA",
+                        "sender_key": "k", "device_id": "D", "session_id": "s"}
+        }))
+        .unwrap()
+    };
+    // Answered by the instance that could read it (its device had the room key).
+    assert!(
+        bot.state()
+            .blocking(|s| s.claim_event("$answered", ROOM))
+            .await
+            .unwrap()
+    );
+    bot.on_undecryptable(&utd("$answered"), &room).await;
+    // One no instance answered is told (the room's one word was not used up above).
+    bot.on_undecryptable(&utd("$lost"), &room).await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while sent_bodies(&server.received_requests().await.unwrap()).is_empty() {
+        assert!(Instant::now() < deadline, "nothing was said");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(
+        sent_bodies(&server.received_requests().await.unwrap()).len(),
+        1
+    );
+    // And it is claimed: told once across instances.
+    assert!(
+        !bot.state()
+            .blocking(|s| s.claim_event("$lost", ROOM))
+            .await
+            .unwrap()
+    );
+}
+
+/// A client logged in (restored session, an in-memory store) that never synced.
+async fn new_device(server: &MockServer) -> Client {
+    Mock::given(method("GET"))
+        .and(path("/_matrix/client/versions"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "versions": ["v1.1", "v1.2", "v1.3", "v1.4", "v1.5", "v1.6", "v1.7", "v1.8", "v1.9",
+                         "v1.10", "v1.11"]
+        })))
+        .mount(server)
+        .await;
+    let client = build_client(&server.uri(), None).await.unwrap();
+    client
+        .restore_session(MatrixSession {
+            meta: SessionMeta {
+                user_id: BOT.try_into().unwrap(),
+                device_id: "DEV".into(),
+            },
+            tokens: SessionTokens {
+                access_token: "secret".into(),
+                refresh_token: None,
+            },
+        })
+        .await
+        .unwrap();
+    client
+}
+
+#[tokio::test]
+async fn a_new_device_uploads_its_keys_in_a_sync_of_no_room_and_keeps_no_token() {
+    let server = MockServer::start().await;
+    let client = new_device(&server).await;
+    Mock::given(method("POST"))
+        .and(path("/_matrix/client/v3/keys/upload"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(json!({"one_time_key_counts": {"signed_curve25519": 50}})),
+        )
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/_matrix/client/v3/keys/query"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "device_keys": {BOT: {"DEV": {"user_id": BOT, "device_id": "DEV"}}}
+        })))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/_matrix/client/v3/sync"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"next_batch": "k1"})))
+        .mount(&server)
+        .await;
+
+    let from = upload_keys(&client).await;
+    assert!(matches!(from, SyncToken::NoToken), "{from:?}");
+    let requests = server.received_requests().await.unwrap();
+    let at = |p: &str| requests.iter().position(|r| r.url.path() == p);
+    let upload = at("/_matrix/client/v3/keys/upload").expect("the keys were uploaded");
+    let sync = at("/_matrix/client/v3/sync").expect("one sync");
+    assert!(upload < sync, "the keys go up before the sync");
+    let syncs: Vec<_> = requests
+        .iter()
+        .filter(|r| r.url.path() == "/_matrix/client/v3/sync")
+        .collect();
+    assert_eq!(syncs.len(), 1);
+    let query: std::collections::HashMap<_, _> = syncs[0].url.query_pairs().collect();
+    assert!(!query.contains_key("since"), "{query:?}");
+    let filter: Value = serde_json::from_str(&query["filter"]).unwrap();
+    assert_eq!(filter["room"]["rooms"], json!([]), "no room: {filter}");
+    // The sync's token is not kept: the first real sync is a full one.
+    let kept = client
+        .state_store()
+        .get_kv_data(StateStoreDataKey::SyncToken)
+        .await
+        .unwrap();
+    assert!(kept.is_none(), "{kept:?}");
+}
+
+#[tokio::test]
+async fn a_device_that_synced_before_goes_on_from_its_token_without_a_sync() {
+    let server = MockServer::start().await;
+    let client = synced_client(&server).await;
+    let before = server.received_requests().await.unwrap().len();
+    let from = upload_keys(&client).await;
+    assert!(matches!(from, SyncToken::ReusePrevious), "{from:?}");
+    assert_eq!(server.received_requests().await.unwrap().len(), before);
+}
+
+#[test]
+fn a_failure_that_lasts_is_told_once_and_its_end_once() {
+    let mut f = Failing::default();
+    assert_eq!(f.ok("database back"), None);
+    let first = f.failed("database unreachable").unwrap();
+    assert!(first.starts_with("database unreachable"), "{first}");
+    assert_eq!(f.failed("database unreachable"), None);
+    assert_eq!(f.failed("database unreachable"), None);
+    assert!(
+        f.ok("database back")
+            .unwrap()
+            .starts_with("database back after")
+    );
+    assert_eq!(f.ok("database back"), None);
+    assert!(f.failed("again").is_some());
+}
