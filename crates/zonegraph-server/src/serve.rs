@@ -553,11 +553,42 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
     })
 }
 
+/// Something that is tried again and again (the database during an outage): its failure is
+/// told once, and once that it works again, not at every attempt.
+#[derive(Debug, Default)]
+pub(crate) struct Failing {
+    since: Option<tokio::time::Instant>,
+}
+
+impl Failing {
+    /// An attempt failed (`what` says how): the line to log when it is the first of a run of
+    /// failures.
+    pub(crate) fn failed(&mut self, what: &str) -> Option<String> {
+        if self.since.is_some() {
+            return None;
+        }
+        self.since = Some(tokio::time::Instant::now());
+        Some(format!("{what}; trying again quietly"))
+    }
+
+    /// An attempt worked: the line to log (`what`, and after how long) when it ends a run of
+    /// failures.
+    pub(crate) fn ok(&mut self, what: &str) -> Option<String> {
+        let since = self.since.take()?;
+        Some(format!(
+            "{what} after {:.0} s",
+            since.elapsed().as_secs_f64()
+        ))
+    }
+}
+
 /// The sweeper: applies the fork timeout every `every`, one user at a time under their
 /// lock, queueing the "picked for you" notices.
 async fn sweep_forever(state: AppState, every: Duration) {
     let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // A database out of reach is told once, and once when it is back, not at every tick.
+    let mut db = Failing::default();
     loop {
         tick.tick().await;
         let store = state.store.clone();
@@ -565,9 +596,16 @@ async fn sweep_forever(state: AppState, every: Duration) {
         let due =
             tokio::task::spawn_blocking(move || store.due_users(store::now_ms(), timeout)).await;
         let users = match due {
-            Ok(Ok(users)) => users,
+            Ok(Ok(users)) => {
+                if let Some(line) = db.ok("the database is back") {
+                    eprintln!("zonegraph: sweeper: {line}");
+                }
+                users
+            }
             Ok(Err(e)) => {
-                eprintln!("zonegraph: sweeper: {e:#}");
+                if let Some(line) = db.failed(&format!("{e:#}")) {
+                    eprintln!("zonegraph: sweeper: {line}");
+                }
                 continue;
             }
             Err(e) => {

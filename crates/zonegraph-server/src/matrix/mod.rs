@@ -43,6 +43,7 @@ use matrix_sdk::{Client, Room};
 use serde::Deserialize;
 
 use crate::http::AppState;
+use crate::serve::Failing;
 
 pub use bot::{Allow, Bot, is_shared};
 pub use queue::MAX_WAITING;
@@ -300,35 +301,6 @@ fn say(line: String) {
 fn say_if(line: Option<String>) {
     if let Some(line) = line {
         say(line);
-    }
-}
-
-/// Something that is tried again and again (the database during an outage): its failure is
-/// told once, and once that it works again, not at every attempt.
-#[derive(Debug, Default)]
-struct Failing {
-    since: Option<tokio::time::Instant>,
-}
-
-impl Failing {
-    /// An attempt failed (`what` says how): the line to log when it is the first of a run of
-    /// failures.
-    fn failed(&mut self, what: &str) -> Option<String> {
-        if self.since.is_some() {
-            return None;
-        }
-        self.since = Some(tokio::time::Instant::now());
-        Some(format!("{what}; trying again quietly"))
-    }
-
-    /// An attempt worked: the line to log (`what`, and after how long) when it ends a run of
-    /// failures.
-    fn ok(&mut self, what: &str) -> Option<String> {
-        let since = self.since.take()?;
-        Some(format!(
-            "{what} after {:.0} s",
-            since.elapsed().as_secs_f64()
-        ))
     }
 }
 
