@@ -24,6 +24,7 @@ fn variant(e: &Edit) -> &'static str {
         Edit::MoveRooms { .. } => "MoveRooms",
         Edit::SetRoom { .. } => "SetRoom",
         Edit::DeleteRoom { .. } => "DeleteRoom",
+        Edit::DeleteRooms { .. } => "DeleteRooms",
         Edit::Connect(_) => "Connect",
         Edit::SetPassage { .. } => "SetPassage",
         Edit::DeletePassage { .. } => "DeletePassage",
@@ -32,12 +33,13 @@ fn variant(e: &Edit) -> &'static str {
     }
 }
 
-const ALL_EDITS: [&str; 10] = [
+const ALL_EDITS: [&str; 11] = [
     "AddRoom",
     "MoveRoom",
     "MoveRooms",
     "SetRoom",
     "DeleteRoom",
+    "DeleteRooms",
     "Connect",
     "SetPassage",
     "DeletePassage",
@@ -105,6 +107,9 @@ fn every_edit(e: &Editor) -> Vec<Edit> {
         Edit::DeletePassage { index: 5 },
         Edit::DeleteRoom {
             id: "z.secret_1".into(),
+        },
+        Edit::DeleteRooms {
+            ids: vec!["z.trap".into(), "z.elite".into()],
         },
         Edit::SetMeta {
             name: "Renamed".into(),
@@ -205,12 +210,54 @@ fn each_kind_of_refusal_leaves_the_editor_as_it_was() {
             },
             Refused::NoPassage(99),
         ),
+        (
+            Edit::DeleteRooms {
+                ids: vec!["z.trap".into(), "z.none".into()],
+            },
+            Refused::NoRoom("z.none".into()),
+        ),
         (Edit::DeletePassage { index: 99 }, Refused::NoPassage(99)),
     ];
     for (edit, why) in refusals {
         assert_eq!(e.apply(edit), Err(why));
         assert_eq!(e, before, "a refused edit changes nothing");
     }
+}
+
+#[wasm_bindgen_test]
+fn deleting_a_multi_selection_takes_every_room_and_passage_and_one_undo_restores_all() {
+    let mut e = small_zone();
+    let before = e.file().clone();
+    e.apply(Edit::DeleteRooms {
+        ids: vec!["z.trap".into(), "z.elite".into(), "z.trap".into()],
+    })
+    .unwrap();
+    let nodes: Vec<String> = e
+        .file()
+        .nodes
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|n| n.node_id.clone())
+        .collect();
+    assert_eq!(nodes, ["z.entry", "z.fork", "z.boss"]);
+    let edges: Vec<(String, String)> = e
+        .file()
+        .edges
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|x| (x.from_node.clone(), x.to_node.clone()))
+        .collect();
+    assert_eq!(edges, [("z.entry".to_string(), "z.fork".to_string())]);
+    assert!(e.undo(), "one undo");
+    assert_eq!(
+        e.file(),
+        &before,
+        "one undo brings back both rooms and their four passages"
+    );
+    assert!(e.redo());
+    assert_eq!(e.file().nodes.as_ref().unwrap().len(), 3);
 }
 
 #[wasm_bindgen_test]
