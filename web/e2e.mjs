@@ -289,6 +289,35 @@ await check("room labels of up to 32 characters show whole; a longer one is cut 
   }
 });
 
+/// The rooms whose box (the part the frame shows) lies under one of the map's buttons.
+function underTools(p) {
+  return p.evaluate(() => {
+    const tools = [...document.querySelectorAll(".map-tools button")].map((b) => b.getBoundingClientRect());
+    const frame = document.querySelector(".map-frame").getBoundingClientRect();
+    return [...document.querySelectorAll("g.room")].flatMap((g) => {
+      const b = g.querySelector(".box").getBoundingClientRect();
+      const r = { left: Math.max(b.left, frame.left), right: Math.min(b.right, frame.right),
+        top: Math.max(b.top, frame.top), bottom: Math.min(b.bottom, frame.bottom) };
+      const visible = r.left < r.right && r.top < r.bottom;
+      return visible && tools.some((t) => r.left < t.right && r.right > t.left && r.top < t.bottom && r.bottom > t.top)
+        ? [g.getAttribute("data-node")] : [];
+    });
+  });
+}
+
+await check("the designer's map buttons (+ − Fit SVG) cover no room of the fitted map at 1400 × 900", async () => {
+  for (const [file, n] of [["pilgrim_road.json", 47], ["gilded_processional.json", 17]]) {
+    await openFixture(page, file, n);
+    const covered = await underTools(page);
+    assert(covered.length === 0, `${file}: rooms under the map's buttons: ${covered.join(", ")}`);
+  }
+  await page.goto(base + "#zone/crypt_valdris");
+  await page.waitForSelector("g.room", { state: "attached" });
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  const covered = await underTools(page);
+  assert(covered.length === 0, `crypt_valdris: rooms under the map's buttons: ${covered.join(", ")}`);
+});
+
 await check("a 17-room left-to-right zone opens whole and readable", async () => {
   await openFixture(page, "gilded_processional.json", 17);
   const seen = await onScreen(page);
