@@ -7,7 +7,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a failed lookup is a failed test
 
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 use web_sys::{Element, HtmlElement};
 use zonegraph_core::format::{self, LockKind, NodeKind, RegionFile};
@@ -291,13 +290,7 @@ fn the_file_written_out_is_the_canonical_zone_file_and_checks_clean() {
 
 /// Lets Leptos and the browser run: effects, animation frames, re-renders.
 async fn settle() {
-    let p = js_sys::Promise::new(&mut |resolve, _| {
-        web_sys::window()
-            .unwrap()
-            .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 30)
-            .unwrap();
-    });
-    JsFuture::from(p).await.unwrap();
+    gloo_timers::future::TimeoutFuture::new(30).await;
 }
 
 /// Mounts the whole app at `#fragment` in a fresh container.
