@@ -17,7 +17,7 @@ use leptos::ev;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use zonegraph_core::diagnostic::Code;
-use zonegraph_core::format::{EdgeFile, LockKind, NodeFile, NodeKind, RegionFile, ZoneFile};
+use zonegraph_core::format::{self, EdgeFile, LockKind, NodeFile, NodeKind, RegionFile, ZoneFile};
 
 use crate::doc::{self, Loaded};
 use crate::editor::{self, Edit, Editor};
@@ -138,8 +138,10 @@ impl State {
     }
 }
 
+/// Writes the work as the zone file a download gives (the canonical form: one serializer in
+/// the bundle, not a second compact one).
 fn save(file: &ZoneFile) {
-    let _ = LocalStorage::set(AUTOSAVE_KEY, file);
+    let _ = LocalStorage::raw().set_item(AUTOSAVE_KEY, &format::to_pretty_json(file));
 }
 
 /// The autosave, off the edit's frame: written [`autosave::DELAY_MS`] after the last edit
@@ -213,7 +215,8 @@ mod autosave {
 
 /// The work saved by the last visit, if any (a legacy zone opens compiled).
 fn restore(key: &str) -> Option<Editor> {
-    LocalStorage::get::<ZoneFile>(key).ok().map(Editor::open)
+    let text = LocalStorage::raw().get_item(key).ok().flatten()?;
+    Editor::open_text(&text).ok()
 }
 
 /// A whole number from a form field, clamped; `None` when it is no number.
