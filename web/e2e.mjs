@@ -289,6 +289,35 @@ await check("room labels of up to 32 characters show whole; a longer one is cut 
   }
 });
 
+/// The rooms whose box (the part the frame shows) lies under one of the map's buttons.
+function underTools(p) {
+  return p.evaluate(() => {
+    const tools = [...document.querySelectorAll(".map-tools button")].map((b) => b.getBoundingClientRect());
+    const frame = document.querySelector(".map-frame").getBoundingClientRect();
+    return [...document.querySelectorAll("g.room")].flatMap((g) => {
+      const b = g.querySelector(".box").getBoundingClientRect();
+      const r = { left: Math.max(b.left, frame.left), right: Math.min(b.right, frame.right),
+        top: Math.max(b.top, frame.top), bottom: Math.min(b.bottom, frame.bottom) };
+      const visible = r.left < r.right && r.top < r.bottom;
+      return visible && tools.some((t) => r.left < t.right && r.right > t.left && r.top < t.bottom && r.bottom > t.top)
+        ? [g.getAttribute("data-node")] : [];
+    });
+  });
+}
+
+await check("the designer's map buttons (+ − Fit SVG) cover no room of the fitted map at 1400 × 900", async () => {
+  for (const [file, n] of [["pilgrim_road.json", 47], ["gilded_processional.json", 17]]) {
+    await openFixture(page, file, n);
+    const covered = await underTools(page);
+    assert(covered.length === 0, `${file}: rooms under the map's buttons: ${covered.join(", ")}`);
+  }
+  await page.goto(base + "#zone/crypt_valdris");
+  await page.waitForSelector("g.room", { state: "attached" });
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  const covered = await underTools(page);
+  assert(covered.length === 0, `crypt_valdris: rooms under the map's buttons: ${covered.join(", ")}`);
+});
+
 await check("a 17-room left-to-right zone opens whole and readable", async () => {
   await openFixture(page, "gilded_processional.json", 17);
   const seen = await onScreen(page);
@@ -712,6 +741,41 @@ await check("the editor places and connects rooms by dragging, edits a passage's
   await page.keyboard.press("Shift+ArrowRight");
   await page.waitForFunction(([sel, x]) => Number(document.querySelector(sel).getAttribute("transform").match(/-?[\d.]+/)[0]) > x, [room(elite), e1[0]]);
   await page.screenshot({ path: join(outDir, "editor-dragged.png") });
+  // Deleting a multi-selection takes every selected room and its passages as one edit: by
+  // the Delete key, then by the button; one undo brings all of it back.
+  await drag(trap, elite);
+  await page.waitForFunction(() => document.querySelector(".details h2").textContent.includes("→"));
+  const full = await page.textContent(".zone-head .meta");
+  const [n, p] = full.match(/(\d+) rooms · (\d+) passages/).slice(1).map(Number);
+  const shows = (m) => page.waitForFunction((m) => document.querySelector(".zone-head .meta").textContent.includes(m), m);
+  for (const how of ["key", "button"]) {
+    await click(room(trap));
+    await click(room(elite), { shiftKey: true });
+    await page.waitForFunction(() => document.querySelector(".details h2").textContent === "2 rooms selected");
+    if (how === "key") {
+      await page.focus(room(elite));
+      await page.keyboard.press("Delete");
+    } else {
+      await page.getByRole("button", { name: "Delete 2 rooms" }).click();
+    }
+    await shows(`${n - 2} rooms · ${p - 1} passages`);
+    assert(!(await page.$(room(trap))) && !(await page.$(room(elite))), `both rooms deleted (${how})`);
+    await page.click("button:has-text('Undo')");
+    await shows(full);
+    await page.waitForSelector(room(trap), { state: "attached" });
+    await page.waitForSelector(room(elite), { state: "attached" });
+  }
+  // The autosave waits for the edits to pause (off the edit's frame), and is written at once
+  // when the page is left: an edit, then pagehide, in one task (no timing involved).
+  const saved = await page.evaluate(() => {
+    const key = "zonegraph-editor";
+    const before = localStorage.getItem(key);
+    [...document.querySelectorAll("button")].find((b) => b.textContent.trim() === "Redo").click();
+    const deferred = localStorage.getItem(key) === before;
+    window.dispatchEvent(new Event("pagehide"));
+    return { deferred, flushed: localStorage.getItem(key) !== before };
+  });
+  assert(saved.deferred && saved.flushed, JSON.stringify(saved));
   // A legacy room_kinds zone opens as its compiled graph; the work it replaced comes back.
   await page.goto(base + "#edit/zone/cinder_spire");
   await page.waitForFunction(() => document.querySelector(".zone-head .meta")?.textContent.includes("9 rooms · 8 passages"));

@@ -30,6 +30,9 @@ pub enum Edit {
     SetRoom { id: String, room: NodeFile },
     /// Removes room `id` and every passage into or out of it.
     DeleteRoom { id: String },
+    /// Removes rooms `ids` (a multi-selection) and every passage into or out of any of
+    /// them, as one edit (one undo restores them all); refused whole if one is missing.
+    DeleteRooms { ids: Vec<String> },
     /// Adds a passage between two rooms that exist.
     Connect(EdgeFile),
     /// Replaces passage `index` (its lock kind and data, hint, weight, ends).
@@ -408,6 +411,14 @@ fn change(file: &mut ZoneFile, edit: Edit) -> Result<(), Refused> {
             nodes.remove(i);
             edges.retain(|e| e.from_node != id && e.to_node != id);
         }
+        Edit::DeleteRooms { ids } => {
+            let ids: std::collections::BTreeSet<&String> = ids.iter().collect();
+            for id in &ids {
+                find(nodes, id)?;
+            }
+            nodes.retain(|n| !ids.contains(&n.node_id));
+            edges.retain(|e| !ids.contains(&e.from_node) && !ids.contains(&e.to_node));
+        }
         Edit::Connect(edge) => {
             find(nodes, &edge.from_node)?;
             find(nodes, &edge.to_node)?;
@@ -592,6 +603,45 @@ mod tests {
         assert!(e.undo());
         assert_eq!(e.file(), &before);
         assert!(errors(&e).is_empty());
+    }
+
+    #[test]
+    fn deleting_a_multi_selection_is_one_edit_and_one_undo_brings_all_back() {
+        let mut e = three_routes();
+        let before = e.file().clone();
+        let ids: Vec<String> = before.nodes.as_ref().expect("nodes")[2..4]
+            .iter()
+            .map(|n| n.node_id.clone())
+            .collect();
+        e.apply(Edit::DeleteRooms { ids: ids.clone() })
+            .expect("deleted");
+        let after = e.file();
+        let nodes = after.nodes.as_ref().expect("nodes");
+        assert_eq!(nodes.len() + 2, before.nodes.as_ref().expect("nodes").len());
+        assert!(nodes.iter().all(|n| !ids.contains(&n.node_id)));
+        assert!(
+            after
+                .edges
+                .as_ref()
+                .expect("edges")
+                .iter()
+                .all(|x| !ids.contains(&x.from_node) && !ids.contains(&x.to_node)),
+            "their passages went with them"
+        );
+        assert!(e.undo(), "one undo");
+        assert_eq!(
+            e.file(),
+            &before,
+            "one undo restores every room and passage"
+        );
+        let mut missing = ids;
+        missing.push("z.nowhere".into());
+        let kept = e.clone();
+        assert_eq!(
+            e.apply(Edit::DeleteRooms { ids: missing }),
+            Err(Refused::NoRoom("z.nowhere".into()))
+        );
+        assert_eq!(e, kept, "refused whole");
     }
 
     #[test]

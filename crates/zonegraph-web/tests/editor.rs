@@ -7,7 +7,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a failed lookup is a failed test
 
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 use web_sys::{Element, HtmlElement};
 use zonegraph_core::format::{self, LockKind, NodeKind, RegionFile};
@@ -24,6 +23,7 @@ fn variant(e: &Edit) -> &'static str {
         Edit::MoveRooms { .. } => "MoveRooms",
         Edit::SetRoom { .. } => "SetRoom",
         Edit::DeleteRoom { .. } => "DeleteRoom",
+        Edit::DeleteRooms { .. } => "DeleteRooms",
         Edit::Connect(_) => "Connect",
         Edit::SetPassage { .. } => "SetPassage",
         Edit::DeletePassage { .. } => "DeletePassage",
@@ -32,12 +32,13 @@ fn variant(e: &Edit) -> &'static str {
     }
 }
 
-const ALL_EDITS: [&str; 10] = [
+const ALL_EDITS: [&str; 11] = [
     "AddRoom",
     "MoveRoom",
     "MoveRooms",
     "SetRoom",
     "DeleteRoom",
+    "DeleteRooms",
     "Connect",
     "SetPassage",
     "DeletePassage",
@@ -105,6 +106,9 @@ fn every_edit(e: &Editor) -> Vec<Edit> {
         Edit::DeletePassage { index: 5 },
         Edit::DeleteRoom {
             id: "z.secret_1".into(),
+        },
+        Edit::DeleteRooms {
+            ids: vec!["z.trap".into(), "z.elite".into()],
         },
         Edit::SetMeta {
             name: "Renamed".into(),
@@ -205,12 +209,54 @@ fn each_kind_of_refusal_leaves_the_editor_as_it_was() {
             },
             Refused::NoPassage(99),
         ),
+        (
+            Edit::DeleteRooms {
+                ids: vec!["z.trap".into(), "z.none".into()],
+            },
+            Refused::NoRoom("z.none".into()),
+        ),
         (Edit::DeletePassage { index: 99 }, Refused::NoPassage(99)),
     ];
     for (edit, why) in refusals {
         assert_eq!(e.apply(edit), Err(why));
         assert_eq!(e, before, "a refused edit changes nothing");
     }
+}
+
+#[wasm_bindgen_test]
+fn deleting_a_multi_selection_takes_every_room_and_passage_and_one_undo_restores_all() {
+    let mut e = small_zone();
+    let before = e.file().clone();
+    e.apply(Edit::DeleteRooms {
+        ids: vec!["z.trap".into(), "z.elite".into(), "z.trap".into()],
+    })
+    .unwrap();
+    let nodes: Vec<String> = e
+        .file()
+        .nodes
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|n| n.node_id.clone())
+        .collect();
+    assert_eq!(nodes, ["z.entry", "z.fork", "z.boss"]);
+    let edges: Vec<(String, String)> = e
+        .file()
+        .edges
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|x| (x.from_node.clone(), x.to_node.clone()))
+        .collect();
+    assert_eq!(edges, [("z.entry".to_string(), "z.fork".to_string())]);
+    assert!(e.undo(), "one undo");
+    assert_eq!(
+        e.file(),
+        &before,
+        "one undo brings back both rooms and their four passages"
+    );
+    assert!(e.redo());
+    assert_eq!(e.file().nodes.as_ref().unwrap().len(), 3);
 }
 
 #[wasm_bindgen_test]
@@ -244,13 +290,7 @@ fn the_file_written_out_is_the_canonical_zone_file_and_checks_clean() {
 
 /// Lets Leptos and the browser run: effects, animation frames, re-renders.
 async fn settle() {
-    let p = js_sys::Promise::new(&mut |resolve, _| {
-        web_sys::window()
-            .unwrap()
-            .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 30)
-            .unwrap();
-    });
-    JsFuture::from(p).await.unwrap();
+    gloo_timers::future::TimeoutFuture::new(30).await;
 }
 
 /// Mounts the whole app at `#fragment` in a fresh container.

@@ -17,7 +17,7 @@ use leptos::ev;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use zonegraph_core::diagnostic::Code;
-use zonegraph_core::format::{EdgeFile, LockKind, NodeFile, NodeKind, RegionFile, ZoneFile};
+use zonegraph_core::format::{self, EdgeFile, LockKind, NodeFile, NodeKind, RegionFile, ZoneFile};
 
 use crate::doc::{self, Loaded};
 use crate::editor::{self, Edit, Editor};
@@ -65,7 +65,7 @@ impl State {
             .editor
             .with_untracked(|e| Arc::new(doc::generated(&editor::file_name(e.file()), e.file())));
         self.loaded.set(loaded);
-        self.editor.with_untracked(|e| save(e.file()));
+        autosave::later(self.editor);
     }
 
     fn edit(self, edit: Edit) -> bool {
@@ -115,6 +115,26 @@ impl State {
         ids
     }
 
+    /// Deletes the selected rooms (with their passages) as one edit, or the selected
+    /// passage; false when nothing is selected or the edit is refused.
+    fn delete_selected(self) -> bool {
+        let ids = self.selected_rooms();
+        let edit = match (ids.len(), self.selection.get_untracked()) {
+            (0, Some(Sel::Passage(index))) => Edit::DeletePassage { index },
+            (0, _) => return false,
+            (1, _) => Edit::DeleteRoom {
+                id: ids.into_iter().next().unwrap_or_default(),
+            },
+            _ => Edit::DeleteRooms { ids },
+        };
+        let done = self.edit(edit);
+        if done {
+            self.selection.set(None);
+            self.multi.set(Vec::new());
+        }
+        done
+    }
+
     fn move_selected(self, dx: i32, dy: i32) {
         let ids = self.selected_rooms();
         if !ids.is_empty() && (dx, dy) != (0, 0) {
@@ -123,13 +143,85 @@ impl State {
     }
 }
 
+/// Writes the work as the zone file a download gives (the canonical form: one serializer in
+/// the bundle, not a second compact one).
 fn save(file: &ZoneFile) {
-    let _ = LocalStorage::set(AUTOSAVE_KEY, file);
+    let _ = LocalStorage::raw().set_item(AUTOSAVE_KEY, &format::to_pretty_json(file));
+}
+
+/// The autosave, off the edit's frame: written [`autosave::DELAY_MS`] after the last edit
+/// (each edit re-arms the timer), and at once when the page is hidden or left (`pagehide`,
+/// `visibilitychange` to hidden), when the editor page closes, and before anything reads
+/// the saved work back, so no edit is ever lost to the delay.
+mod autosave {
+    use std::cell::RefCell;
+
+    use gloo_events::EventListener;
+    use gloo_timers::callback::Timeout;
+    use leptos::prelude::*;
+
+    use crate::editor::Editor;
+
+    /// How long after the last edit the work is written (a burst of edits writes once).
+    pub const DELAY_MS: u32 = 300;
+
+    thread_local! {
+        /// The editor whose work is not written yet, and the timer that will write it.
+        static PENDING: RefCell<Option<(RwSignal<Editor>, Timeout)>> = const { RefCell::new(None) };
+        /// The page-hide listeners, added once for the app's life.
+        static LISTENERS: RefCell<Vec<EventListener>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// Writes `editor`'s work after the delay, replacing (cancelling) a pending write.
+    pub fn later(editor: RwSignal<Editor>) {
+        listen();
+        let timer = Timeout::new(DELAY_MS, now);
+        // The replaced timer is dropped outside the borrow (dropping it cancels it).
+        let replaced = PENDING.with(|p| p.borrow_mut().replace((editor, timer)));
+        drop(replaced);
+    }
+
+    /// Writes the pending work, if any, now.
+    pub fn now() {
+        let pending = PENDING.with(|p| p.borrow_mut().take());
+        if let Some((editor, timer)) = pending {
+            timer.cancel();
+            editor.try_with_untracked(|e| super::save(e.file()));
+        }
+    }
+
+    /// Flushes on `pagehide` (a reload, a closed tab, navigation away) and when the page is
+    /// hidden (a phone switching apps may never fire `pagehide`).
+    fn listen() {
+        LISTENERS.with(|l| {
+            let mut l = l.borrow_mut();
+            if !l.is_empty() {
+                return;
+            }
+            let Some(window) = web_sys::window() else {
+                return;
+            };
+            l.push(EventListener::new(&window, "pagehide", |_| now()));
+            if let Some(document) = window.document() {
+                let doc = document.clone();
+                l.push(EventListener::new(
+                    &document,
+                    "visibilitychange",
+                    move |_| {
+                        if doc.hidden() {
+                            now();
+                        }
+                    },
+                ));
+            }
+        });
+    }
 }
 
 /// The work saved by the last visit, if any (a legacy zone opens compiled).
 fn restore(key: &str) -> Option<Editor> {
-    LocalStorage::get::<ZoneFile>(key).ok().map(Editor::open)
+    let text = LocalStorage::raw().get_item(key).ok().flatten()?;
+    Editor::open_text(&text).ok()
 }
 
 /// A whole number from a form field, clamped; `None` when it is no number.
@@ -141,6 +233,9 @@ fn number(text: &str, lo: i64, hi: i64) -> Option<i64> {
 #[component]
 pub fn EditorPage(#[prop(optional)] open: Option<Result<Opened, String>>) -> impl IntoView {
     let mut note = String::new();
+    // Work still waiting for its autosave (a page being replaced) is written first.
+    autosave::now();
+    on_cleanup(autosave::now);
     let start = match open {
         Some(Ok(o)) => match Editor::open_text(&o.text) {
             Ok(e) => {
@@ -300,16 +395,23 @@ pub fn EditorPage(#[prop(optional)] open: Option<Result<Opened, String>>) -> imp
             state.refresh();
         }
     };
-    // Ctrl+Z, Ctrl+Shift+Z and Ctrl+Y, except while typing in a field.
+    // Ctrl+Z, Ctrl+Shift+Z and Ctrl+Y; Delete or Backspace deletes the selected rooms (or
+    // passage); except while typing in a field.
     let keys = window_event_listener(ev::keydown, move |e: ev::KeyboardEvent| {
-        if !(e.ctrl_key() || e.meta_key()) {
-            return;
-        }
         let typing = e
             .target()
             .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
             .is_some_and(|el| matches!(el.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT"));
-        if typing {
+        if typing || e.alt_key() {
+            return;
+        }
+        if !(e.ctrl_key() || e.meta_key()) {
+            if matches!(e.key().as_str(), "Delete" | "Backspace")
+                && !e.shift_key()
+                && state.delete_selected()
+            {
+                e.prevent_default();
+            }
             return;
         }
         match (e.key().to_lowercase().as_str(), e.shift_key()) {
@@ -379,6 +481,7 @@ pub fn EditorPage(#[prop(optional)] open: Option<Result<Opened, String>>) -> imp
     };
     let bring_back = move |_| {
         if let Some(prev) = restore(PREVIOUS_KEY) {
+            autosave::now();
             let current = LocalStorage::raw().get_item(AUTOSAVE_KEY).ok().flatten();
             match current {
                 Some(c) => {
@@ -684,7 +787,7 @@ pub fn EditorPage(#[prop(optional)] open: Option<Result<Opened, String>>) -> imp
                 >
                     <MapView model=map_model zone_name=name file_stem=stem selection=selection/>
                 </div>
-                <p class="hint">"Drag a room to place it; drop it on another room to connect them. Shift-click selects more rooms. Keyboard: Tab to a room, Enter selects it, Shift+arrow keys move the selected rooms."</p>
+                <p class="hint">"Drag a room to place it; drop it on another room to connect them. Shift-click selects more rooms. Keyboard: Tab to a room, Enter selects it, Shift+arrow keys move the selected rooms, Delete deletes them."</p>
             </section>
             <aside class="side">
                 <section class="details">
@@ -1001,6 +1104,7 @@ fn selected_view(
                 {move_buttons()}
                 <p class="row">
                     <button on:click=move |_| state.multi.set(Vec::new())>"Select one"</button>
+                    <button aria-keyshortcuts="Delete" on:click=move |_| { state.delete_selected(); }>{format!("Delete {n} rooms")}</button>
                 </p>
             }
             .into_any()
