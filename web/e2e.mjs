@@ -816,6 +816,20 @@ if (process.env.ZG_BENCH) {
   const sorted = [...times].sort((a, b) => a - b);
   const med = sorted[Math.floor(sorted.length / 2)];
   console.log(`bench editor, ${n}-room zone: one edit to the next frame, median ${med.toFixed(1)} ms, p90 ${sorted[Math.floor(sorted.length * 0.9)].toFixed(1)} ms, max ${sorted[sorted.length - 1].toFixed(1)} ms of ${times.length}`);
+  // Adding a room (the selection moves to it, and the form lists one more room): 20 times.
+  const adds = await page.evaluate(async () => {
+    const out = [];
+    const add = [...document.querySelectorAll("button")].find((b) => b.textContent.trim() === "Add room");
+    for (let i = 0; i < 20; i++) {
+      const t0 = performance.now();
+      add.click();
+      await new Promise((r) => requestAnimationFrame(r));
+      out.push(performance.now() - t0);
+    }
+    return out;
+  });
+  const added = [...adds].sort((a, b) => a - b);
+  console.log(`bench editor, ${n}-room zone: "Add room" to the next frame, median ${added[10].toFixed(1)} ms, p90 ${added[18].toFixed(1)} ms, max ${added[19].toFixed(1)} ms of ${adds.length}`);
   await page.getByRole("button", { name: "Discard" }).click();
 }
 
