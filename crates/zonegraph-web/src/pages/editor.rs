@@ -1031,7 +1031,6 @@ fn ZoneForm(state: State) -> impl IntoView {
     }
 }
 
-/// The form for the selected room, rooms or passage.
 /// What the details form shows, less the selected room's place (its Column and Row follow the
 /// room by themselves): the form is rebuilt only when this changes, so moving a room in a
 /// 200-room zone does not rebuild a form that lists the 199 others.
@@ -1078,6 +1077,7 @@ impl FormShows {
     }
 }
 
+/// The form for the selected room, rooms or passage.
 fn selected_view(
     state: State,
     connect_from: RwSignal<Option<String>>,
