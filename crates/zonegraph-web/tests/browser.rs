@@ -4,7 +4,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a failed lookup is a failed test
 
 use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 use web_sys::{Element, HtmlElement};
 use zonegraph_web::app::App;
@@ -18,13 +17,7 @@ const CRYPT: &str = include_str!("../../../zones/crypt_valdris.json");
 
 /// Lets Leptos and the browser run: effects, animation frames, re-renders.
 async fn settle() {
-    let p = js_sys::Promise::new(&mut |resolve, _| {
-        web_sys::window()
-            .unwrap()
-            .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 30)
-            .unwrap();
-    });
-    JsFuture::from(p).await.unwrap();
+    gloo_timers::future::TimeoutFuture::new(30).await;
 }
 
 fn document() -> web_sys::Document {
