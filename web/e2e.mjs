@@ -7,8 +7,9 @@
 // stay within its budget.
 //
 // With ZG_BENCH=1 it also measures the first frame and the median pan frame of generated
-// 1,000- and 5,000-room zones, and the time to the first drawn map of a 100-room zone's run
-// page under Chromium's network and CPU throttling (figures for BENCHMARKS.md); timings are
+// 1,000- and 5,000-room zones, the editor's re-check of a 200-room zone, and the time to the
+// first drawn map of a 100-room zone's run page, and of the editor opening its share link,
+// under Chromium's network and CPU throttling (figures for BENCHMARKS.md); timings are
 // printed, never asserted.
 //
 // Usage: node web/e2e.mjs [dist dir]   (cargo xtask test runs it after `trunk build`)
@@ -929,6 +930,34 @@ if (process.env.ZG_BENCH) {
   }
   runs.sort((a, b) => a - b);
   console.log(`bench run page throttled: median ${runs[2].toFixed(0)} ms of 5 (${runs.map((r) => r.toFixed(0)).join(", ")})`);
+
+  // The editor opening a share link of the same 100-room zone, throttled the same way (a
+  // designer's window, 1400 × 900): from navigation start to the map's first frame.
+  const link = shareLink(await readFile(join(root, "web", "fixtures", "zones", "bench_100.json"), "utf8"));
+  const edits = [];
+  for (let i = 0; i < 5; i++) {
+    const ctx = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    const p = await ctx.newPage();
+    const cdp = await ctx.newCDPSession(p);
+    await cdp.send("Network.enable");
+    await cdp.send("Network.emulateNetworkConditions", {
+      offline: false, latency: 150, downloadThroughput: 200000, uploadThroughput: 96000,
+    });
+    await cdp.send("Emulation.setCPUThrottlingRate", { rate: 4 });
+    await p.goto(`${api}/#edit/${link}`);
+    await p.waitForSelector(".editor-map g.room", { state: "attached", timeout: 60000 });
+    const ms = await p.evaluate(() => new Promise((r) =>
+      requestAnimationFrame(() => requestAnimationFrame(() => r(performance.now())))));
+    const rooms = await p.$$eval("g.room", (els) => els.length);
+    const steps = await p.evaluate(() => performance.getEntriesByType("resource")
+      .map((e) => `${new URL(e.name).pathname.replace(/-[0-9a-f]{10,16}/, "")} ${e.startTime.toFixed(0)}–${e.responseEnd.toFixed(0)}`)
+      .join(", "));
+    edits.push(ms);
+    console.log(`bench editor share link, 100-room zone, throttled: first map at ${ms.toFixed(0)} ms (${rooms} rooms drawn); ${steps}`);
+    await ctx.close();
+  }
+  edits.sort((a, b) => a - b);
+  console.log(`bench editor share link throttled: median ${edits[2].toFixed(0)} ms of 5 (${edits.map((r) => r.toFixed(0)).join(", ")})`);
 }
 
 await phone.close();
