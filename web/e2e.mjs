@@ -883,31 +883,19 @@ await check("on a phone, the run map's zoom buttons cover no room when it opens"
   await p.goto(`${api}/run/${token}`);
   await p.waitForSelector("g.room.current", { state: "attached" });
   await p.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-  const covered = await p.evaluate(() => {
-    const tools = [...document.querySelectorAll(".map-tools button")].map((b) => b.getBoundingClientRect());
-    const frame = document.querySelector(".map-frame").getBoundingClientRect();
-    return [...document.querySelectorAll("g.room")].flatMap((g) => {
-      // The part of the room's box the frame shows (it clips the drawing).
-      const b = g.querySelector(".box").getBoundingClientRect();
-      const r = { left: Math.max(b.left, frame.left), right: Math.min(b.right, frame.right),
-        top: Math.max(b.top, frame.top), bottom: Math.min(b.bottom, frame.bottom) };
-      const visible = r.left < r.right && r.top < r.bottom;
-      return visible && tools.some((t) => r.left < t.right && r.right > t.left && r.top < t.bottom && r.bottom > t.top)
-        ? [g.getAttribute("data-node")] : [];
-    });
-  });
+  const covered = await underTools(p);
   await p.screenshot({ path: join(outDir, "run-phone-tools.png") });
   await ctx.close();
   assert(covered.length === 0, `rooms under the zoom buttons: ${covered.join(", ")}`);
 });
 
-if (process.env.ZG_BENCH) {
-  // The run page of a 100-room zone on a throttled phone: 1.6 Mbit/s down, 150 ms round
-  // trip, CPU 4× slower; from navigation start to the map's first frame. Cold cache.
-  const token = await runLink("@bench:e2e", "bench_100");
+/// Five cold visits to `url` on a throttled link (1.6 Mbit/s down, 150 ms round trip, CPU 4×
+/// slower): from navigation start to the second frame after `ready` exists. Printed, with
+/// where each resource's time went, and the median.
+async function throttledFirstMap(name, url, options, ready) {
   const runs = [];
   for (let i = 0; i < 5; i++) {
-    const ctx = await browser.newContext({ viewport: { width: 360, height: 740 }, isMobile: true, hasTouch: true });
+    const ctx = await browser.newContext(options);
     const p = await ctx.newPage();
     const cdp = await ctx.newCDPSession(p);
     await cdp.send("Network.enable");
@@ -915,49 +903,31 @@ if (process.env.ZG_BENCH) {
       offline: false, latency: 150, downloadThroughput: 200000, uploadThroughput: 96000,
     });
     await cdp.send("Emulation.setCPUThrottlingRate", { rate: 4 });
-    await p.goto(`${api}/run/${token}`);
-    await p.waitForSelector("g.room.current", { state: "attached", timeout: 30000 });
+    await p.goto(url);
+    await p.waitForSelector(ready, { state: "attached", timeout: 60000 });
     const ms = await p.evaluate(() => new Promise((r) =>
       requestAnimationFrame(() => requestAnimationFrame(() => r(performance.now())))));
     const rooms = await p.$$eval("g.room", (els) => els.length);
-    // Where the time went: each resource's start and end, from navigation start.
     const steps = await p.evaluate(() => performance.getEntriesByType("resource")
       .map((e) => `${new URL(e.name).pathname.replace(/-[0-9a-f]{10,16}/, "")} ${e.startTime.toFixed(0)}–${e.responseEnd.toFixed(0)}`)
       .join(", "));
     runs.push(ms);
-    console.log(`bench run page, 100-room zone, throttled: first map at ${ms.toFixed(0)} ms (${rooms} rooms known); ${steps}`);
+    console.log(`bench ${name}, throttled: first map at ${ms.toFixed(0)} ms (${rooms} rooms drawn); ${steps}`);
     await ctx.close();
   }
   runs.sort((a, b) => a - b);
-  console.log(`bench run page throttled: median ${runs[2].toFixed(0)} ms of 5 (${runs.map((r) => r.toFixed(0)).join(", ")})`);
+  console.log(`bench ${name}, throttled: median ${runs[2].toFixed(0)} ms of 5 (${runs.map((r) => r.toFixed(0)).join(", ")})`);
+}
 
-  // The editor opening a share link of the same 100-room zone, throttled the same way (a
-  // designer's window, 1400 × 900): from navigation start to the map's first frame.
+if (process.env.ZG_BENCH) {
+  // The run page of a 100-room zone on a throttled phone, cold cache.
+  const token = await runLink("@bench:e2e", "bench_100");
+  await throttledFirstMap("run page, 100-room zone", `${api}/run/${token}`,
+    { viewport: { width: 360, height: 740 }, isMobile: true, hasTouch: true }, "g.room.current");
+  // The editor opening a share link of the same zone (a designer's window).
   const link = shareLink(await readFile(join(root, "web", "fixtures", "zones", "bench_100.json"), "utf8"));
-  const edits = [];
-  for (let i = 0; i < 5; i++) {
-    const ctx = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-    const p = await ctx.newPage();
-    const cdp = await ctx.newCDPSession(p);
-    await cdp.send("Network.enable");
-    await cdp.send("Network.emulateNetworkConditions", {
-      offline: false, latency: 150, downloadThroughput: 200000, uploadThroughput: 96000,
-    });
-    await cdp.send("Emulation.setCPUThrottlingRate", { rate: 4 });
-    await p.goto(`${api}/#edit/${link}`);
-    await p.waitForSelector(".editor-map g.room", { state: "attached", timeout: 60000 });
-    const ms = await p.evaluate(() => new Promise((r) =>
-      requestAnimationFrame(() => requestAnimationFrame(() => r(performance.now())))));
-    const rooms = await p.$$eval("g.room", (els) => els.length);
-    const steps = await p.evaluate(() => performance.getEntriesByType("resource")
-      .map((e) => `${new URL(e.name).pathname.replace(/-[0-9a-f]{10,16}/, "")} ${e.startTime.toFixed(0)}–${e.responseEnd.toFixed(0)}`)
-      .join(", "));
-    edits.push(ms);
-    console.log(`bench editor share link, 100-room zone, throttled: first map at ${ms.toFixed(0)} ms (${rooms} rooms drawn); ${steps}`);
-    await ctx.close();
-  }
-  edits.sort((a, b) => a - b);
-  console.log(`bench editor share link throttled: median ${edits[2].toFixed(0)} ms of 5 (${edits.map((r) => r.toFixed(0)).join(", ")})`);
+  await throttledFirstMap("editor share link, 100-room zone", `${api}/#edit/${link}`,
+    { viewport: { width: 1400, height: 900 } }, ".editor-map g.room");
 }
 
 await phone.close();

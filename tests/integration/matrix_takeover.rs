@@ -12,7 +12,7 @@
 
 use std::io::BufRead as _;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -21,7 +21,7 @@ use matrix_sdk::ruma::{OwnedUserId, UserId};
 use serde_json::Value;
 use zonegraph_tests::postgres;
 use zonegraph_tests::room_told;
-use zonegraph_tests::synapse::{Synapse, root};
+use zonegraph_tests::synapse::Synapse;
 
 use crate::matrix::{BOT, Player, bodies};
 
@@ -38,22 +38,9 @@ impl Instance {
     /// its `zonegraph.matrix/` state goes).
     fn start(name: &'static str, dir: &Path, url: &str, synapse: &Synapse) -> Instance {
         std::fs::create_dir_all(dir).expect("instance dir");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_zonegraph-under-test"))
+        let mut child = crate::postgres::serve_process(url, dir, "takeover-token")
             .current_dir(dir)
-            .args([
-                "serve",
-                "--listen",
-                "127.0.0.1:0",
-                "--rate-limit",
-                "off",
-                "--matrix",
-                "--zones",
-            ])
-            .arg(root().join("zones"))
-            .arg("--web")
-            .arg(dir.join("none"))
-            .env("ZONEGRAPH_DATABASE_URL", url)
-            .env("ZONEGRAPH_API_TOKEN", "takeover-token")
+            .arg("--matrix")
             .env("ZONEGRAPH_MATRIX_HOMESERVER", &synapse.url)
             .env("ZONEGRAPH_MATRIX_USER", BOT)
             .env("ZONEGRAPH_MATRIX_PASSWORD", "bot-password")

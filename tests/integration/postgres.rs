@@ -328,24 +328,31 @@ fn a_sqlite_database_is_copied_whole_and_played_on() {
     assert!(t.contains("Crypt of Valdris"), "{t}");
 }
 
-/// An instance as a real process on `url` (so it can be killed), its API token from the
-/// environment as operators of several instances set it.
+/// `zonegraph serve` on `url` as a process of its own (so it can be killed): a free loopback
+/// port, no rate limit, the shipped zones, no viewer, and the database URL and API token in
+/// the environment, as operators of several instances set them.
+pub(crate) fn serve_process(url: &str, dir: &Path, token: &str) -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_zonegraph-under-test"));
+    c.args([
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--rate-limit",
+        "off",
+        "--zones",
+    ])
+    .arg(root().join("zones"))
+    .arg("--web")
+    .arg(dir.join("none"))
+    .env("ZONEGRAPH_DATABASE_URL", url)
+    .env("ZONEGRAPH_API_TOKEN", token);
+    c
+}
+
+/// An instance as a real process on `url`, and where it listens.
 fn process(url: &str, dir: &Path) -> (std::process::Child, std::net::SocketAddr) {
     use std::io::BufRead;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_zonegraph-under-test"))
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--rate-limit",
-            "off",
-            "--zones",
-        ])
-        .arg(root().join("zones"))
-        .arg("--web")
-        .arg(dir.join("none"))
-        .env("ZONEGRAPH_DATABASE_URL", url)
-        .env("ZONEGRAPH_API_TOKEN", TOKEN)
+    let mut child = serve_process(url, dir, TOKEN)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
