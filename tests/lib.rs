@@ -9,6 +9,30 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// Where a `zonegraph serve` process listens, from the first line it prints
+/// ("zonegraph: serving … on http://127.0.0.1:PORT …").
+pub fn listening_at(first_line: &str) -> std::net::SocketAddr {
+    first_line
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("http://"))
+        .expect("the URL is printed")
+        .parse()
+        .expect("address")
+}
+
+/// Whether the slow tests (Synapse) run: `ZONEGRAPH_SLOW_TESTS=1`, which `cargo xtask test`
+/// sets after `tests/synapse/synapse.sh setup`. Says so on stderr when they do not.
+pub fn slow_tests(what: &str) -> bool {
+    let on = std::env::var("ZONEGRAPH_SLOW_TESTS").as_deref() == Ok("1");
+    if !on {
+        eprintln!(
+            "{what}: not run: it runs with ZONEGRAPH_SLOW_TESTS=1 (after \
+             `tests/synapse/synapse.sh setup`; see crates/xtask/src/matrix.rs)"
+        );
+    }
+    on
+}
+
 /// The highest "Room N of" (or the status line's "room N of") a reply tells: the visited-room
 /// count it acknowledges.
 pub fn room_told(text: &str) -> Option<usize> {

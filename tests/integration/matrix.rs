@@ -195,11 +195,7 @@ fn saved_device(db: &Path) -> String {
 
 #[test]
 fn a_player_dms_the_bot_and_plays_the_crypt_on_synapse() {
-    if std::env::var("ZONEGRAPH_SLOW_TESTS").as_deref() != Ok("1") {
-        eprintln!(
-            "matrix: the Synapse test was not run: it runs with ZONEGRAPH_SLOW_TESTS=1 \
-             (after `tests/synapse/synapse.sh setup`; see crates/xtask/src/matrix.rs)"
-        );
+    if !zonegraph_tests::slow_tests("matrix: the Synapse test") {
         return;
     }
     let started = Instant::now();

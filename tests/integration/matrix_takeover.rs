@@ -105,11 +105,7 @@ const STANDING_BY: &str = "standing by";
 
 #[test]
 fn a_standby_instance_takes_the_matrix_sync_over_and_answers_the_gap_once() {
-    if std::env::var("ZONEGRAPH_SLOW_TESTS").as_deref() != Ok("1") {
-        eprintln!(
-            "matrix takeover: not run: it runs with ZONEGRAPH_SLOW_TESTS=1 (after \
-             `tests/synapse/synapse.sh setup`; see crates/xtask/src/matrix.rs)"
-        );
+    if !zonegraph_tests::slow_tests("matrix takeover") {
         return;
     }
     let Some(cluster) = postgres::shared() else {

@@ -360,11 +360,7 @@ fn process(url: &str, dir: &Path) -> (std::process::Child, std::net::SocketAddr)
     let stdout = child.stdout.take().expect("stdout");
     let mut lines = std::io::BufReader::new(stdout).lines();
     let first = lines.next().expect("a first line").expect("utf-8");
-    let url = first
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .expect("the URL is printed");
-    let addr = url.trim_start_matches("http://").parse().expect("address");
+    let addr = zonegraph_tests::listening_at(&first);
     std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
     (child, addr)
 }

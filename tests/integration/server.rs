@@ -1868,11 +1868,7 @@ fn spawn_process_in(db: &Path, zones: &Path) -> Process {
     let mut lines = std::io::BufReader::new(stdout).lines();
     let first = lines.next().expect("a first line").expect("utf-8");
     let said = Arc::new(Mutex::new(vec![first.clone()]));
-    let url = first
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .expect("the URL is printed");
-    let addr = url.trim_start_matches("http://").parse().expect("address");
+    let addr = zonegraph_tests::listening_at(&first);
     // Keep draining stdout so the process never blocks on a full pipe.
     let keep = said.clone();
     std::thread::spawn(move || {

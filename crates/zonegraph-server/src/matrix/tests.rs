@@ -168,14 +168,6 @@ async fn synced_client(server: &MockServer) -> Client {
 
 /// A client logged in against `server`, synced once with `sync`.
 async fn synced_into(server: &MockServer, sync: Value) -> Client {
-    Mock::given(method("GET"))
-        .and(path("/_matrix/client/versions"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
-            "versions": ["v1.1", "v1.2", "v1.3", "v1.4", "v1.5", "v1.6", "v1.7", "v1.8", "v1.9",
-                         "v1.10", "v1.11"]
-        })))
-        .mount(server)
-        .await;
     // No room here is encrypted (the SDK asks before its first send to a room).
     Mock::given(method("GET"))
         .and(path_regex(
@@ -192,20 +184,7 @@ async fn synced_into(server: &MockServer, sync: Value) -> Client {
         .up_to_n_times(1)
         .mount(server)
         .await;
-    let client = build_client(&server.uri(), None).await.unwrap();
-    client
-        .restore_session(MatrixSession {
-            meta: SessionMeta {
-                user_id: BOT.try_into().unwrap(),
-                device_id: "DEV".into(),
-            },
-            tokens: SessionTokens {
-                access_token: "secret".into(),
-                refresh_token: None,
-            },
-        })
-        .await
-        .unwrap();
+    let client = new_device(server).await;
     client.sync_once(SyncSettings::new()).await.unwrap();
     client
 }

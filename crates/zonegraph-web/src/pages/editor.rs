@@ -539,14 +539,7 @@ pub fn EditorPage(#[prop(optional)] open: Option<Result<Opened, String>>) -> imp
                 let id = run_id.get_untracked();
                 play.update(|p| p.command(&zone, &text, &id));
             });
-            let rooms: Vec<(String, String)> = state.file(|f| {
-                f.nodes
-                    .as_deref()
-                    .unwrap_or_default()
-                    .iter()
-                    .map(|n| (n.node_id.clone(), room_name(n)))
-                    .collect()
-            });
+            let rooms = state.file(room_names);
             let from = play_from.get_untracked();
             view! {
                 <label class="field">"Start from"
@@ -937,6 +930,16 @@ fn connect(state: State, from: &str, to: &str) {
     }
 }
 
+/// Every room of the file as (id, what a list shows for it), in file order.
+fn room_names(f: &ZoneFile) -> Vec<(String, String)> {
+    f.nodes
+        .as_deref()
+        .unwrap_or_default()
+        .iter()
+        .map(|n| (n.node_id.clone(), room_name(n)))
+        .collect()
+}
+
 fn room_name(n: &NodeFile) -> String {
     if n.label.is_empty() {
         n.node_id.clone()
@@ -1066,10 +1069,7 @@ impl FormShows {
                 room,
                 passage,
                 regions: f.regions.clone(),
-                rooms: nodes
-                    .iter()
-                    .map(|n| (n.node_id.clone(), room_name(n)))
-                    .collect(),
+                rooms: room_names(f),
                 selection,
                 multi,
             }
@@ -1152,15 +1152,8 @@ fn selected_view(
             };
             let regions = state.file(|f| f.regions.clone());
             let known = regions.iter().any(|r| r.region_id == node.region_id);
-            let others: Vec<(String, String)> = state.file(|f| {
-                f.nodes
-                    .as_deref()
-                    .unwrap_or_default()
-                    .iter()
-                    .filter(|n| n.node_id != id)
-                    .map(|n| (n.node_id.clone(), room_name(n)))
-                    .collect()
-            });
+            let mut others = state.file(room_names);
+            others.retain(|(other, _)| *other != id);
             let (from, del, at) = (id.clone(), id.clone(), id.clone());
             let (set_kind, set_region, set_bias) = (set.clone(), set.clone(), set.clone());
             // The room's place now (tracked: the fields follow moves without a rebuild).
@@ -1308,14 +1301,7 @@ fn passage_form(state: State, index: usize, edge: EdgeFile) -> AnyView {
             state.edit(Edit::SetPassage { index, edge: e });
         }
     };
-    let rooms: Vec<(String, String)> = state.file(|f| {
-        f.nodes
-            .as_deref()
-            .unwrap_or_default()
-            .iter()
-            .map(|n| (n.node_id.clone(), room_name(n)))
-            .collect()
-    });
+    let rooms = state.file(room_names);
     let end = {
         let set = set.clone();
         move |caption: &'static str, current: String, to: bool| {
