@@ -260,7 +260,7 @@ fn main() {
         state_dir: matrix::state_dir(&db),
         allow: Vec::new(),
     };
-    matrix::start(server.runtime(), &server.state, &bot).unwrap();
+    matrix::start(server.runtime(), &server.state.service, &bot).unwrap();
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -80,7 +80,7 @@ fn random_zone(
 fn monte_carlo(zone: &zone::Zone, model: &Model, level: u32, runs: usize) -> (f64, f64, f64) {
     let character = Character {
         level,
-        ..rules::starting_character(rules::STARTING_SCORES)
+        ..Character::starting(rules::STARTING_SCORES)
     };
     let (mut wins, mut sum, mut sum_sq) = (0usize, 0.0, 0.0);
     for i in 0..runs {

@@ -1660,7 +1660,7 @@ fn gauntlet() -> Zone {
 
 /// A new player's sheet under the built-in rules.
 fn newcomer() -> Character {
-    rules::starting_character(rules::STARTING_SCORES)
+    Character::starting(rules::STARTING_SCORES)
 }
 
 /// Whether attempt `attempt` at `room` of run `run` wins for `c` in a tier-1 zone.

@@ -182,7 +182,7 @@ fn start_bot(dir: &Path, synapse: &Synapse) -> (serve::Server, PathBuf) {
         state_dir: matrix::state_dir(&db),
         allow: ALLOWED.iter().map(|s| (*s).to_string()).collect(),
     };
-    matrix::start(server.runtime(), &server.state, &bot_config).expect("the bot logs in");
+    matrix::start(server.runtime(), &server.state.service, &bot_config).expect("the bot logs in");
     (server, db)
 }
 

@@ -2183,7 +2183,7 @@ fn a_command_given_up_by_its_request_finishes_before_the_next_one_starts() {
     entered_rx.recv().expect("the command started");
     // The request is gone, but the command still holds its player's lock...
     assert!(
-        server.state.locks.is_held("@slow:test"),
+        server.state.service.is_locked("@slow:test"),
         "the lock went with the request while its command runs on"
     );
     // ...so the next command runs after it and sees what it did.

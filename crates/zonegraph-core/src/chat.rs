@@ -26,6 +26,10 @@ pub struct Reply {
     /// with the words; omitted from JSON when false.
     #[serde(skip_serializing_if = "is_false")]
     pub private: bool,
+    /// The run-map link the words carry, as data, so a transport that must shorten the words
+    /// (a size limit) can still point at the map; omitted from JSON when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -108,6 +112,7 @@ impl Out {
             text: self.text.trim_end().to_string(),
             html: self.html.trim_end().trim_end_matches("<br>").to_string(),
             private: false,
+            link: None,
         }
     }
 }
@@ -498,6 +503,7 @@ pub fn map(rendered_map: &str, run_link: Option<&str>) -> Reply {
         text,
         html,
         private: run_link.is_some(),
+        link: run_link.map(str::to_string),
     }
 }
 
@@ -872,6 +878,7 @@ pub fn after_dropped_notices(notice: &Reply, dropped: u64) -> Reply {
         text: format!("{}\n{}", out.text, notice.text),
         html: format!("{}<br>\n{}", out.html, notice.html),
         private: notice.private,
+        link: notice.link.clone(),
     }
 }
 
@@ -880,6 +887,31 @@ pub fn too_long(max_bytes: usize) -> Reply {
     notice(&format!(
         "That command is too long (over {max_bytes} bytes)."
     ))
+}
+
+/// What ends a reply a host had to cut to fit its message size: where the rest is (the run
+/// map at `link`, or `!zone map` for it). Plain text and HTML, as every reply.
+pub fn cut_short(link: Option<&str>) -> Reply {
+    let (text, html) = match link {
+        Some(l) => (
+            format!("… too long for one message: the whole map is at {l}"),
+            format!(
+                "<p>… too long for one message: the whole map is at <a href=\"{0}\">{0}</a></p>",
+                escape(l)
+            ),
+        ),
+        None => (
+            "… too long for one message: `!zone map` has the run-map link".to_string(),
+            "<p>… too long for one message: <code>!zone map</code> has the run-map link</p>"
+                .to_string(),
+        ),
+    };
+    Reply {
+        text,
+        html,
+        private: false,
+        link: link.map(str::to_string),
+    }
 }
 
 /// The host failed to answer (the details are in its log).

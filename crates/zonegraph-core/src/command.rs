@@ -123,18 +123,32 @@ pub enum CommandError {
     },
 }
 
+/// The words that address the bot in a chat room, as the first word of a line, in any case.
+const PREFIXES: [&str; 2] = ["!zone", "!char"];
+
+/// Whether chat text is for the bot: its first word is `!zone` or `!char`, in any case. The
+/// one rule every transport uses to pick the lines it hands to [`parse`].
+pub fn is_addressed(text: &str) -> bool {
+    text.split_whitespace()
+        .next()
+        .is_some_and(|first| PREFIXES.iter().any(|p| first.eq_ignore_ascii_case(p)))
+}
+
 /// Parses chat text that starts with `!zone` or `!char`.
 pub fn parse(text: &str) -> Result<Command, CommandError> {
     let words: Vec<&str> = text.split_whitespace().collect();
     let Some(first) = words.first() else {
         return Err(CommandError::Empty);
     };
-    match first.to_ascii_lowercase().as_str() {
-        "!zone" => zone(&words[1..]),
-        "!char" => character(&words[1..]),
-        _ => Err(CommandError::NotACommand {
+    if !is_addressed(text) {
+        return Err(CommandError::NotACommand {
             text: text.trim().to_string(),
-        }),
+        });
+    }
+    if first.eq_ignore_ascii_case("!zone") {
+        zone(&words[1..])
+    } else {
+        character(&words[1..])
     }
 }
 

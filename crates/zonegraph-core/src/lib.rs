@@ -17,6 +17,7 @@ pub mod layout;
 pub mod limits;
 pub mod map;
 pub mod narration;
+pub mod paths;
 pub mod roll;
 pub mod rules;
 pub mod share;

@@ -12,7 +12,7 @@ use crate::roll;
 use crate::zone::{Ability, Node};
 
 /// The scores a new character starts with, in `[str, dex, con, int, wis, cha]` order: the
-/// standard array. A host may start characters with another array ([`starting_character`]).
+/// standard array. A host may start characters with another array ([`crate::engine::Character::starting`]).
 pub const STARTING_SCORES: [i32; 6] = [15, 14, 13, 12, 10, 8];
 
 /// The level a new character starts at.
@@ -154,15 +154,6 @@ pub fn room_xp(tier: u8, node: &Node) -> u32 {
 pub fn level_for_xp(xp: u32) -> u32 {
     let reached = LEVEL_XP.iter().take_while(|need| xp >= **need).count();
     u32::try_from(reached).unwrap_or(1).max(1)
-}
-
-/// A new character: [`STARTING_LEVEL`], `scores`, no keys and no XP.
-pub fn starting_character(scores: [i32; 6]) -> crate::engine::Character {
-    crate::engine::Character {
-        level: STARTING_LEVEL,
-        scores,
-        ..crate::engine::Character::default()
-    }
 }
 
 #[cfg(test)]

@@ -45,6 +45,7 @@ use crate::analysis::{self, Stats};
 use crate::diagnostic::{self, Code, Diagnostic};
 use crate::difficulty;
 use crate::format::{NodeKind, ParseError};
+use crate::paths;
 use crate::roll;
 use crate::text;
 use crate::zone::{self, Lock, Zone};
@@ -429,7 +430,7 @@ pub fn validate(zone: &Zone) -> Vec<Diagnostic> {
             [boss] => Some(boss),
             _ => None,
         };
-        let reachable = analysis::reach(zone, entry, Outgoing, |from, _| Some(from) != only_boss);
+        let reachable = paths::reach(zone, entry, Outgoing, |from, _| Some(from) != only_boss);
         for &b in &bosses {
             if !reachable[b.index()] {
                 out.push(
@@ -473,7 +474,7 @@ pub fn validate(zone: &Zone) -> Vec<Diagnostic> {
         );
     }
 
-    if !zone.allow_loops && analysis::topo_order(zone).is_none() {
+    if !zone.allow_loops && paths::topo_order(zone).is_none() {
         cycles(zone, &mut out);
     }
 
@@ -726,7 +727,7 @@ impl Strands {
 /// [`MAX_RELATED_ROOMS`] rooms per passage.
 fn stranding(zone: &Zone, reachable: &[bool], boss: NodeIndex) -> Option<Strands> {
     let g = &zone.graph;
-    let safe = analysis::reach(zone, boss, Incoming, |_, e| !e.lock.is_locked());
+    let safe = paths::reach(zone, boss, Incoming, |_, e| !e.lock.is_locked());
     let stuck: Vec<bool> = (0..g.node_count())
         .map(|i| reachable[i] && !safe[i])
         .collect();
@@ -735,7 +736,7 @@ fn stranding(zone: &Zone, reachable: &[bool], boss: NodeIndex) -> Option<Strands
     }
     // Reverse topological order, iterative (see `analysis`); rooms that are not stuck are
     // components of their own, dropped here.
-    let mut comps = analysis::components_through(zone, &|e| {
+    let mut comps = paths::components_through(zone, &|e| {
         !e.weight().lock.is_locked() && stuck[e.source().index()]
     });
     comps.retain(|c| c.first().is_some_and(|r| stuck[r.index()]));
@@ -930,7 +931,7 @@ fn soft_locks(zone: &Zone, st: &Strands, out: &mut Vec<Diagnostic>) {
 /// `self_loop`, not `cycle`.
 fn cycles(zone: &Zone, out: &mut Vec<Diagnostic>) {
     let g = &zone.graph;
-    let (comps, comp_of) = analysis::components(zone);
+    let (comps, comp_of) = paths::components(zone);
     let mut parent: Vec<Option<NodeIndex>> = vec![None; g.node_count()];
     for (c, comp) in comps.iter().enumerate() {
         if comp.len() < 2 {

@@ -73,7 +73,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
                 On::Postgres(pg) => pg.read(|tx| tx.character(user))?,
             };
             let c = stored.map(|s| s.character).unwrap_or_else(|| {
-                zonegraph_core::rules::starting_character(zonegraph_core::rules::STARTING_SCORES)
+                zonegraph_core::engine::Character::starting(zonegraph_core::rules::STARTING_SCORES)
             });
             println!("{}", chat::character(&c).text);
             return Ok(ExitCode::SUCCESS);

@@ -9,10 +9,9 @@
 //! other writer (the sweeper, another process). Each user's commands are rate-limited by the
 //! core's token bucket; every request has a time limit, and only so many run at once.
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::error_handling::HandleErrorLayer;
@@ -29,10 +28,10 @@ use tokio::sync::{broadcast, watch};
 use tower::{ServiceBuilder, ServiceExt as _};
 use tower_http::services::ServeDir;
 use zonegraph_core::chat;
-use zonegraph_core::limits::{Rate, TokenBucket};
+use zonegraph_core::limits::Rate;
 
-use crate::db::Notice;
-use crate::store::{self, Answer, CommandSettings, Store};
+use crate::service::{CommandError, Service};
+use crate::store::{self, Store};
 
 /// Largest request body accepted (a chat command is a few dozen bytes).
 pub const BODY_LIMIT: usize = 16 * 1024;
@@ -40,8 +39,6 @@ pub const BODY_LIMIT: usize = 16 * 1024;
 pub const ZONE_BODY_LIMIT: usize = 4 * 1024 * 1024;
 /// Longest user id accepted (Matrix ids are at most 255 bytes).
 pub const MAX_USER_LEN: usize = 255;
-/// Longest command text accepted.
-pub const MAX_TEXT_LEN: usize = 4096;
 /// Most notice ids acknowledged in one request (a queue holds at most 100).
 pub const MAX_ACK_IDS: usize = 1000;
 
@@ -88,204 +85,11 @@ impl Default for Limits {
 /// What every handler shares.
 #[derive(Clone, Debug)]
 pub struct AppState {
-    pub store: Arc<Store>,
-    pub settings: CommandSettings,
+    /// The one entry to the store every transport calls.
+    pub service: Service,
     pub access: Access,
     /// The built viewer (index.html and its assets), when there is one.
     pub web: Option<PathBuf>,
-    pub locks: UserLocks,
-    pub limiter: Limiter,
-}
-
-/// Why [`AppState::command`] gave no answer.
-#[derive(Debug)]
-pub enum CommandError {
-    /// The user's rate limit: try again after this many milliseconds.
-    SlowDown { retry_after_ms: u64 },
-    /// The server failed (the details are for the log).
-    Failed(anyhow::Error),
-}
-
-impl std::fmt::Display for CommandError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            CommandError::SlowDown { retry_after_ms } => {
-                write!(f, "rate-limited for {retry_after_ms} ms")
-            }
-            CommandError::Failed(e) => write!(f, "{e:#}"),
-        }
-    }
-}
-
-impl AppState {
-    /// One chat command of `user`, answered in the core's words, committed before it returns:
-    /// the entry point every transport calls. Rate-limited per user; serialised per user,
-    /// and once started a command runs to its end holding the user's lock even if the caller
-    /// goes away (a client that hangs up, a request that times out), so the next command of
-    /// that user sees its result.
-    pub async fn command(&self, user: &str, text: &str) -> Result<Answer, CommandError> {
-        self.limiter
-            .take(user, store::now_ms())
-            .map_err(|retry_after_ms| CommandError::SlowDown { retry_after_ms })?;
-        let guard = self.locks.lock(user).await;
-        let store = self.store.clone();
-        let settings = self.settings.clone();
-        let (u, t) = (user.to_string(), text.to_string());
-        let task = tokio::spawn(async move {
-            let answer =
-                tokio::task::spawn_blocking(move || store.command(&u, &t, &settings)).await;
-            drop(guard);
-            answer
-        });
-        match task.await {
-            Ok(Ok(answer)) => answer.map_err(CommandError::Failed),
-            Ok(Err(e)) => Err(CommandError::Failed(anyhow::anyhow!(
-                "command task failed: {e}"
-            ))),
-            Err(e) => Err(CommandError::Failed(anyhow::anyhow!(
-                "command task failed: {e}"
-            ))),
-        }
-    }
-
-    /// `user`'s queued notices ("picked for you"), oldest first. They stay queued until
-    /// [`AppState::ack_notices`]: a transport acknowledges each once it is delivered.
-    pub async fn notices(&self, user: &str) -> anyhow::Result<Vec<Notice>> {
-        let store = self.store.clone();
-        let u = user.to_string();
-        tokio::task::spawn_blocking(move || store.notices(&u))
-            .await
-            .map_err(|e| anyhow::anyhow!("notice task failed: {e}"))?
-    }
-
-    /// Marks `user`'s notices `ids` delivered; returns how many were still queued.
-    pub async fn ack_notices(&self, user: &str, ids: Vec<i64>) -> anyhow::Result<usize> {
-        let store = self.store.clone();
-        let u = user.to_string();
-        tokio::task::spawn_blocking(move || store.ack_notices(&u, ids))
-            .await
-            .map_err(|e| anyhow::anyhow!("notice task failed: {e}"))?
-    }
-
-    /// Runs `f` on the store off the async threads (the store's calls block on SQLite).
-    pub async fn blocking<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&Store) -> anyhow::Result<T> + Send + 'static,
-    ) -> anyhow::Result<T> {
-        let store = self.store.clone();
-        tokio::task::spawn_blocking(move || f(&store))
-            .await
-            .map_err(|e| anyhow::anyhow!("store task failed: {e}"))?
-    }
-
-    /// Users with notices waiting (for a transport that pushes rather than polls per user).
-    pub async fn users_with_notices(&self) -> anyhow::Result<Vec<String>> {
-        let store = self.store.clone();
-        tokio::task::spawn_blocking(move || store.users_with_notices())
-            .await
-            .map_err(|e| anyhow::anyhow!("notice task failed: {e}"))?
-    }
-}
-
-/// Each user's token bucket (the core's), for every transport alike.
-#[derive(Clone, Debug, Default)]
-pub struct Limiter {
-    rate: Option<Rate>,
-    buckets: Arc<Mutex<HashMap<String, TokenBucket>>>,
-}
-
-/// Past this many users with a bucket, full buckets (no different from new ones) are
-/// forgotten.
-const PRUNE_BUCKETS_AT: usize = 4096;
-
-impl Limiter {
-    /// `None`: no limit.
-    pub fn new(rate: Option<Rate>) -> Limiter {
-        Limiter {
-            rate,
-            buckets: Arc::default(),
-        }
-    }
-
-    /// Takes one of `user`'s tokens at `now_ms`, or says how long until there is one.
-    pub fn take(&self, user: &str, now_ms: i64) -> Result<(), u64> {
-        let Some(rate) = self.rate else {
-            return Ok(());
-        };
-        let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
-        if buckets.len() >= PRUNE_BUCKETS_AT {
-            buckets.retain(|_, b| !b.is_full(now_ms));
-        }
-        buckets
-            .entry(user.to_string())
-            .or_insert_with(|| TokenBucket::new(rate, now_ms))
-            .take(now_ms)
-    }
-}
-
-/// One async mutex per user with a command in flight; entries go away when unused.
-#[derive(Clone, Debug, Default)]
-pub struct UserLocks {
-    map: Arc<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>>,
-}
-
-/// A user's lock, held until dropped; it can move into the task that does the work.
-#[derive(Debug)]
-pub struct UserGuard {
-    // Dropped first: releases the lock, then `_entry` may remove the map's entry.
-    _held: tokio::sync::OwnedMutexGuard<()>,
-    _entry: Entry,
-}
-
-/// Removes the user's map entry when nobody else holds or waits for it, also when a wait
-/// is abandoned.
-#[derive(Debug)]
-struct Entry {
-    locks: UserLocks,
-    user: String,
-}
-
-impl Drop for Entry {
-    fn drop(&mut self) {
-        let mut map = self.locks.map.lock().unwrap_or_else(|p| p.into_inner());
-        // Only the map's own reference left: nobody holds it or waits for it.
-        if map
-            .get(&self.user)
-            .is_some_and(|l| Arc::strong_count(l) == 1)
-        {
-            map.remove(&self.user);
-        }
-    }
-}
-
-impl UserLocks {
-    /// Waits for `user`'s lock.
-    pub async fn lock(&self, user: &str) -> UserGuard {
-        let lock = {
-            let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
-            map.entry(user.to_string()).or_default().clone()
-        };
-        let entry = Entry {
-            locks: self.clone(),
-            user: user.to_string(),
-        };
-        UserGuard {
-            _held: lock.lock_owned().await,
-            _entry: entry,
-        }
-    }
-
-    /// Runs `f` while holding `user`'s lock.
-    pub async fn with<T>(&self, user: &str, f: impl std::future::Future<Output = T>) -> T {
-        let _guard = self.lock(user).await;
-        f.await
-    }
-
-    /// Whether someone holds `user`'s lock now.
-    pub fn is_held(&self, user: &str) -> bool {
-        let map = self.map.lock().unwrap_or_else(|p| p.into_inner());
-        map.get(user).is_some_and(|l| l.try_lock().is_err())
-    }
 }
 
 /// A JSON error response.
@@ -524,14 +328,12 @@ async fn command(
         Ok(b) => b,
         Err(r) => return r,
     };
-    if body.text.len() > MAX_TEXT_LEN {
-        return error(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            format!("\"text\" is longer than {MAX_TEXT_LEN} bytes"),
-        );
-    }
-    match state.command(&body.user, &body.text).await {
+    match state.service.command(&body.user, &body.text).await {
         Ok(answer) => Json(answer).into_response(),
+        Err(CommandError::TooLong { limit }) => error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!("\"text\" is longer than {limit} bytes"),
+        ),
         Err(CommandError::SlowDown { retry_after_ms }) => slow_down(retry_after_ms),
         Err(CommandError::Failed(e)) => internal(&e),
     }
@@ -566,6 +368,7 @@ async fn zones(State(state): State<AppState>, headers: HeaderMap) -> Response {
         return r;
     }
     let list: Vec<_> = state
+        .service
         .store
         .zones()
         .iter()
@@ -605,7 +408,7 @@ async fn publish(
             );
         }
     };
-    let store = state.store.clone();
+    let store = state.service.store.clone();
     match tokio::task::spawn_blocking(move || store.publish(&body)).await {
         Ok(Ok(Ok(p))) => {
             eprintln!(
@@ -649,14 +452,14 @@ async fn zone(
     if let Err(r) = authorize(&state, &headers) {
         return r;
     }
-    match state.store.zones().iter().find(|z| z.id == zone_id) {
+    match state.service.store.zones().iter().find(|z| z.id == zone_id) {
         Some(z) => Json(z.to_file()).into_response(),
         None => error(StatusCode::NOT_FOUND, format!("no zone {zone_id:?}")),
     }
 }
 
 async fn run(State(state): State<AppState>, UrlPath(token): UrlPath<String>) -> Response {
-    let store = state.store.clone();
+    let store = state.service.store.clone();
     match tokio::task::spawn_blocking(move || store.run_view(&token)).await {
         Ok(Ok(Some(view))) => Json(view).into_response(),
         // The same answer for a malformed and an unknown token: nothing to learn from it.
@@ -685,8 +488,8 @@ async fn run_events(
     UrlPath(token): UrlPath<String>,
 ) -> Response {
     // Subscribe before the first read: a change committed in between is heard.
-    let changes = state.store.changes();
-    let store = state.store.clone();
+    let changes = state.service.store.changes();
+    let store = state.service.store.clone();
     let t = token.clone();
     let first = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
         let Some(owner) = store.run_owner(&t)? else {
@@ -706,7 +509,7 @@ async fn run_events(
         Err(e) => return internal(&anyhow::anyhow!("cannot write the run view: {e}")),
     };
     let follow = Follow {
-        store: state.store.clone(),
+        store: state.service.store.clone(),
         token,
         owner,
         changes,
@@ -815,7 +618,7 @@ async fn notices(
         Ok(b) => b,
         Err(r) => return r,
     };
-    match state.notices(&body.user).await {
+    match state.service.notices(&body.user).await {
         Ok(list) => Json(json!({ "notices": list })).into_response(),
         Err(e) => internal(&e),
     }
@@ -861,7 +664,7 @@ async fn ack_notices(
             format!("\"ids\" has more than {MAX_ACK_IDS} ids"),
         );
     }
-    match state.ack_notices(&body.user, body.ids).await {
+    match state.service.ack_notices(&body.user, body.ids).await {
         Ok(n) => Json(json!({ "acknowledged": n })).into_response(),
         Err(e) => internal(&e),
     }
@@ -869,10 +672,10 @@ async fn ack_notices(
 
 /// 200 when a write can be committed; 503 saying why not.
 async fn healthz(State(state): State<AppState>) -> Response {
-    let store = state.store.clone();
+    let store = state.service.store.clone();
     let why = match tokio::task::spawn_blocking(move || store.healthy()).await {
         Ok(Ok(())) => {
-            return Json(json!({ "status": "ok", "zones": state.store.zones().len() }))
+            return Json(json!({ "status": "ok", "zones": state.service.store.zones().len() }))
                 .into_response();
         }
         Ok(Err(e)) => format!("{e:#}"),

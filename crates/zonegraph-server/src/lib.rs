@@ -14,6 +14,7 @@ pub mod matrix;
 pub mod migrate;
 pub mod play;
 pub mod serve;
+pub mod service;
 pub mod store;
 pub mod zones;
 

@@ -11,7 +11,8 @@ use anyhow::{Context as _, Result, bail};
 use tokio::sync::oneshot;
 use zonegraph_core::limits::Rate;
 
-use crate::http::{self, Access, AppState, Limiter, Limits, UserLocks};
+use crate::http::{self, Access, AppState, Limits};
+use crate::service::{self, Service};
 use crate::store::{self, CharacterRules, CommandSettings, DbAt, GameSettings, RunIds, Store};
 
 #[derive(Debug, clap::Args)]
@@ -393,7 +394,7 @@ pub struct Server {
     /// Zone warnings and the legacy warm-up, for the start-up message.
     pub opened: store::Opened,
     pub viewer: Option<PathBuf>,
-    /// What transports call (`AppState::command`, `notices`, `ack_notices`): a Matrix
+    /// What transports call (its `service`: `command`, `notices`, `ack_notices`): a Matrix
     /// transport runs its sync loop on [`Server::runtime`] with a clone of this.
     pub state: AppState,
     /// Where the API token is kept, when the server made or read it there.
@@ -503,12 +504,9 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
         Auth::Off => (Access::Open { listen: addr }, None),
     };
     let state = AppState {
-        store: store.clone(),
-        settings,
+        service: Service::new(store.clone(), settings, config.limits.rate),
         access,
         web: viewer.clone(),
-        locks: UserLocks::default(),
-        limiter: Limiter::new(config.limits.rate),
     };
     let limits = config.limits;
     let (tx, rx) = oneshot::channel::<()>();
@@ -526,7 +524,8 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
         .spawn(move || -> Result<()> {
             rt.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(listener)?;
-                let sweeper = tokio::spawn(sweep_forever(state.clone(), sweep_every));
+                let sweeper =
+                    tokio::spawn(service::sweep_forever(state.service.clone(), sweep_every));
                 let app =
                     http::router(state, &limits).layer(axum::Extension(http::Closing(closing_rx)));
                 let served = axum::serve(listener, app)
@@ -551,85 +550,6 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
         shutdown: Some(tx),
         thread: Some(thread),
     })
-}
-
-/// Something that is tried again and again (the database during an outage): its failure is
-/// told once, and once that it works again, not at every attempt.
-#[derive(Debug, Default)]
-pub(crate) struct Failing {
-    since: Option<tokio::time::Instant>,
-}
-
-impl Failing {
-    /// An attempt failed (`what` says how): the line to log when it is the first of a run of
-    /// failures.
-    pub(crate) fn failed(&mut self, what: &str) -> Option<String> {
-        if self.since.is_some() {
-            return None;
-        }
-        self.since = Some(tokio::time::Instant::now());
-        Some(format!("{what}; trying again quietly"))
-    }
-
-    /// An attempt worked: the line to log (`what`, and after how long) when it ends a run of
-    /// failures.
-    pub(crate) fn ok(&mut self, what: &str) -> Option<String> {
-        let since = self.since.take()?;
-        Some(format!(
-            "{what} after {:.0} s",
-            since.elapsed().as_secs_f64()
-        ))
-    }
-}
-
-/// The sweeper: applies the fork timeout every `every`, one user at a time under their
-/// lock, queueing the "picked for you" notices.
-async fn sweep_forever(state: AppState, every: Duration) {
-    let mut tick = tokio::time::interval(every);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    // A database out of reach is told once, and once when it is back, not at every tick.
-    let mut db = Failing::default();
-    loop {
-        tick.tick().await;
-        let store = state.store.clone();
-        let timeout = state.settings.fork_timeout_ms;
-        let due =
-            tokio::task::spawn_blocking(move || store.due_users(store::now_ms(), timeout)).await;
-        let users = match due {
-            Ok(Ok(users)) => {
-                if let Some(line) = db.ok("the database is back") {
-                    eprintln!("zonegraph: sweeper: {line}");
-                }
-                users
-            }
-            Ok(Err(e)) => {
-                if let Some(line) = db.failed(&format!("{e:#}")) {
-                    eprintln!("zonegraph: sweeper: {line}");
-                }
-                continue;
-            }
-            Err(e) => {
-                eprintln!("zonegraph: sweeper: {e}");
-                continue;
-            }
-        };
-        for user in users {
-            let store = state.store.clone();
-            let settings = state.settings.clone();
-            let u = user.clone();
-            let res = state
-                .locks
-                .with(&user, async move {
-                    tokio::task::spawn_blocking(move || store.sweep_user(&u, &settings)).await
-                })
-                .await;
-            match res {
-                Ok(Ok(_)) => {}
-                Ok(Err(e)) => eprintln!("zonegraph: sweeper: {user}: {e:#}"),
-                Err(e) => eprintln!("zonegraph: sweeper: {user}: {e}"),
-            }
-        }
-    }
 }
 
 /// SIGHUP reloads the zone files, all or nothing: a directory with any error leaves the
@@ -755,9 +675,11 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         Some(m) => {
             // On a shared database, the instance that holds the sync lock runs the bot.
             let task = match &args.db {
-                DbAt::Sqlite(_) => crate::matrix::start(server.runtime(), &server.state, m)?,
+                DbAt::Sqlite(_) => {
+                    crate::matrix::start(server.runtime(), &server.state.service, m)?
+                }
                 DbAt::Postgres(_) => {
-                    crate::matrix::start_when_held(server.runtime(), &server.state, m)
+                    crate::matrix::start_when_held(server.runtime(), &server.state.service, m)
                 }
             };
             println!(

@@ -162,7 +162,7 @@ impl Default for GameSettings {
 
 impl GameSettings {
     fn new_character(&self) -> Character {
-        rules::starting_character(self.starting_scores)
+        Character::starting(self.starting_scores)
     }
 }
 
@@ -1070,7 +1070,7 @@ pub fn edit_character(
     let version = stored.as_ref().map(|s| s.version);
     let mut character = stored
         .map(|s| s.character)
-        .unwrap_or_else(|| rules::starting_character(starting));
+        .unwrap_or_else(|| Character::starting(starting));
     if let Err(refusal) = character.edit(edit) {
         return Ok(Err(refusal));
     }
@@ -1184,6 +1184,7 @@ fn word_notices(list: Vec<Notice>) -> Vec<Notice> {
                     text: n.text,
                     html: n.html,
                     private: true,
+                    link: None,
                 },
                 dropped,
             );

@@ -33,7 +33,7 @@ pub enum CharEdit {
 ///
 /// JSON: `{"level":3,"scores":{"str":10,"dex":10,"con":10,"int":10,"wis":14,"cha":10},
 /// "keys":["skull_key"],"xp":300}`; every field may be left out (level 1, scores 10, no keys,
-/// no XP). A new player's character is [`crate::rules::starting_character`].
+/// no XP). A new player's character is [`Character::starting`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Character {
@@ -65,6 +65,15 @@ impl Default for Character {
 }
 
 impl Character {
+    /// A new character: [`rules::STARTING_LEVEL`], `scores`, no keys and no XP.
+    pub fn starting(scores: [i32; 6]) -> Self {
+        Character {
+            level: rules::STARTING_LEVEL,
+            scores,
+            ..Character::default()
+        }
+    }
+
     pub fn score(&self, ability: Ability) -> i32 {
         self.scores[ability.index()]
     }

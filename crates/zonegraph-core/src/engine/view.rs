@@ -185,7 +185,7 @@ pub fn visible_to_player(zone: &Zone, run: &Run, node: &str) -> bool {
 pub fn room_total(zone: &Zone, run: &Run) -> usize {
     let k = knowledge(zone, run);
     let on_map = |ix: NodeIndex| k.get(ix.index()).is_some_and(|k| *k != Knowledge::Hidden);
-    crate::analysis::longest_path_len_within(zone, &on_map)
+    crate::paths::longest_path_len_within(zone, &on_map)
         .unwrap_or(0)
         .max(run.room_number())
 }

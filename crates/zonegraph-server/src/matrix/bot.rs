@@ -21,9 +21,9 @@ use matrix_sdk::{Client, Room, RoomState};
 use zonegraph_core::chat::{self, Reply};
 
 use super::queue::{Queues, Refused};
-use super::send::{is_command, notice, send_notice};
+use super::send::{notice, send_notice};
 use crate::db::Notice;
-use crate::http::{AppState, CommandError};
+use crate::service::{CommandError, Service};
 use crate::store::Answer;
 
 /// Whose invites the bot accepts and whose commands it answers (`--matrix-allow`).
@@ -95,7 +95,7 @@ type Queued = (OwnedUserId, Job);
 /// What the handlers and the queues share.
 #[derive(Debug)]
 struct Shared {
-    state: AppState,
+    state: Service,
     allow: Allow,
     /// Things logged once (a refused sender, a refused invite, an unreadable room): the log
     /// says why once, not for every message.
@@ -118,7 +118,7 @@ impl Shared {
     }
 }
 
-/// The Matrix bot over the server's [`AppState`].
+/// The Matrix bot over the server's [`Service`].
 #[derive(Clone, Debug)]
 pub struct Bot {
     shared: Arc<Shared>,
@@ -127,7 +127,7 @@ pub struct Bot {
 
 impl Bot {
     /// A bot answering through `state`, for the users `allow` lets in.
-    pub fn new(state: AppState, allow: Allow) -> Bot {
+    pub fn new(state: Service, allow: Allow) -> Bot {
         let shared = Arc::new(Shared {
             state,
             allow,
@@ -156,7 +156,7 @@ impl Bot {
     }
 
     /// The server state the bot answers through.
-    pub fn state(&self) -> &AppState {
+    pub fn state(&self) -> &Service {
         &self.shared.state
     }
 
@@ -176,7 +176,9 @@ impl Bot {
         let MessageType::Text(text) = &ev.content.msgtype else {
             return;
         };
-        if !is_command(&text.body) || !self.takes(&ev.sender, ev.origin_server_ts, room).await {
+        if !Service::is_for_bot(&text.body)
+            || !self.takes(&ev.sender, ev.origin_server_ts, room).await
+        {
             return;
         }
         let job = Job::Command {
@@ -404,8 +406,11 @@ pub async fn join_with_retry(room: Room) {
 /// One command, in the sender's queue: claimed (at most once per event id), run through the
 /// server's pipeline, answered.
 async fn answer(s: &Shared, user: &UserId, event_id: &OwnedEventId, room: &Room, body: &str) {
-    let (e, r) = (event_id.to_string(), room.room_id().to_string());
-    match s.state.blocking(move |st| st.claim_event(&e, &r)).await {
+    match s
+        .state
+        .claim_event(event_id.as_str(), room.room_id().as_str())
+        .await
+    {
         Ok(true) => {}
         Ok(false) => return,
         Err(e) => {
@@ -415,14 +420,6 @@ async fn answer(s: &Shared, user: &UserId, event_id: &OwnedEventId, room: &Room,
     }
     if !is_shared(room) {
         remember_dm(s, user, room.room_id()).await;
-    }
-    if body.len() > crate::http::MAX_TEXT_LEN {
-        // The same limit as the HTTP API.
-        let reply = chat::too_long(crate::http::MAX_TEXT_LEN);
-        if let Err(e) = send_notice(room, notice(&reply)).await {
-            eprintln!("zonegraph: matrix: {e:#}");
-        }
-        return;
     }
     let answer = match s.state.command(user.as_str(), body).await {
         Ok(answer) => {
@@ -442,6 +439,12 @@ async fn answer(s: &Shared, user: &UserId, event_id: &OwnedEventId, room: &Room,
             if first
                 && let Err(e) = send_notice(room, notice(&chat::slow_down(retry_after_ms))).await
             {
+                eprintln!("zonegraph: matrix: {e:#}");
+            }
+            return;
+        }
+        Err(CommandError::TooLong { limit }) => {
+            if let Err(e) = send_notice(room, notice(&chat::too_long(limit))).await {
                 eprintln!("zonegraph: matrix: {e:#}");
             }
             return;
@@ -607,6 +610,7 @@ pub(super) async fn send_notices(room: &Room, user: &UserId, notices: &[Notice])
             text: n.text.clone(),
             html: n.html.clone(),
             private: true,
+            link: None,
         };
         match send_notice(room, notice(&reply)).await {
             Ok(()) => out.done.push(n.id),

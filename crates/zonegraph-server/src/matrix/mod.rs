@@ -1,6 +1,6 @@
 //! The Matrix transport (`zonegraph serve --matrix`): the bot logs in with matrix-sdk, joins
 //! the rooms allowed users invite it to and answers `!zone …` / `!char …` through the same
-//! pipeline as the HTTP API ([`AppState::command`]); the Matrix user id is the player.
+//! pipeline as the HTTP API ([`Service::command`]); the Matrix user id is the player.
 //!
 //! - End-to-end encryption is the normal case: the SDK's SQLite state and crypto stores live
 //!   in the state directory `<db>.matrix/` (see `session`), so the bot keeps its device, its
@@ -42,12 +42,11 @@ use matrix_sdk::store::StateStoreDataKey;
 use matrix_sdk::{Client, Room};
 use serde::Deserialize;
 
-use crate::http::AppState;
-use crate::serve::Failing;
+use crate::service::{Failing, Service};
 
 pub use bot::{Allow, Bot, is_shared};
 pub use queue::MAX_WAITING;
-pub use send::{MAX_CONTENT_BYTES, SendError, is_command, notice, notice_within, send_notice};
+pub use send::{MAX_CONTENT_BYTES, SendError, notice, notice_within, send_notice};
 pub use session::{build_client, login};
 
 /// How often queued fork-timeout notices are looked for.
@@ -320,7 +319,7 @@ const LOCK_EVERY: Duration = Duration::from_secs(5);
 /// once; the task runs until the server stops.
 pub fn start_when_held(
     runtime: &tokio::runtime::Handle,
-    state: &AppState,
+    state: &Service,
     config: &Config,
 ) -> tokio::task::JoinHandle<()> {
     let (state, config) = (state.clone(), config.clone());
@@ -488,7 +487,7 @@ async fn keys_uploaded(client: &Client) -> Result<bool> {
 /// answering through `state`; returns once it listens.
 pub fn start(
     runtime: &tokio::runtime::Handle,
-    state: &AppState,
+    state: &Service,
     config: &Config,
 ) -> Result<tokio::task::JoinHandle<()>> {
     let (client, bot, settings) = runtime.block_on(async {
@@ -501,11 +500,7 @@ pub fn start(
 }
 
 /// The bot of a logged-in client, its handlers registered, and the sync settings.
-async fn prepare(
-    client: &Client,
-    state: &AppState,
-    config: &Config,
-) -> Result<(Bot, SyncSettings)> {
+async fn prepare(client: &Client, state: &Service, config: &Config) -> Result<(Bot, SyncSettings)> {
     let me = client
         .user_id()
         .context("logged in, but the SDK has no user id")?
@@ -534,7 +529,7 @@ async fn catch_up(client: &Client, bot: &Bot, settings: &SyncSettings, from: Syn
 
 /// Earlier versions kept each player's DM room in `<state>/rooms.json`; they move into the
 /// database once.
-async fn import_rooms_json(state_dir: &Path, state: &AppState) {
+async fn import_rooms_json(state_dir: &Path, state: &Service) {
     let path = state_dir.join("rooms.json");
     let Ok(text) = std::fs::read_to_string(&path) else {
         return;

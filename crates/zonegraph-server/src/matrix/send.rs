@@ -7,20 +7,11 @@ use std::time::Duration;
 use matrix_sdk::Room;
 use matrix_sdk::ruma::events::room::message::RoomMessageEventContent;
 
-use zonegraph_core::chat::{Reply, escape};
+use zonegraph_core::chat::{self, Reply, escape};
 
 /// Largest serialized event content we send; Matrix caps a whole event at 65,536 bytes and
 /// the server adds its own fields (and encryption a third), so stay far below.
 pub const MAX_CONTENT_BYTES: usize = 32 * 1024;
-
-/// Whether a message is for the bot.
-pub fn is_command(body: &str) -> bool {
-    let b = body.trim_start();
-    ["!zone", "!char"].iter().any(|p| {
-        b.strip_prefix(p)
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with(char::is_whitespace))
-    })
-}
 
 /// The event content of one reply: an `m.notice` with a plain body and an HTML body (the map
 /// in `<pre><code>`), cut to stay under [`MAX_CONTENT_BYTES`].
@@ -35,19 +26,8 @@ pub fn notice_within(reply: &Reply, limit: usize) -> RoomMessageEventContent {
     if content_len(&content) <= limit {
         return content;
     }
-    let link = run_map_link(&reply.text);
-    let pointer = match &link {
-        Some(l) => format!("… too long for one message: the whole map is at {l}"),
-        None => "… too long for one message: `!zone map` has the run-map link".to_string(),
-    };
-    let pointer_html = match &link {
-        Some(l) => format!(
-            "<p>… too long for one message: the whole map is at <a href=\"{0}\">{0}</a></p>",
-            escape(l)
-        ),
-        None => "<p>… too long for one message: <code>!zone map</code> has the run-map link</p>"
-            .to_string(),
-    };
+    let pointer = chat::cut_short(reply.link.as_deref());
+    let (pointer, pointer_html) = (pointer.text, pointer.html);
     // Cut the text at line ends, halving until the escaped, serialized event fits.
     let mut budget = reply.text.len().min(limit);
     loop {
@@ -85,15 +65,6 @@ fn cut_lines(text: &str, max: usize) -> &str {
         Some(nl) if nl > 0 => &text[..nl],
         _ => &text[..end],
     }
-}
-
-/// The run-map link in a reply ("Run map: URL"), if any.
-fn run_map_link(text: &str) -> Option<String> {
-    text.lines()
-        .rev()
-        .find_map(|l| l.trim().strip_prefix("Run map: "))
-        .map(|l| l.trim().to_string())
-        .filter(|l| l.starts_with("http://") || l.starts_with("https://"))
 }
 
 fn content_len(content: &RoomMessageEventContent) -> usize {

@@ -25,7 +25,6 @@ use wiremock::matchers::{method, path, path_regex};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use super::*;
-use crate::http::{Access, Limiter, UserLocks};
 use crate::store::{CommandSettings, Store};
 use zonegraph_core::limits::Rate;
 
@@ -47,6 +46,7 @@ fn reply(text: &str, html: &str) -> Reply {
         text: text.into(),
         html: html.into(),
         private: false,
+        link: None,
     }
 }
 
@@ -61,12 +61,15 @@ fn commands_are_recognised() {
         ("  !zone", true),
         ("!char", true),
         ("!char sheet", true),
+        ("!Zone status", true),
+        ("!CHAR", true),
+        ("\t!zone\tmap", true),
         ("!zonex", false),
         ("hello !zone", false),
         ("!charm", false),
         ("", false),
     ] {
-        assert_eq!(is_command(body), want, "{body:?}");
+        assert_eq!(Service::is_for_bot(body), want, "{body:?}");
     }
 }
 
@@ -91,10 +94,11 @@ fn long_maps_are_cut_with_the_link() {
     let line = "#".repeat(79);
     let map: Vec<&str> = std::iter::repeat_n(line.as_str(), 2_000).collect();
     let map = map.join("\n");
-    let text = format!("{map}\nRun map: https://zones.example/run/0123");
-    let html =
-        format!("<pre>{map}</pre>\nRun map: <a href=\"https://zones.example/run/0123\">x</a>");
-    let c = notice(&reply(&text, &html));
+    // The link is the reply's data (`Reply::link`), not words found in its text.
+    let c = notice(&zonegraph_core::chat::map(
+        &map,
+        Some("https://zones.example/run/0123"),
+    ));
     let bytes = serde_json::to_vec(&c).unwrap().len();
     assert!(bytes <= MAX_CONTENT_BYTES, "{bytes} bytes");
     let v = content_json(&c);
@@ -246,20 +250,14 @@ fn bot_over_store(dir: &Path) -> Bot {
 fn bot_with_rate(dir: &Path, rate: Option<Rate>) -> Bot {
     let zones = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../zones");
     let (store, _) = Store::open(&dir.join("z.db"), &zones).unwrap();
-    let state = AppState {
-        store: Arc::new(store),
-        settings: CommandSettings {
-            public_url: "https://zones.example".into(),
-            fork_timeout_ms: 6 * 3_600_000,
-            run_ids: Arc::new(|u| format!("run-{u}")),
-            admins: Arc::default(),
-            characters: crate::store::CharacterRules::AdminsOnly,
-        },
-        access: Access::Token("t".into()),
-        web: None,
-        locks: UserLocks::default(),
-        limiter: Limiter::new(rate),
+    let settings = CommandSettings {
+        public_url: "https://zones.example".into(),
+        fork_timeout_ms: 6 * 3_600_000,
+        run_ids: Arc::new(|u| format!("run-{u}")),
+        admins: Arc::default(),
+        characters: crate::store::CharacterRules::AdminsOnly,
     };
+    let state = Service::new(Arc::new(store), settings, rate);
     Bot::new(
         state,
         Allow::parse(&[], <&UserId>::try_from(BOT).unwrap()).unwrap(),

@@ -1,0 +1,336 @@
+//! The one entry every transport calls (the HTTP API, Matrix, the tests): which chat lines
+//! are for the bot, the length limit, each user's rate limit and lock, the claim of a chat
+//! event, and the store's calls off the async threads. A transport decides only how it
+//! receives a line and how it delivers the answer.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use zonegraph_core::limits::{Rate, TokenBucket};
+
+use crate::db::Notice;
+use crate::store::{self, Answer, CommandSettings, Store};
+
+/// Longest command text accepted.
+pub const MAX_TEXT_LEN: usize = 4096;
+
+/// The store with what every transport shares: the command settings, each user's lock and
+/// rate limit.
+#[derive(Clone, Debug)]
+pub struct Service {
+    pub store: Arc<Store>,
+    pub settings: CommandSettings,
+    locks: UserLocks,
+    limiter: Limiter,
+}
+
+/// Why [`Service::command`] gave no answer.
+#[derive(Debug)]
+pub enum CommandError {
+    /// The text is longer than [`MAX_TEXT_LEN`] bytes (nothing was run).
+    TooLong { limit: usize },
+    /// The user's rate limit: try again after this many milliseconds.
+    SlowDown { retry_after_ms: u64 },
+    /// The server failed (the details are for the log).
+    Failed(anyhow::Error),
+}
+
+impl std::fmt::Display for CommandError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CommandError::SlowDown { retry_after_ms } => {
+                write!(f, "rate-limited for {retry_after_ms} ms")
+            }
+            CommandError::TooLong { limit } => write!(f, "the text is longer than {limit} bytes"),
+            CommandError::Failed(e) => write!(f, "{e:#}"),
+        }
+    }
+}
+
+impl Service {
+    /// A service over `store`; `rate` limits each user's commands (`None`: no limit).
+    pub fn new(store: Arc<Store>, settings: CommandSettings, rate: Option<Rate>) -> Service {
+        Service {
+            store,
+            settings,
+            locks: UserLocks::default(),
+            limiter: Limiter::new(rate),
+        }
+    }
+
+    /// Whether a chat line is for the bot (as the command parser reads it: `!zone` or
+    /// `!char` as its first word, in any case). A transport that sees every message of a
+    /// room asks this before [`Service::command`].
+    pub fn is_for_bot(text: &str) -> bool {
+        zonegraph_core::command::is_addressed(text)
+    }
+
+    /// Claims a chat event (`event_id` in `room`) before it is answered: `true` for the
+    /// first claim, `false` when any instance claimed it already.
+    pub async fn claim_event(&self, event_id: &str, room: &str) -> anyhow::Result<bool> {
+        let (e, r) = (event_id.to_string(), room.to_string());
+        self.blocking(move |st| st.claim_event(&e, &r)).await
+    }
+
+    /// Whether someone holds `user`'s lock now (tests).
+    pub fn is_locked(&self, user: &str) -> bool {
+        self.locks.is_held(user)
+    }
+
+    /// Runs `f` while holding `user`'s lock (the sweeper's fork timeout).
+    pub async fn with_lock<T>(&self, user: &str, f: impl std::future::Future<Output = T>) -> T {
+        self.locks.with(user, f).await
+    }
+
+    /// One chat command of `user`, answered in the core's words, committed before it returns:
+    /// the entry point every transport calls. Rate-limited per user; serialised per user,
+    /// and once started a command runs to its end holding the user's lock even if the caller
+    /// goes away (a client that hangs up, a request that times out), so the next command of
+    /// that user sees its result.
+    pub async fn command(&self, user: &str, text: &str) -> Result<Answer, CommandError> {
+        if text.len() > MAX_TEXT_LEN {
+            return Err(CommandError::TooLong {
+                limit: MAX_TEXT_LEN,
+            });
+        }
+        self.limiter
+            .take(user, store::now_ms())
+            .map_err(|retry_after_ms| CommandError::SlowDown { retry_after_ms })?;
+        let guard = self.locks.lock(user).await;
+        let store = self.store.clone();
+        let settings = self.settings.clone();
+        let (u, t) = (user.to_string(), text.to_string());
+        let task = tokio::spawn(async move {
+            let answer =
+                tokio::task::spawn_blocking(move || store.command(&u, &t, &settings)).await;
+            drop(guard);
+            answer
+        });
+        match task.await {
+            Ok(Ok(answer)) => answer.map_err(CommandError::Failed),
+            Ok(Err(e)) => Err(CommandError::Failed(anyhow::anyhow!(
+                "command task failed: {e}"
+            ))),
+            Err(e) => Err(CommandError::Failed(anyhow::anyhow!(
+                "command task failed: {e}"
+            ))),
+        }
+    }
+
+    /// `user`'s queued notices ("picked for you"), oldest first. They stay queued until
+    /// [`Service::ack_notices`]: a transport acknowledges each once it is delivered.
+    pub async fn notices(&self, user: &str) -> anyhow::Result<Vec<Notice>> {
+        let store = self.store.clone();
+        let u = user.to_string();
+        tokio::task::spawn_blocking(move || store.notices(&u))
+            .await
+            .map_err(|e| anyhow::anyhow!("notice task failed: {e}"))?
+    }
+
+    /// Marks `user`'s notices `ids` delivered; returns how many were still queued.
+    pub async fn ack_notices(&self, user: &str, ids: Vec<i64>) -> anyhow::Result<usize> {
+        let store = self.store.clone();
+        let u = user.to_string();
+        tokio::task::spawn_blocking(move || store.ack_notices(&u, ids))
+            .await
+            .map_err(|e| anyhow::anyhow!("notice task failed: {e}"))?
+    }
+
+    /// Runs `f` on the store off the async threads (the store's calls block on SQLite).
+    pub async fn blocking<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Store) -> anyhow::Result<T> + Send + 'static,
+    ) -> anyhow::Result<T> {
+        let store = self.store.clone();
+        tokio::task::spawn_blocking(move || f(&store))
+            .await
+            .map_err(|e| anyhow::anyhow!("store task failed: {e}"))?
+    }
+
+    /// Users with notices waiting (for a transport that pushes rather than polls per user).
+    pub async fn users_with_notices(&self) -> anyhow::Result<Vec<String>> {
+        let store = self.store.clone();
+        tokio::task::spawn_blocking(move || store.users_with_notices())
+            .await
+            .map_err(|e| anyhow::anyhow!("notice task failed: {e}"))?
+    }
+}
+
+/// Each user's token bucket (the core's), for every transport alike.
+#[derive(Clone, Debug, Default)]
+pub struct Limiter {
+    rate: Option<Rate>,
+    buckets: Arc<Mutex<HashMap<String, TokenBucket>>>,
+}
+
+/// Past this many users with a bucket, full buckets (no different from new ones) are
+/// forgotten.
+const PRUNE_BUCKETS_AT: usize = 4096;
+
+impl Limiter {
+    /// `None`: no limit.
+    pub fn new(rate: Option<Rate>) -> Limiter {
+        Limiter {
+            rate,
+            buckets: Arc::default(),
+        }
+    }
+
+    /// Takes one of `user`'s tokens at `now_ms`, or says how long until there is one.
+    pub fn take(&self, user: &str, now_ms: i64) -> Result<(), u64> {
+        let Some(rate) = self.rate else {
+            return Ok(());
+        };
+        let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+        if buckets.len() >= PRUNE_BUCKETS_AT {
+            buckets.retain(|_, b| !b.is_full(now_ms));
+        }
+        buckets
+            .entry(user.to_string())
+            .or_insert_with(|| TokenBucket::new(rate, now_ms))
+            .take(now_ms)
+    }
+}
+
+/// One async mutex per user with a command in flight; entries go away when unused.
+#[derive(Clone, Debug, Default)]
+pub struct UserLocks {
+    map: Arc<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>>,
+}
+
+/// A user's lock, held until dropped; it can move into the task that does the work.
+#[derive(Debug)]
+pub struct UserGuard {
+    // Dropped first: releases the lock, then `_entry` may remove the map's entry.
+    _held: tokio::sync::OwnedMutexGuard<()>,
+    _entry: Entry,
+}
+
+/// Removes the user's map entry when nobody else holds or waits for it, also when a wait
+/// is abandoned.
+#[derive(Debug)]
+struct Entry {
+    locks: UserLocks,
+    user: String,
+}
+
+impl Drop for Entry {
+    fn drop(&mut self) {
+        let mut map = self.locks.map.lock().unwrap_or_else(|p| p.into_inner());
+        // Only the map's own reference left: nobody holds it or waits for it.
+        if map
+            .get(&self.user)
+            .is_some_and(|l| Arc::strong_count(l) == 1)
+        {
+            map.remove(&self.user);
+        }
+    }
+}
+
+impl UserLocks {
+    /// Waits for `user`'s lock.
+    pub async fn lock(&self, user: &str) -> UserGuard {
+        let lock = {
+            let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+            map.entry(user.to_string()).or_default().clone()
+        };
+        let entry = Entry {
+            locks: self.clone(),
+            user: user.to_string(),
+        };
+        UserGuard {
+            _held: lock.lock_owned().await,
+            _entry: entry,
+        }
+    }
+
+    /// Runs `f` while holding `user`'s lock.
+    pub async fn with<T>(&self, user: &str, f: impl std::future::Future<Output = T>) -> T {
+        let _guard = self.lock(user).await;
+        f.await
+    }
+
+    /// Whether someone holds `user`'s lock now.
+    pub fn is_held(&self, user: &str) -> bool {
+        let map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        map.get(user).is_some_and(|l| l.try_lock().is_err())
+    }
+}
+
+/// Something that is tried again and again (the database during an outage): its failure is
+/// told once, and once that it works again, not at every attempt.
+#[derive(Debug, Default)]
+pub struct Failing {
+    since: Option<tokio::time::Instant>,
+}
+
+impl Failing {
+    /// An attempt failed (`what` says how): the line to log when it is the first of a run of
+    /// failures.
+    pub fn failed(&mut self, what: &str) -> Option<String> {
+        if self.since.is_some() {
+            return None;
+        }
+        self.since = Some(tokio::time::Instant::now());
+        Some(format!("{what}; trying again quietly"))
+    }
+
+    /// An attempt worked: the line to log (`what`, and after how long) when it ends a run of
+    /// failures.
+    pub fn ok(&mut self, what: &str) -> Option<String> {
+        let since = self.since.take()?;
+        Some(format!(
+            "{what} after {:.0} s",
+            since.elapsed().as_secs_f64()
+        ))
+    }
+}
+
+/// The sweeper: applies the fork timeout every `every`, one user at a time under their
+/// lock, queueing the "picked for you" notices.
+pub async fn sweep_forever(state: Service, every: std::time::Duration) {
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // A database out of reach is told once, and once when it is back, not at every tick.
+    let mut db = Failing::default();
+    loop {
+        tick.tick().await;
+        let store = state.store.clone();
+        let timeout = state.settings.fork_timeout_ms;
+        let due =
+            tokio::task::spawn_blocking(move || store.due_users(store::now_ms(), timeout)).await;
+        let users = match due {
+            Ok(Ok(users)) => {
+                if let Some(line) = db.ok("the database is back") {
+                    eprintln!("zonegraph: sweeper: {line}");
+                }
+                users
+            }
+            Ok(Err(e)) => {
+                if let Some(line) = db.failed(&format!("{e:#}")) {
+                    eprintln!("zonegraph: sweeper: {line}");
+                }
+                continue;
+            }
+            Err(e) => {
+                eprintln!("zonegraph: sweeper: {e}");
+                continue;
+            }
+        };
+        for user in users {
+            let store = state.store.clone();
+            let settings = state.settings.clone();
+            let u = user.clone();
+            let res = state
+                .with_lock(&user, async move {
+                    tokio::task::spawn_blocking(move || store.sweep_user(&u, &settings)).await
+                })
+                .await;
+            match res {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => eprintln!("zonegraph: sweeper: {user}: {e:#}"),
+                Err(e) => eprintln!("zonegraph: sweeper: {user}: {e}"),
+            }
+        }
+    }
+}
