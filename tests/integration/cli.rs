@@ -112,6 +112,54 @@ fn check_reports_malformed_json_with_line_and_column() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// Runs the real `zonegraph explain ARGS…` process: (success, stdout, stderr).
+fn explain_process(args: &[&str]) -> (bool, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_zonegraph-under-test"))
+        .arg("explain")
+        .args(args)
+        .output()
+        .expect("runs");
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).expect("utf-8"),
+        String::from_utf8(out.stderr).expect("utf-8"),
+    )
+}
+
+#[test]
+fn explain_prints_the_page_of_a_code() {
+    let page = std::fs::read_to_string(root().join("docs/codes/soft_lock.md")).expect("page");
+    for name in ["soft_lock", "soft-lock"] {
+        let (ok, out, err) = explain_process(&[name]);
+        assert!(ok, "{err}");
+        assert_eq!(out, page, "zonegraph explain {name}");
+    }
+    let index = std::fs::read_to_string(root().join("docs/codes/README.md")).expect("index");
+    assert_eq!(
+        explain_process(&[]).1,
+        index,
+        "zonegraph explain without a code"
+    );
+}
+
+#[test]
+fn explain_refuses_an_unknown_code_and_lists_the_known_ones() {
+    let (ok, out, err) = explain_process(&["soft_locks"]);
+    assert!(!ok, "{out}");
+    assert!(out.is_empty(), "{out}");
+    let known: Vec<&str> = zonegraph_core::Code::ALL
+        .iter()
+        .map(|c| c.as_str())
+        .collect();
+    assert_eq!(
+        err,
+        format!(
+            "error: unknown code \"soft_locks\"; known codes: {}\n",
+            known.join(", ")
+        )
+    );
+}
+
 #[test]
 fn play_the_crypt_by_the_secret_route() {
     // Run id crypt-7 with WIS 14 passes both Perception checks (DC 12 and DC 15).

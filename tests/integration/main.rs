@@ -3,6 +3,7 @@
 mod cli;
 mod difficulty;
 mod engine;
+mod explain;
 mod format;
 mod host;
 mod map;

@@ -1,12 +1,13 @@
 //! zonegraph-server: the shell around zonegraph-core that reads files, terminals, SQLite and
-//! the network. It hosts the CLI (`check`, `play`, `schema`, `serve`, `migrate`, `char`) and the bot's
-//! server (`db`, `store`, `http`, `serve`; `matrix`, the Matrix transport); `main.rs` only
-//! parses the command line, so tests drive the same code in memory.
+//! the network. It hosts the CLI (`check`, `explain`, `play`, `schema`, `serve`, `migrate`,
+//! `char`) and the bot's server (`db`, `store`, `http`, `serve`; `matrix`, the Matrix
+//! transport); `main.rs` only parses the command line, so tests drive the same code in memory.
 
 pub mod character;
 pub mod check;
 pub mod client;
 pub mod db;
+pub mod explain;
 pub mod host;
 pub mod http;
 #[cfg(feature = "matrix")]
@@ -37,6 +38,8 @@ pub struct Cli {
 pub enum Cmd {
     /// Validate and lint zone files (files or directories of *.json), like a compiler.
     Check(check::Args),
+    /// Explain a finding's code (`soft_lock`): what it means, an example and the fix.
+    Explain(explain::Args),
     /// Play a zone in the terminal with the bot's command words.
     Play(play::Args),
     /// Print the JSON Schema of the zone file format.
@@ -53,6 +56,7 @@ pub enum Cmd {
 pub fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Cmd::Check(args) => check::run(&args),
+        Cmd::Explain(args) => explain::run(&args),
         Cmd::Play(args) => play::run(&args),
         Cmd::Serve(args) => serve::run(&args),
         Cmd::Migrate(args) => migrate::run(&args),
