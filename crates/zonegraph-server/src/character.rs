@@ -3,8 +3,7 @@
 
 use std::process::ExitCode;
 
-use anyhow::{Context as _, Result, bail};
-use rusqlite::TransactionBehavior;
+use anyhow::{Context as _, Result};
 use zonegraph_core::chat;
 use zonegraph_core::command;
 
@@ -22,7 +21,7 @@ pub struct Args {
         default_value = "zonegraph.db",
         value_parser = crate::serve::parse_db
     )]
-    pub db: store::DbAt,
+    pub db: db::DbAt,
     #[command(subcommand)]
     pub action: Action,
 }
@@ -46,32 +45,10 @@ pub enum Action {
 
 /// Runs `zonegraph char`: the sheet (after the edit) on stdout, the change logged on stderr.
 pub fn run(args: &Args) -> Result<ExitCode> {
-    // Either database, through the store's one interface.
-    enum On {
-        Sqlite(rusqlite::Connection),
-        Postgres(db::pg::Pg),
-    }
-    let on = match &args.db {
-        store::DbAt::Sqlite(path) => {
-            if !path.is_file() {
-                bail!("no database at {}", path.display());
-            }
-            let mut conn = db::open(path)?;
-            db::migrate(&mut conn)?;
-            On::Sqlite(conn)
-        }
-        store::DbAt::Postgres(url) => {
-            let pg = db::pg::Pg::connect(url)?;
-            pg.migrate()?;
-            On::Postgres(pg)
-        }
-    };
+    let db = db::Database::open_existing(&args.db)?;
     let (verb, user, rest): (&str, &str, Vec<&str>) = match &args.action {
         Action::Show { user } => {
-            let stored = match &on {
-                On::Sqlite(conn) => db::character(conn, user)?,
-                On::Postgres(pg) => pg.read(|tx| tx.character(user))?,
-            };
+            let stored = db.read(|tx| tx.character(user))?;
             let c = stored.map(|s| s.character).unwrap_or_else(|| {
                 zonegraph_core::engine::Character::starting(zonegraph_core::rules::STARTING_SCORES)
             });
@@ -89,27 +66,11 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         .with_context(|| format!("cannot {verb} the sheet"))?;
     let now = store::now_ms();
     let starting = zonegraph_core::rules::STARTING_SCORES;
-    let result = match on {
-        On::Sqlite(mut conn) => {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let result = store::edit_character(
-                &mut db::Lite {
-                    conn: &tx,
-                    legacy: db::LegacyColumns::default(),
-                },
-                &user,
-                &edit,
-                now,
-                starting,
-            )?;
-            tx.commit().context("cannot commit the edit")?;
-            result
-        }
-        On::Postgres(pg) => pg.write(
-            |tx| store::edit_character(tx, &user, &edit, now, starting),
-            Result::is_ok,
-        )?,
-    };
+    let (who, what) = (user.clone(), edit.clone());
+    let result = db.write(
+        move |tx| store::edit_character(tx, &who, &what, now, starting),
+        Result::is_ok,
+    )?;
     let by = format!(
         "zonegraph char ({})",
         std::env::var("USER").unwrap_or_else(|_| "unknown user".into())

@@ -98,7 +98,7 @@ pub fn error(status: StatusCode, message: impl Into<String>) -> Response {
 }
 
 fn internal(e: &anyhow::Error) -> Response {
-    if crate::db::pg::is_unavailable(e) {
+    if crate::db::is_unavailable(e) {
         eprintln!("zonegraph: {e:#}");
         let mut r = error(
             StatusCode::SERVICE_UNAVAILABLE,

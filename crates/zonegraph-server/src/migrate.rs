@@ -56,12 +56,12 @@ pub fn migrate(args: &Args) -> Result<String> {
         (None, None) => bail!("give --db PATH, or --from sqlite:PATH --to postgres://…"),
     };
     let to = match (&args.from, &args.to) {
-        (Some(_), Some(to)) => match store::DbAt::parse(to) {
-            store::DbAt::Postgres(url) => Some(url),
-            store::DbAt::Sqlite(_) => {
+        (Some(_), Some(to)) => {
+            if !db::DbAt::parse(to).is_shared() {
                 bail!("--to must be a PostgreSQL URL (postgres://user@host/dbname)")
             }
-        },
+            Some(to.clone())
+        }
         (Some(_), None) => bail!("--from needs --to postgres://… (or ZONEGRAPH_DATABASE_URL)"),
         _ => None,
     };
@@ -100,12 +100,10 @@ pub fn migrate(args: &Args) -> Result<String> {
         }
     }
     if let Some(url) = to {
-        let pg = db::pg::Pg::connect(&url)?;
-        pg.migrate()?;
-        let copied = db::copy::sqlite_to_postgres(&conn, &pg)?;
+        let copied = db::copy::sqlite_to_postgres_at(&conn, &url)?;
         out.push_str(&format!(
             "copied into {} (row counts checked):\n",
-            db::pg::redacted(&url)
+            db::DbAt::parse(&url)
         ));
         for (table, n) in copied {
             out.push_str(&format!("  {table}: {n}\n"));

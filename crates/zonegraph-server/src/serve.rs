@@ -459,7 +459,7 @@ impl Drop for Server {
 
 /// Opens the store (validating and importing the zones), binds, and serves on a new thread.
 pub fn spawn(config: ServerConfig) -> Result<Server> {
-    if let (Auth::TokenFile, DbAt::Postgres(_)) = (&config.auth, &config.db) {
+    if matches!(config.auth, Auth::TokenFile) && config.db.file().is_none() {
         // Instances on several machines must share one token, and there is no file beside
         // a PostgreSQL database to keep it in.
         bail!(
@@ -495,7 +495,7 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
     let (access, token_file) = match &config.auth {
         Auth::Token(t) => (Access::Token(t.clone()), None),
         Auth::TokenFile => {
-            let DbAt::Sqlite(db) = &config.db else {
+            let Some(db) = config.db.file() else {
                 bail!("the API token file lives beside a SQLite database");
             };
             let path = token_file(db);
@@ -603,10 +603,8 @@ async fn stop_signal() {
 /// PostgreSQL `zonegraph.matrix` in the working directory (each instance keeps its own).
 #[cfg(feature = "matrix")]
 fn matrix_base(db: &DbAt) -> PathBuf {
-    match db {
-        DbAt::Sqlite(path) => path.clone(),
-        DbAt::Postgres(_) => PathBuf::from("zonegraph"),
-    }
+    db.file()
+        .map_or_else(|| PathBuf::from("zonegraph"), Path::to_path_buf)
 }
 
 /// `zonegraph serve`: starts, says where and how to talk to the bot, runs until Ctrl-C.
@@ -674,13 +672,10 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let _matrix = match &matrix {
         Some(m) => {
             // On a shared database, the instance that holds the sync lock runs the bot.
-            let task = match &args.db {
-                DbAt::Sqlite(_) => {
-                    crate::matrix::start(server.runtime(), &server.state.service, m)?
-                }
-                DbAt::Postgres(_) => {
-                    crate::matrix::start_when_held(server.runtime(), &server.state.service, m)
-                }
+            let task = if args.db.is_shared() {
+                crate::matrix::start_when_held(server.runtime(), &server.state.service, m)
+            } else {
+                crate::matrix::start(server.runtime(), &server.state.service, m)?
             };
             println!(
                 "  matrix: {} on {}: invite it, then `!zone help`",

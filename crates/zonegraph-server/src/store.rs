@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock, mpsc};
 
 use anyhow::{Context as _, Result, bail};
-use rusqlite::{Connection, TransactionBehavior};
 use serde::Serialize;
 use zonegraph_core::bot::{self, AdminEdit, Authority, Context, Game, Player};
 use zonegraph_core::chat::{self, Reply};
@@ -26,9 +25,6 @@ use crate::zones;
 
 /// How many times a command is recomputed when its compare-and-set loses a race.
 const CAS_ATTEMPTS: usize = 16;
-
-/// Read connections kept open between commands.
-const MAX_IDLE_READERS: usize = 32;
 
 /// Makes the id of a run a user starts (it decides every roll of the run; ids must be
 /// unique). Random in production; tests inject their own to get known rolls.
@@ -48,8 +44,7 @@ pub fn now_ms() -> i64 {
 
 /// The right to run the Matrix sync for one bot account ([`Store::hold_sync_lock`]); given up
 /// when dropped.
-#[derive(Debug)]
-pub struct SyncLock(Option<db::pg::Held>);
+pub type SyncLock = db::HeldLock;
 
 /// What opening the store found worth saying.
 #[derive(Debug, Default)]
@@ -59,79 +54,15 @@ pub struct Opened {
     pub warm_up: WarmUp,
 }
 
-/// Where the bot's rows live: `--db PATH` (SQLite) or `--db postgres://…`.
-#[derive(Clone, PartialEq, Eq)]
-pub enum DbAt {
-    Sqlite(PathBuf),
-    /// A PostgreSQL connection URL (it may hold a password: never printed whole).
-    Postgres(String),
-}
-
-impl DbAt {
-    /// `postgres://…` or `postgresql://…` is PostgreSQL; anything else a SQLite file.
-    pub fn parse(s: &str) -> DbAt {
-        if s.starts_with("postgres://") || s.starts_with("postgresql://") {
-            DbAt::Postgres(s.to_string())
-        } else {
-            DbAt::Sqlite(PathBuf::from(s))
-        }
-    }
-}
-
-impl From<PathBuf> for DbAt {
-    fn from(path: PathBuf) -> DbAt {
-        DbAt::Sqlite(path)
-    }
-}
-
-impl std::fmt::Debug for DbAt {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{self}")
-    }
-}
-
-impl std::fmt::Display for DbAt {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            DbAt::Sqlite(p) => write!(f, "{}", p.display()),
-            DbAt::Postgres(url) => write!(f, "{}", db::pg::redacted(url)),
-        }
-    }
-}
-
-/// The database behind the store: both give the same [`db::Tx`].
-enum Backend {
-    /// One SQLite file: one writer thread that group-commits, and a pool of readers.
-    Sqlite {
-        path: PathBuf,
-        /// The writer thread's queue: it owns the one connection that writes.
-        writer: Mutex<mpsc::Sender<WriteJob>>,
-        /// Idle read connections (WAL readers run beside the writer).
-        readers: Mutex<Vec<Connection>>,
-        legacy: db::LegacyColumns,
-    },
-    /// PostgreSQL: a pool of connections, each write its own transaction; `zones` is the
-    /// zone version ([`db::pg::Pg::zone_version`]) of the graphs served, checked before each
-    /// command so that a publish on another instance is served here too.
-    Postgres {
-        pg: db::pg::Pg,
-        zones: std::sync::atomic::AtomicI64,
-    },
-}
-
-impl std::fmt::Debug for Backend {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Backend::Sqlite { path, .. } => write!(f, "Sqlite({})", path.display()),
-            Backend::Postgres { pg, .. } => write!(f, "{pg:?}"),
-        }
-    }
-}
+pub use crate::db::DbAt;
 
 /// The database plus the zones loaded from it.
 #[derive(Debug)]
 pub struct Store {
-    backend: Backend,
+    db: db::Database,
+    /// The zone version ([`db::Database::zone_version`]) of the graphs served, checked before
+    /// each command so that a publish on another instance is served here too.
+    zone_version: std::sync::atomic::AtomicI64,
     /// The zone files' directory (`--zones`): reloads and publishing read and write it.
     zones_dir: PathBuf,
     zones: RwLock<Served>,
@@ -400,7 +331,7 @@ impl Store {
     /// Opens the database, migrates it, validates and imports the zones of `zones_dir` in one
     /// transaction, loads the runtime graphs back from the tables and warms legacy runs up.
     pub fn open(path: &Path, zones_dir: &Path) -> Result<(Store, Opened)> {
-        Store::open_at(&DbAt::Sqlite(path.to_path_buf()), zones_dir)
+        Store::open_at(&DbAt::from(path.to_path_buf()), zones_dir)
     }
 
     /// [`Store::open`] on either database. On PostgreSQL the migrations run under a lock (so
@@ -408,39 +339,14 @@ impl Store {
     /// (a gogobee database is SQLite: migrate it there first, then copy it over).
     pub fn open_at(at: &DbAt, zones_dir: &Path) -> Result<(Store, Opened)> {
         let (files, warnings) = read_zone_dir(zones_dir)?;
-        let (backend, zones, warm_up) = match at {
-            DbAt::Sqlite(path) => {
-                let mut conn = db::open(path)?;
-                db::migrate(&mut conn)?;
-                db::import_zones(&mut conn, &files, now_ms()).context("cannot import the zones")?;
-                let zones = db::load_zones(&conn)?;
-                let warm_up = db::warm_up_legacy(&mut conn, &zones, now_ms())?;
-                let legacy = db::legacy_columns(&conn)?;
-                let backend = Backend::Sqlite {
-                    path: path.clone(),
-                    writer: Mutex::new(spawn_writer(conn, legacy)?),
-                    readers: Mutex::new(Vec::new()),
-                    legacy,
-                };
-                (backend, zones, warm_up)
-            }
-            DbAt::Postgres(url) => {
-                let pg = db::pg::Pg::connect(url)?;
-                pg.migrate()?;
-                pg.import_zones(&files, now_ms())
-                    .context("cannot import the zones")?;
-                let at = pg.load_zones()?;
-                let backend = Backend::Postgres {
-                    pg,
-                    zones: at.version.into(),
-                };
-                (backend, at.zones, WarmUp::default())
-            }
-        };
+        let db = db::Database::open(at)?;
+        let at = db.import_zones(&files, now_ms())?;
+        let warm_up = db.warm_up_legacy(&at.zones, now_ms())?;
         let store = Store {
-            backend,
+            db,
+            zone_version: at.version.into(),
             zones_dir: zones_dir.to_path_buf(),
-            zones: RwLock::new(Served::new(zones)),
+            zones: RwLock::new(Served::new(at.zones)),
             publishing: Mutex::new(()),
             game: GameSettings::default(),
             changes: tokio::sync::broadcast::channel(CHANGE_BACKLOG).0,
@@ -489,14 +395,12 @@ impl Store {
     /// loads them again from the tables and serves them (runs in progress keep their graph).
     fn catch_up(&self) -> Result<()> {
         use std::sync::atomic::Ordering;
-        let Backend::Postgres { pg, zones } = &self.backend else {
-            return Ok(());
-        };
-        if pg.zone_version()? == zones.load(Ordering::SeqCst) {
+        let zones = &self.zone_version;
+        if self.db.zone_version()? == zones.load(Ordering::SeqCst) {
             return Ok(());
         }
         let _one = self.publishing.lock().unwrap_or_else(|p| p.into_inner());
-        let at = pg.load_zones()?;
+        let at = self.db.load_zones()?;
         if at.version != zones.load(Ordering::SeqCst) {
             // Replaced when the other instance imported them, so that both agree which graph
             // a run started in between is on.
@@ -593,20 +497,10 @@ impl Store {
     /// back from them, keeping every replaced graph for the runs on it.
     fn install(&self, files: &ZoneFiles) -> Result<()> {
         let now = now_ms();
-        let zones = match &self.backend {
-            Backend::Sqlite { path, .. } => {
-                let mut conn = db::open(path)?;
-                db::import_zones(&mut conn, files, now).context("cannot import the zones")?;
-                db::load_zones(&conn)?
-            }
-            Backend::Postgres { pg, zones } => {
-                pg.import_zones(files, now)
-                    .context("cannot import the zones")?;
-                let at = pg.load_zones()?;
-                zones.store(at.version, std::sync::atomic::Ordering::SeqCst);
-                at.zones
-            }
-        };
+        let at = self.db.import_zones(files, now)?;
+        self.zone_version
+            .store(at.version, std::sync::atomic::Ordering::SeqCst);
+        let zones = at.zones;
         self.zones
             .write()
             .unwrap_or_else(|p| p.into_inner())
@@ -620,51 +514,12 @@ impl Store {
         &self,
         work: impl FnOnce(&mut dyn db::Tx) -> Result<Wrote> + Send + 'static,
     ) -> Result<Wrote> {
-        let writer = match &self.backend {
-            Backend::Sqlite { writer, .. } => writer,
-            Backend::Postgres { pg, .. } => {
-                return pg.write(|tx| work(tx), |w: &Wrote| w.applied);
-            }
-        };
-        let (done, wait) = mpsc::sync_channel(1);
-        writer
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .send(WriteJob {
-                work: Box::new(work),
-                done,
-            })
-            .map_err(|_| anyhow::anyhow!("the database writer has stopped"))?;
-        wait.recv()
-            .map_err(|_| anyhow::anyhow!("the database writer has stopped"))?
+        self.db.write(work, |w: &Wrote| w.applied)
     }
 
-    /// Runs `f` on a read connection from the pool.
+    /// Runs `f` in a read.
     fn read<T>(&self, f: impl FnOnce(&mut dyn db::Tx) -> Result<T>) -> Result<T> {
-        let (path, readers, legacy) = match &self.backend {
-            Backend::Sqlite {
-                path,
-                readers,
-                legacy,
-                ..
-            } => (path, readers, *legacy),
-            Backend::Postgres { pg, .. } => return pg.read(f),
-        };
-        let conn = readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
-        let conn = match conn {
-            Some(c) => c,
-            None => db::open(path)?,
-        };
-        let out = f(&mut db::Lite {
-            conn: &conn,
-            legacy,
-        });
-        let mut idle = readers.lock().unwrap_or_else(|p| p.into_inner());
-        // A burst may open many; keep a few for the next one and close the rest.
-        if idle.len() < MAX_IDLE_READERS {
-            idle.push(conn);
-        }
-        out
+        self.db.read(f)
     }
 
     fn load_player(&self, user: &str) -> Result<Loaded> {
@@ -985,20 +840,12 @@ impl Store {
     /// database; `None` while another instance holds it. On SQLite (one instance per file)
     /// it is always granted.
     pub fn hold_sync_lock(&self, bot: &str) -> Result<Option<SyncLock>> {
-        match &self.backend {
-            Backend::Sqlite { .. } => Ok(Some(SyncLock(None))),
-            Backend::Postgres { pg, .. } => Ok(pg
-                .try_hold(db::pg::lock_key(&format!("zonegraph matrix sync {bot}")))?
-                .map(|h| SyncLock(Some(h)))),
-        }
+        self.db.hold_lock(&format!("zonegraph matrix sync {bot}"))
     }
 
     /// Whether `lock` is still held (its connection to the database is alive).
     pub fn still_holds(&self, lock: &SyncLock) -> bool {
-        match (&self.backend, &lock.0) {
-            (Backend::Postgres { pg, .. }, Some(held)) => pg.still_holds(held),
-            _ => true,
-        }
+        self.db.still_holds(lock)
     }
 
     /// The user whose run a link token names; `None` for an unknown token.
@@ -1204,98 +1051,6 @@ fn word_notices(list: Vec<Notice>) -> Vec<Notice> {
 struct Wrote {
     applied: bool,
     count: usize,
-}
-
-type Work = Box<dyn FnOnce(&mut dyn db::Tx) -> Result<Wrote> + Send>;
-
-struct WriteJob {
-    work: Work,
-    done: mpsc::SyncSender<Result<Wrote>>,
-}
-
-/// Most jobs committed together.
-const MAX_BATCH: usize = 64;
-
-/// Starts the writer thread, which owns `conn` (group commit): it takes every job waiting
-/// (up to [`MAX_BATCH`]), runs each in its own savepoint of one `BEGIN IMMEDIATE`
-/// transaction — a job that fails or loses its compare-and-set is rolled back alone — and
-/// commits once. Only after that commit (and its fsync) is any job's result sent, so every
-/// reply still waits for its write to be durable; a failed commit fails every job of the
-/// batch. Under load, one fsync covers many players' moves; alone, a job commits at once.
-fn spawn_writer(mut conn: Connection, legacy: db::LegacyColumns) -> Result<mpsc::Sender<WriteJob>> {
-    let (tx, rx) = mpsc::channel::<WriteJob>();
-    std::thread::Builder::new()
-        .name("zonegraph-writer".into())
-        .spawn(move || {
-            while let Ok(first) = rx.recv() {
-                let mut batch = vec![first];
-                while batch.len() < MAX_BATCH {
-                    match rx.try_recv() {
-                        Ok(job) => batch.push(job),
-                        Err(_) => break,
-                    }
-                }
-                run_batch(&mut conn, legacy, batch);
-            }
-        })
-        .context("cannot start the database writer")?;
-    Ok(tx)
-}
-
-fn run_batch(conn: &mut Connection, legacy: db::LegacyColumns, batch: Vec<WriteJob>) {
-    let mut done = Vec::with_capacity(batch.len());
-    let mut tx = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
-        Ok(tx) => tx,
-        Err(e) => {
-            // Say why to every job (another process holding the write lock past the busy
-            // timeout, a read-only file), not that the writer stopped: it goes on.
-            eprintln!("zonegraph: cannot start a write transaction: {e}");
-            for job in batch {
-                let _ = job.done.send(Err(anyhow::anyhow!(
-                    "cannot start a write transaction: {e}"
-                )));
-            }
-            return;
-        }
-    };
-    let committed = (|| -> Result<()> {
-        for job in batch {
-            let result = match tx.savepoint() {
-                Ok(mut sp) => {
-                    // A panicking job must not take the writer (and every later write) down.
-                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        (job.work)(&mut db::Lite { conn: &sp, legacy })
-                    }))
-                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a write job panicked")));
-                    match &r {
-                        Ok(w) if w.applied => {
-                            sp.commit().map(|()| r).unwrap_or_else(|e| Err(e.into()))
-                        }
-                        _ => {
-                            // Undo this job's writes only; the savepoint is released on drop.
-                            sp.set_drop_behavior(rusqlite::DropBehavior::Rollback);
-                            r
-                        }
-                    }
-                }
-                Err(e) => Err(e.into()),
-            };
-            done.push((job.done, result));
-        }
-        tx.commit()?;
-        Ok(())
-    })();
-    for (reply, result) in done {
-        let result = match &committed {
-            Ok(()) => result,
-            Err(e) => Err(anyhow::anyhow!("cannot commit: {e:#}")),
-        };
-        // The waiting command may have gone (its task was dropped); nothing to tell it.
-        let _ = reply.send(result);
-    }
-    if let Err(e) = committed {
-        eprintln!("zonegraph: a write transaction failed: {e:#}");
-    }
 }
 
 /// A run-map link token: 32 lowercase hex digits.

@@ -35,6 +35,14 @@ const MUST_BE_EMPTY: [&str; 4] = [
 /// What was copied: each table and its row count (equal on both sides).
 pub type Copied = Vec<(&'static str, i64)>;
 
+/// Connects to the PostgreSQL database at `url`, migrates it and copies `from` into it
+/// ([`sqlite_to_postgres`]).
+pub fn sqlite_to_postgres_at(from: &Connection, url: &str) -> Result<Copied> {
+    let to = Pg::connect(url)?;
+    to.migrate()?;
+    sqlite_to_postgres(from, &to)
+}
+
 /// Copies `from` (migrated to the current schema) into `to` (migrated, empty of players'
 /// rows); gogobee's retired run columns are not copied (PostgreSQL has none).
 pub fn sqlite_to_postgres(from: &Connection, to: &Pg) -> Result<Copied> {

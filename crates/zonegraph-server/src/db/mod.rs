@@ -18,6 +18,7 @@
 
 mod characters;
 pub mod copy;
+mod database;
 mod legacy;
 mod matrix;
 mod notices;
@@ -27,12 +28,15 @@ mod schema;
 mod zones;
 
 pub use characters::*;
+pub use database::*;
 pub use legacy::*;
 pub use matrix::*;
 pub use notices::*;
 pub use runs::*;
 pub use schema::*;
 pub use zones::*;
+
+pub use pg::is_unavailable;
 
 use anyhow::Result;
 use rusqlite::{Connection, Row};

@@ -27,8 +27,8 @@ use zonegraph_core::zone::Zone;
 
 use super::{
     EdgeRow, Keys, MAX_QUEUED_NOTICES, MetaRow, NodeRow, Notice, RUN_COLUMNS, RunColumns,
-    SCHEMA_VERSION, StoredCharacter, StoredRun, Tx, ZoneRows, keys_json, random_hex, values,
-    zone_from_rows, zone_rows,
+    SCHEMA_VERSION, StoredCharacter, StoredRun, Tx, ZoneRows, ZonesAt, keys_json, random_hex,
+    values, zone_from_rows, zone_rows,
 };
 
 /// The advisory lock key the migrations hold ("zonegraph" in ASCII, cut to 63 bits): every
@@ -210,16 +210,6 @@ pub fn redacted(url: &str) -> String {
         Some(None) => format!("{scheme}://{}@{host}", auth.unwrap_or_default()),
         None => format!("{scheme}://{host}"),
     }
-}
-
-/// The zones in the tables, as one snapshot.
-#[derive(Debug)]
-pub struct ZonesAt {
-    /// The zone version (`zone_version`): raised by every import.
-    pub version: i64,
-    /// When they were imported (Unix ms; by the clock of the instance that imported them).
-    pub imported_at: i64,
-    pub zones: Vec<Zone>,
 }
 
 /// A pool of connections to one PostgreSQL database, and the runtime that drives them.

@@ -1,0 +1,390 @@
+//! [`Database`], the one owner of *which* database: opening and migrating it, transactions
+//! (SQLite's group-committing writer thread and its pool of readers, or PostgreSQL's pool),
+//! importing and loading the zones and their version, the legacy warm-up and the Matrix
+//! sync lock. Everything above it (`crate::store`, `zonegraph char`, `serve`) asks it and
+//! never names a backend.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, mpsc};
+
+use anyhow::{Context as _, Result, bail};
+use rusqlite::{Connection, TransactionBehavior};
+use zonegraph_core::zone::Zone;
+
+use super::pg::{self, Pg};
+use super::{LegacyColumns, Lite, Tx, WarmUp};
+
+/// Read connections kept open between commands.
+const MAX_IDLE_READERS: usize = 32;
+
+/// Most write jobs committed together.
+const MAX_BATCH: usize = 64;
+
+/// Where the bot's rows live: `--db PATH` (SQLite) or `--db postgres://…`.
+#[derive(Clone, PartialEq, Eq)]
+pub enum DbAt {
+    Sqlite(PathBuf),
+    /// A PostgreSQL connection URL (it may hold a password: never printed whole).
+    Postgres(String),
+}
+
+impl DbAt {
+    /// `postgres://…` or `postgresql://…` is PostgreSQL; anything else a SQLite file.
+    pub fn parse(s: &str) -> DbAt {
+        if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+            DbAt::Postgres(s.to_string())
+        } else {
+            DbAt::Sqlite(PathBuf::from(s))
+        }
+    }
+
+    /// The database's own file, for what is kept beside it (the API token, the Matrix
+    /// state); `None` for a server database, which has no file here.
+    pub fn file(&self) -> Option<&Path> {
+        match self {
+            DbAt::Sqlite(p) => Some(p),
+            DbAt::Postgres(_) => None,
+        }
+    }
+
+    /// Whether several instances may share it (and so must take turns for what only one may
+    /// do, such as the Matrix sync): PostgreSQL; a SQLite file has one server.
+    pub fn is_shared(&self) -> bool {
+        matches!(self, DbAt::Postgres(_))
+    }
+}
+
+impl From<PathBuf> for DbAt {
+    fn from(path: PathBuf) -> DbAt {
+        DbAt::Sqlite(path)
+    }
+}
+
+impl std::fmt::Debug for DbAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{self}")
+    }
+}
+
+impl std::fmt::Display for DbAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DbAt::Sqlite(p) => write!(f, "{}", p.display()),
+            DbAt::Postgres(url) => write!(f, "{}", pg::redacted(url)),
+        }
+    }
+}
+
+/// The zones in the tables, as one snapshot.
+#[derive(Debug)]
+pub struct ZonesAt {
+    /// The zone version: raised by every import on PostgreSQL, where another instance may
+    /// import; always 0 on SQLite, where the one server of the file is the only importer.
+    pub version: i64,
+    /// When they were imported (Unix ms, by the importing instance's clock; 0 on SQLite,
+    /// where it is not recorded).
+    pub imported_at: i64,
+    pub zones: Vec<Zone>,
+}
+
+/// The right to run the Matrix sync for one bot account ([`Database::hold_lock`]); given up
+/// when dropped.
+#[derive(Debug)]
+pub struct HeldLock(Option<pg::Held>);
+
+/// The database the bot's rows live in, opened and migrated.
+pub struct Database {
+    backend: Backend,
+}
+
+enum Backend {
+    /// One SQLite file: one writer thread that group-commits, and a pool of readers.
+    Sqlite {
+        path: PathBuf,
+        /// The writer thread's queue: it owns the one connection that writes.
+        writer: Mutex<mpsc::Sender<WriteJob>>,
+        /// Idle read connections (WAL readers run beside the writer).
+        readers: Mutex<Vec<Connection>>,
+        legacy: LegacyColumns,
+    },
+    /// PostgreSQL: a pool of connections, each write its own transaction.
+    Postgres(Pg),
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.backend {
+            Backend::Sqlite { path, .. } => write!(f, "Sqlite({})", path.display()),
+            Backend::Postgres(pg) => write!(f, "{pg:?}"),
+        }
+    }
+}
+
+impl Database {
+    /// Opens the database (a SQLite file is created when missing) and migrates it. On
+    /// PostgreSQL the migrations run under a lock, so instances starting together apply each
+    /// once.
+    pub fn open(at: &DbAt) -> Result<Database> {
+        let backend = match at {
+            DbAt::Sqlite(path) => {
+                let mut conn = super::open(path)?;
+                super::migrate(&mut conn)?;
+                let legacy = super::legacy_columns(&conn)?;
+                Backend::Sqlite {
+                    path: path.clone(),
+                    writer: Mutex::new(spawn_writer(conn, legacy)?),
+                    readers: Mutex::new(Vec::new()),
+                    legacy,
+                }
+            }
+            DbAt::Postgres(url) => {
+                let pg = Pg::connect(url)?;
+                pg.migrate()?;
+                Backend::Postgres(pg)
+            }
+        };
+        Ok(Database { backend })
+    }
+
+    /// [`Database::open`], refusing a SQLite file that is not there (a tool that edits rows
+    /// should not make an empty database at a mistyped path).
+    pub fn open_existing(at: &DbAt) -> Result<Database> {
+        if let DbAt::Sqlite(path) = at
+            && !path.is_file()
+        {
+            bail!("no database at {}", path.display());
+        }
+        Database::open(at)
+    }
+
+    /// Imports `files` into the zone tables in one transaction (replacing every zone row)
+    /// and loads the graphs back from them.
+    pub fn import_zones(&self, files: &[(String, Zone)], now: i64) -> Result<ZonesAt> {
+        match &self.backend {
+            Backend::Sqlite { path, .. } => {
+                let mut conn = super::open(path)?;
+                super::import_zones(&mut conn, files, now).context("cannot import the zones")?;
+                Ok(ZonesAt {
+                    version: 0,
+                    imported_at: 0,
+                    zones: super::load_zones(&conn)?,
+                })
+            }
+            Backend::Postgres(pg) => {
+                pg.import_zones(files, now)
+                    .context("cannot import the zones")?;
+                pg.load_zones()
+            }
+        }
+    }
+
+    /// The zone tables' version now (see [`ZonesAt::version`]): when it moved, another
+    /// instance imported zones and [`Database::load_zones`] has them.
+    pub fn zone_version(&self) -> Result<i64> {
+        match &self.backend {
+            Backend::Sqlite { .. } => Ok(0),
+            Backend::Postgres(pg) => pg.zone_version(),
+        }
+    }
+
+    /// The zones in the tables.
+    pub fn load_zones(&self) -> Result<ZonesAt> {
+        match &self.backend {
+            Backend::Sqlite { .. } => Ok(ZonesAt {
+                version: 0,
+                imported_at: 0,
+                zones: self.with_reader(|conn| super::load_zones(conn))?,
+            }),
+            Backend::Postgres(pg) => pg.load_zones(),
+        }
+    }
+
+    /// Gives legacy runs (gogobee's rows without a graph position) their place in `zones`.
+    /// Nothing on PostgreSQL: a gogobee database is SQLite, migrated there first and then
+    /// copied over.
+    pub fn warm_up_legacy(&self, zones: &[Zone], now: i64) -> Result<WarmUp> {
+        match &self.backend {
+            Backend::Sqlite { path, .. } => {
+                let mut conn = super::open(path)?;
+                super::warm_up_legacy(&mut conn, zones, now)
+            }
+            Backend::Postgres(_) => Ok(WarmUp::default()),
+        }
+    }
+
+    /// Runs `work` in one transaction and waits until it is committed (when `keep` says so
+    /// of its result: its compare-and-sets held) or rolled back. On SQLite the writer thread
+    /// group-commits it with the other writes waiting (see `spawn_writer`); the result is
+    /// returned only after the commit, so a reply never gets ahead of its write.
+    pub fn write<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&mut dyn Tx) -> Result<T> + Send + 'static,
+        keep: impl FnOnce(&T) -> bool + Send + 'static,
+    ) -> Result<T> {
+        let writer = match &self.backend {
+            Backend::Sqlite { writer, .. } => writer,
+            Backend::Postgres(pg) => return pg.write(work, keep),
+        };
+        let (done, wait) = mpsc::sync_channel::<Result<T>>(1);
+        let slot: Arc<Mutex<Option<Result<T>>>> = Arc::default();
+        let filled = slot.clone();
+        let job = WriteJob {
+            work: Box::new(move |tx| {
+                let out = work(tx);
+                let kept = matches!(&out, Ok(v) if keep(v));
+                *filled.lock().unwrap_or_else(|p| p.into_inner()) = Some(out);
+                kept
+            }),
+            done: Box::new(move |failed| {
+                let out = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
+                let out = match (failed, out) {
+                    (Some(e), _) => Err(e),
+                    (None, Some(out)) => out,
+                    (None, None) => Err(anyhow::anyhow!("a write job panicked")),
+                };
+                // The waiting command may have gone (its task was dropped).
+                let _ = done.send(out);
+            }),
+        };
+        writer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .send(job)
+            .map_err(|_| anyhow::anyhow!("the database writer has stopped"))?;
+        wait.recv()
+            .map_err(|_| anyhow::anyhow!("the database writer has stopped"))?
+    }
+
+    /// Runs `f` in a read (on SQLite a connection from the pool, beside the writer).
+    pub fn read<T>(&self, f: impl FnOnce(&mut dyn Tx) -> Result<T>) -> Result<T> {
+        let legacy = match &self.backend {
+            Backend::Sqlite { legacy, .. } => *legacy,
+            Backend::Postgres(pg) => return pg.read(f),
+        };
+        self.with_reader(|conn| f(&mut Lite { conn, legacy }))
+    }
+
+    /// `f` on an idle SQLite read connection (opened when there is none).
+    fn with_reader<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        let Backend::Sqlite { path, readers, .. } = &self.backend else {
+            bail!("not a SQLite database");
+        };
+        let conn = readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let conn = match conn {
+            Some(c) => c,
+            None => super::open(path)?,
+        };
+        let out = f(&conn);
+        let mut idle = readers.lock().unwrap_or_else(|p| p.into_inner());
+        // A burst may open many; keep a few for the next one and close the rest.
+        if idle.len() < MAX_IDLE_READERS {
+            idle.push(conn);
+        }
+        out
+    }
+
+    /// Takes the lock called `name` for this instance: on PostgreSQL an advisory lock only
+    /// one instance holds, released when that instance dies or loses the database; `None`
+    /// while another holds it. On SQLite (one server per file) it is always granted.
+    pub fn hold_lock(&self, name: &str) -> Result<Option<HeldLock>> {
+        match &self.backend {
+            Backend::Sqlite { .. } => Ok(Some(HeldLock(None))),
+            Backend::Postgres(pg) => {
+                Ok(pg.try_hold(pg::lock_key(name))?.map(|h| HeldLock(Some(h))))
+            }
+        }
+    }
+
+    /// Whether `lock` is still held (its connection to the database is alive).
+    pub fn still_holds(&self, lock: &HeldLock) -> bool {
+        match (&self.backend, &lock.0) {
+            (Backend::Postgres(pg), Some(held)) => pg.still_holds(held),
+            _ => true,
+        }
+    }
+}
+
+/// A write for the SQLite writer thread: `work` runs it (`true`: keep its writes; its result
+/// waits in the job), then `done` is told whether the batch committed (`None`) or why not.
+struct WriteJob {
+    work: Box<dyn FnOnce(&mut dyn Tx) -> bool + Send>,
+    done: Box<dyn FnOnce(Option<anyhow::Error>) + Send>,
+}
+
+/// Starts the writer thread, which owns `conn` (group commit): it takes every job waiting
+/// (up to [`MAX_BATCH`]), runs each in its own savepoint of one `BEGIN IMMEDIATE`
+/// transaction — a job that fails or loses its compare-and-set is rolled back alone — and
+/// commits once. Only after that commit (and its fsync) is any job's result sent, so every
+/// reply still waits for its write to be durable; a failed commit fails every job of the
+/// batch. Under load, one fsync covers many players' moves; alone, a job commits at once.
+fn spawn_writer(mut conn: Connection, legacy: LegacyColumns) -> Result<mpsc::Sender<WriteJob>> {
+    let (tx, rx) = mpsc::channel::<WriteJob>();
+    std::thread::Builder::new()
+        .name("zonegraph-writer".into())
+        .spawn(move || {
+            while let Ok(first) = rx.recv() {
+                let mut batch = vec![first];
+                while batch.len() < MAX_BATCH {
+                    match rx.try_recv() {
+                        Ok(job) => batch.push(job),
+                        Err(_) => break,
+                    }
+                }
+                run_batch(&mut conn, legacy, batch);
+            }
+        })
+        .context("cannot start the database writer")?;
+    Ok(tx)
+}
+
+fn run_batch(conn: &mut Connection, legacy: LegacyColumns, batch: Vec<WriteJob>) {
+    let mut done = Vec::with_capacity(batch.len());
+    let mut tx = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
+        Ok(tx) => tx,
+        Err(e) => {
+            // Say why to every job (another process holding the write lock past the busy
+            // timeout, a read-only file), not that the writer stopped: it goes on.
+            eprintln!("zonegraph: cannot start a write transaction: {e}");
+            for job in batch {
+                (job.done)(Some(anyhow::anyhow!(
+                    "cannot start a write transaction: {e}"
+                )));
+            }
+            return;
+        }
+    };
+    let committed = (|| -> Result<()> {
+        for job in batch {
+            let failed = match tx.savepoint() {
+                Ok(mut sp) => {
+                    // A panicking job must not take the writer (and every later write) down.
+                    let keep = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        (job.work)(&mut Lite { conn: &sp, legacy })
+                    }))
+                    .unwrap_or(false);
+                    if keep {
+                        sp.commit().err().map(anyhow::Error::from)
+                    } else {
+                        // Undo this job's writes only; the savepoint is released on drop.
+                        sp.set_drop_behavior(rusqlite::DropBehavior::Rollback);
+                        None
+                    }
+                }
+                Err(e) => Some(e.into()),
+            };
+            done.push((job.done, failed));
+        }
+        tx.commit()?;
+        Ok(())
+    })();
+    for (tell, failed) in done {
+        let failed = match &committed {
+            Ok(()) => failed,
+            Err(e) => Some(anyhow::anyhow!("cannot commit: {e:#}")),
+        };
+        tell(failed);
+    }
+    if let Err(e) = committed {
+        eprintln!("zonegraph: a write transaction failed: {e:#}");
+    }
+}
