@@ -7,7 +7,7 @@ level, so you can watch zonegraph hand both decisions over. Run it, then start t
     python3 examples/host.py &
     ZONEGRAPH_HOST_HOOK_TOKEN=let-me-in zonegraph serve --host-hook http://127.0.0.1:8765
 
-The contract (README, "Host game hook"):
+The contract (docs/guide/game.md, "Host game hook"):
     POST /character {"user"} -> {"level", "scores": {"str", ...}, "keys": [...]}
     POST /encounter {"user", "run_token", "zone_id", "tier", "room", "character"}
                     -> {"outcome": "won" | "lost" | "fled", "message"?, "keys"?}

@@ -1926,7 +1926,7 @@ proptest! {
     }
 }
 
-/// The README's rules tables, as the code's tables print them.
+/// The guide's rules tables (docs/guide/game.md), as the code's tables print them.
 fn rules_tables() -> Vec<String> {
     let tiers = 1..=6u8;
     let head = |first: &str| {
@@ -1969,16 +1969,16 @@ fn rules_tables() -> Vec<String> {
 }
 
 #[test]
-fn the_readme_states_the_rules_the_code_plays() {
-    let readme = include_str!("../../README.md");
+fn the_guide_states_the_rules_the_code_plays() {
+    let guide = include_str!("../../docs/guide/game.md");
     for table in rules_tables() {
         assert!(
-            readme.contains(&table),
-            "README.md does not hold this table of crates/zonegraph-core/src/rules.rs:\n{table}"
+            guide.contains(&table),
+            "docs/guide/game.md does not hold this table of crates/zonegraph-core/src/rules.rs:\n{table}"
         );
     }
-    assert!(readme.contains(&format!("{} wounds end the run", rules::MAX_WOUNDS)));
-    assert!(readme.contains(&format!("vs {}", rules::LOOT_DC)));
+    assert!(guide.contains(&format!("{} wounds end the run", rules::MAX_WOUNDS)));
+    assert!(guide.contains(&format!("vs {}", rules::LOOT_DC)));
 }
 
 /// A run stored before encounters existed, standing in the boss room: it still has to fight.

@@ -2699,7 +2699,7 @@ fn sighup_reloads_the_zone_files_all_or_nothing() {
     let _ = p.child.wait();
 }
 
-/// The README's example host game (`examples/host.py`, Python's standard library only) run
+/// The guide's example host game (`examples/host.py`, Python's standard library only) run
 /// for real: it keeps the sheet (level 3, STR 14) and decides the elite and the boss, its
 /// words shown as it sends them. Skipped, saying so, where no `python3` is installed.
 #[test]

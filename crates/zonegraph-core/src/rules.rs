@@ -1,5 +1,5 @@
 //! The built-in game rules: starting scores, experience, levels, encounter checks, wounds and
-//! loot, as `const` tables that the engine, the README and the tests all read.
+//! loot, as `const` tables that the engine, docs/guide/game.md and the tests all read.
 //!
 //! These rules apply when no host game is connected. A host game (the server's
 //! `--host-hook`) supplies its own character sheets and encounter outcomes instead; see

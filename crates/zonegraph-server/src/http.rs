@@ -706,7 +706,7 @@ async fn fallback(State(state): State<AppState>, req: Request) -> Response {
     {
         return error(
             StatusCode::NOT_FOUND,
-            format!("no route {method} {path}; see README.md, \"Running the bot server\""),
+            format!("no route {method} {path}; see docs/guide/server.md"),
         );
     }
     let Some(web) = state.web.clone() else {

@@ -66,7 +66,7 @@ pub struct Args {
     #[arg(long, default_value = "15,14,13,12,10,8", value_parser = parse_scores)]
     pub starting_scores: Scores,
     /// A host game (http://host:port/path) that owns character sheets and decides encounters:
-    /// `POST URL/character` and `POST URL/encounter` (see the README).
+    /// `POST URL/character` and `POST URL/encounter` (see docs/guide/game.md).
     #[arg(long, value_name = "URL")]
     pub host_hook: Option<String>,
     /// Bearer token sent to the host game (set it in ZONEGRAPH_HOST_HOOK_TOKEN).
