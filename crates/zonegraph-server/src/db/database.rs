@@ -193,7 +193,7 @@ impl Database {
             Backend::Sqlite { .. } => Ok(ZonesAt {
                 version: 0,
                 imported_at: 0,
-                zones: self.with_reader(|conn| super::load_zones(conn))?,
+                zones: self.with_reader(super::load_zones)?,
             }),
             Backend::Postgres(pg) => pg.load_zones(),
         }
@@ -307,9 +307,12 @@ impl Database {
 /// A write for the SQLite writer thread: `work` runs it (`true`: keep its writes; its result
 /// waits in the job), then `done` is told whether the batch committed (`None`) or why not.
 struct WriteJob {
-    work: Box<dyn FnOnce(&mut dyn Tx) -> bool + Send>,
+    work: Work,
     done: Box<dyn FnOnce(Option<anyhow::Error>) + Send>,
 }
+
+/// A write job's work: `true` keeps its writes.
+type Work = Box<dyn FnOnce(&mut dyn Tx) -> bool + Send>;
 
 /// Starts the writer thread, which owns `conn` (group commit): it takes every job waiting
 /// (up to [`MAX_BATCH`]), runs each in its own savepoint of one `BEGIN IMMEDIATE`
