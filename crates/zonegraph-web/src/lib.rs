@@ -13,6 +13,7 @@ pub mod doc;
 pub mod editor;
 pub mod map;
 pub mod model;
+pub mod names;
 pub mod pages;
 pub mod player;
 pub mod playtest;

@@ -13,8 +13,8 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 use zonegraph_core::format::{LockKind, NodeKind};
 
-use crate::browser;
 use crate::model::{self, BOX_H, BOX_W, Direction, MapModel, num, push_dec, push_num};
+use crate::{browser, names};
 
 /// What is selected on the map.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -935,7 +935,7 @@ where
     let (y1, kind) = if line2.is_some() {
         ("-3", "")
     } else {
-        ("-5", r.kind.map_or("unknown", model::kind_name))
+        ("-5", r.kind.map_or("unknown", names::kind_name))
     };
     let line2 = label_text("13", line2.unwrap_or_default());
     // A cut label's full text: the tooltip (the accessible name starts with it too).
@@ -1250,7 +1250,7 @@ pub fn Legend(
             view! {
                 <li class=format!("legend-kind {}", kind_class(k))>
                     <span class="chip">{model::kind_glyph(Some(k)).to_string()}</span>
-                    {model::kind_name(k)}
+                    {names::kind_name(k)}
                 </li>
             }
         })
@@ -1263,7 +1263,7 @@ pub fn Legend(
                     <svg width="34" height="10" aria-hidden="true">
                         <path class="line" d="M2,5 L32,5"></path>
                     </svg>
-                    {model::lock_name(l)}
+                    {names::lock_name(l)}
                 </li>
             }
         })

@@ -22,7 +22,8 @@ use zonegraph_core::format::{self, EdgeFile, LockKind, NodeFile, NodeKind, Regio
 use crate::doc::{self, Loaded};
 use crate::editor::{self, Edit, Editor};
 use crate::map::{MapView, Sel};
-use crate::model::{self, BOX_H, BOX_W, CELL_H, CELL_W, MapModel, kind_name, lock_name, num};
+use crate::model::{self, BOX_H, BOX_W, CELL_H, CELL_W, MapModel, num};
+use crate::names::{kind_name, lock_name};
 use crate::pages::designer::{diagnostics, playtest::PlaytestPanel, stats};
 use crate::playtest::Playtest;
 use crate::{browser, share};
