@@ -3,7 +3,10 @@
 //! tested natively; the designer page draws it and turns pointer and keyboard actions into
 //! edits. Checking is the core's (`zone::build`, `validate::check_zone`), on the file as it
 //! stands after every edit; the file written out is the core's canonical form
-//! (`format::to_pretty_json`), as `zones/*.json` are.
+//! (`format::to_pretty_json`), as `zones/*.json` are. What the editor page's controls decide
+//! without a browser is here too: where "Add room" puts a room, what deleting the selection
+//! takes, a new region, a lock's form fields, room lists, the findings' count, publishing's
+//! URL and answer.
 
 use std::collections::BTreeMap;
 
@@ -334,6 +337,137 @@ pub fn room(id: &str, kind: NodeKind, label: &str, x: i32, y: i32) -> NodeFile {
 /// An open passage from `from` to `to`.
 pub fn passage(from: &str, to: &str) -> EdgeFile {
     EdgeFile::open(from, to)
+}
+
+/// Where "Add room" puts a new room: one row below room `near` when there is one, right of
+/// what that row holds already; else at the start of a row below every room.
+pub fn new_room_place(file: &ZoneFile, near: Option<&str>) -> (i32, i32) {
+    let nodes = rooms(file);
+    match near.and_then(|id| nodes.iter().find(|n| n.node_id == id)) {
+        Some(n) => {
+            let y = n.pos_y.unwrap_or(0) + 1;
+            let x = nodes
+                .iter()
+                .filter(|m| m.pos_y == Some(y))
+                .filter_map(|m| m.pos_x)
+                .max()
+                .map_or(n.pos_x.unwrap_or(0), |x| x + 1);
+            (x, y)
+        }
+        None => (
+            0,
+            nodes.iter().filter_map(|n| n.pos_y).max().unwrap_or(-1) + 1,
+        ),
+    }
+}
+
+/// The edit that deletes the selected rooms `ids` (with their passages), or, when no room
+/// is selected, the selected passage; `None` when nothing is.
+pub fn delete_edit(ids: Vec<String>, passage: Option<usize>) -> Option<Edit> {
+    Some(match (ids.len(), passage) {
+        (0, Some(index)) => Edit::DeletePassage { index },
+        (0, None) => return None,
+        (1, _) => Edit::DeleteRoom {
+            id: ids.into_iter().next().unwrap_or_default(),
+        },
+        _ => Edit::DeleteRooms { ids },
+    })
+}
+
+/// The region "Add region" appends to `regions`: numbered one past the last, with the
+/// first id `region_<n>` from that number on that no region has.
+pub fn new_region(regions: &[RegionFile]) -> RegionFile {
+    let n = regions.len() + 1;
+    let taken = |id: &str| regions.iter().any(|r| r.region_id == id);
+    let id = (n..)
+        .map(|k| format!("region_{k}"))
+        .find(|id| !taken(id))
+        .unwrap_or_default();
+    RegionFile {
+        region_id: id,
+        name: format!("Region {n}"),
+        order: n as u32,
+    }
+}
+
+/// The fields of a passage's lock data, as its form shows them: the keys its lock kind
+/// starts with ([`default_lock_data`]), then any others the file has, each with the file's
+/// value, else the kind's default.
+pub fn lock_fields(edge: &EdgeFile) -> Vec<(String, serde_json::Value)> {
+    let defaults = default_lock_data(edge.lock_kind);
+    let mut keys: Vec<String> = defaults.keys().cloned().collect();
+    keys.extend(
+        edge.lock_data
+            .keys()
+            .filter(|k| !keys.contains(k))
+            .cloned()
+            .collect::<Vec<_>>(),
+    );
+    keys.into_iter()
+        .map(|k| {
+            let value = edge
+                .lock_data
+                .get(&k)
+                .or_else(|| defaults.get(&k))
+                .cloned()
+                .unwrap_or_default();
+            (k, value)
+        })
+        .collect()
+}
+
+/// A lock data key in words, for its form field.
+pub fn lock_data_caption(key: &str) -> String {
+    match key {
+        "dc" => "Difficulty (DC)".into(),
+        "key_id" => "Key id".into(),
+        "min_level" => "Lowest level".into(),
+        "region_id" => "Region to clear".into(),
+        "stat" => "Ability".into(),
+        k => format!("Lock data: {k}"),
+    }
+}
+
+/// A whole number typed into a form field, held between `lo` and `hi`; `None` when it is
+/// no number.
+pub fn form_number(text: &str, lo: i64, hi: i64) -> Option<i64> {
+    text.trim().parse::<i64>().ok().map(|v| v.clamp(lo, hi))
+}
+
+/// Every room of the file as (id, what a list shows for it), in file order: "Label (id)",
+/// or the id of a room without a label.
+pub fn room_names(f: &ZoneFile) -> Vec<(String, String)> {
+    rooms(f)
+        .iter()
+        .map(|n| {
+            let name = if n.label.is_empty() {
+                n.node_id.clone()
+            } else {
+                format!("{} ({})", n.label, n.node_id)
+            };
+            (n.node_id.clone(), name)
+        })
+        .collect()
+}
+
+/// The findings in a line: "2 errors, 1 warning", or that there are none.
+pub fn findings_words(diagnostics: &[Diagnostic]) -> String {
+    if diagnostics.is_empty() {
+        return "No findings: the zone is clean.".to_string();
+    }
+    let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+    let warnings = diagnostics.len() - errors;
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    format!(
+        "{}, {}",
+        plural(errors, "error"),
+        plural(warnings, "warning")
+    )
+}
+
+/// Where the editor publishes a zone to the server at `server`: its `POST /api/zones`.
+pub fn publish_url(server: &str) -> String {
+    format!("{}/api/zones", server.trim_end_matches('/'))
 }
 
 fn rooms(file: &ZoneFile) -> &[NodeFile] {
@@ -824,6 +958,132 @@ mod tests {
         assert_eq!(cells_moved(113.0, 0.5, 226.0), 1);
         assert_eq!(cells_moved(50.0, 0.0, 226.0), 0);
         assert_eq!(cells_moved(f64::NAN, 1.0, 226.0), 0);
+    }
+
+    #[test]
+    fn a_new_room_goes_below_the_selected_one_right_of_its_row() {
+        let e = three_routes();
+        let place = |near: Option<&str>| new_room_place(e.file(), near);
+        // Row 2 holds the three routes (columns -1, 0, 1).
+        assert_eq!(place(Some("z.fork_1")), (2, 2));
+        assert_eq!(place(Some("z.boss_1")), (0, 4));
+        assert_eq!(place(None), (0, 4));
+        assert_eq!(place(Some("z.no_such_room")), (0, 4));
+        let one = Editor::empty("z", "Z");
+        assert_eq!(new_room_place(one.file(), Some("z.entry")), (0, 1));
+    }
+
+    #[test]
+    fn deleting_the_selection_takes_its_rooms_else_its_passage() {
+        let ids = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(delete_edit(ids(&[]), None), None);
+        assert_eq!(
+            delete_edit(ids(&[]), Some(3)),
+            Some(Edit::DeletePassage { index: 3 })
+        );
+        assert_eq!(
+            delete_edit(ids(&["a"]), Some(3)),
+            Some(Edit::DeleteRoom { id: "a".into() })
+        );
+        assert_eq!(
+            delete_edit(ids(&["a", "b"]), None),
+            Some(Edit::DeleteRooms {
+                ids: ids(&["a", "b"])
+            })
+        );
+    }
+
+    #[test]
+    fn a_new_region_takes_the_next_number_and_a_free_id() {
+        let first = new_region(&[]);
+        assert_eq!(
+            (first.region_id.as_str(), first.name.as_str(), first.order),
+            ("region_1", "Region 1", 1)
+        );
+        let taken = RegionFile {
+            region_id: "region_2".into(),
+            name: "Crypt".into(),
+            order: 1,
+        };
+        let next = new_region(&[taken]);
+        assert_eq!(
+            (next.region_id.as_str(), next.name.as_str(), next.order),
+            ("region_3", "Region 2", 2)
+        );
+    }
+
+    #[test]
+    fn a_lock_form_shows_its_kinds_keys_then_the_files_others() {
+        let mut edge = passage("a", "b");
+        edge.lock_kind = LockKind::StatCheck;
+        edge.lock_data.insert("dc".into(), 15.into());
+        edge.lock_data.insert("note".into(), "x".into());
+        let fields = lock_fields(&edge);
+        let shown: Vec<(&str, String)> = fields
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.to_string()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("dc", "15".to_string()),
+                ("stat", "\"str\"".to_string()),
+                ("note", "\"x\"".to_string())
+            ]
+        );
+        let captions: Vec<String> = fields.iter().map(|(k, _)| lock_data_caption(k)).collect();
+        assert_eq!(captions, ["Difficulty (DC)", "Ability", "Lock data: note"]);
+        assert!(lock_fields(&passage("a", "b")).is_empty());
+    }
+
+    #[test]
+    fn form_fields_read_whole_numbers_within_their_range() {
+        assert_eq!(form_number(" 7 ", 1, 20), Some(7));
+        assert_eq!(form_number("99", 1, 20), Some(20));
+        assert_eq!(form_number("-5", 1, 20), Some(1));
+        assert_eq!(form_number("2.5", 1, 20), None);
+        assert_eq!(form_number("", 1, 20), None);
+    }
+
+    #[test]
+    fn room_lists_name_each_room_by_label_and_id() {
+        let mut e = Editor::empty("z", "Z");
+        e.apply(Edit::AddRoom(room("z.x", NodeKind::Trap, "", 0, 1)))
+            .expect("room");
+        assert_eq!(
+            room_names(e.file()),
+            [
+                ("z.entry".to_string(), "Entry (z.entry)".to_string()),
+                ("z.x".to_string(), "z.x".to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn the_findings_are_counted_in_words() {
+        use zonegraph_core::diagnostic::Code;
+        let d = |code: Code| Diagnostic::new(code, "");
+        assert_eq!(findings_words(&[]), "No findings: the zone is clean.");
+        assert_eq!(
+            findings_words(&[d(Code::BossCount), d(Code::DeadEnd), d(Code::MissingHint)]),
+            "1 error, 2 warnings"
+        );
+        assert_eq!(
+            findings_words(&[d(Code::BossCount), d(Code::EntryCount)]),
+            "2 errors, 0 warnings"
+        );
+    }
+
+    #[test]
+    fn a_zone_is_published_to_the_servers_zones_route() {
+        assert_eq!(
+            publish_url("https://zones.example/"),
+            "https://zones.example/api/zones"
+        );
+        assert_eq!(
+            publish_url("http://127.0.0.1:8080"),
+            "http://127.0.0.1:8080/api/zones"
+        );
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! The SVG map component: rooms and passages from [`crate::model`], pan and zoom, keyboard
-//! navigation, selection, the legend and SVG export.
+//! The SVG map component: rooms and passages from [`crate::model`], pan and zoom (the
+//! camera's moves are [`crate::camera`]'s; this only measures the frame and applies them),
+//! keyboard navigation, selection, the legend and SVG export.
 //!
 //! Every label, hint and id is put into the DOM as a text node or an attribute value, never
 //! as markup: share links carry untrusted zones.
@@ -13,8 +14,9 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 use zonegraph_core::format::{LockKind, NodeKind};
 
-use crate::browser;
+use crate::camera::{self, Camera, Window};
 use crate::model::{self, BOX_H, BOX_W, Direction, MapModel, num, push_dec, push_num};
+use crate::{browser, names};
 
 /// What is selected on the map.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,30 +27,8 @@ pub enum Sel {
     Passage(usize),
 }
 
-/// Pan and zoom: translation in screen pixels and scale.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct View {
-    tx: f64,
-    ty: f64,
-    s: f64,
-}
-
-const MIN_SCALE: f64 = 0.03;
-/// The smallest scale the run page opens at around the current room (labels readable on a
-/// phone).
-const FOCUS_SCALE: f64 = 0.75;
-const MAX_SCALE: f64 = 3.0;
-/// Below this scale labels fade out (they would be unreadable).
-const LABEL_SCALE: f64 = 0.42;
-/// The smallest scale a map opens at: 13 px labels at least 8 px tall (8.06). A map that does not
-/// fit at this scale opens at it, showing its start (the core's layout folds long zones so
-/// that most of them fit).
-const READABLE_SCALE: f64 = 0.62;
 /// Maps with more rooms than this draw only what is near the screen (see `window`).
 const CULL_ROOMS: usize = 300;
-/// The drawn window snaps to squares of this many pixels of the drawing, so panning
-/// redraws only when it crosses one.
-const CHUNK: f64 = 600.0;
 
 /// CSS class of a lock kind.
 pub fn lock_class(kind: LockKind) -> &'static str {
@@ -219,18 +199,14 @@ pub fn MapView(
     focus_current: bool,
 ) -> impl IntoView {
     let title = format!("Map of {zone_name}");
-    let view_state = RwSignal::new(View {
-        tx: 0.0,
-        ty: 0.0,
-        s: 1.0,
-    });
+    let view_state = RwSignal::new(Camera::default());
     let svg_ref: NodeRef<leptos::svg::Svg> = NodeRef::new();
     // Pan and zoom move an HTML layer holding the SVG: a CSS transform the compositor
     // applies without repainting thousands of SVG elements.
     let frame_ref: NodeRef<leptos::html::Div> = NodeRef::new();
     let panning = RwSignal::new(false);
     // Drag state: pointer start, view at start, whether it moved enough to be a drag.
-    let drag = StoredValue::new(None::<(f64, f64, View)>);
+    let drag = StoredValue::new(None::<(f64, f64, Camera)>);
     let dragged = StoredValue::new(false);
 
     // The frame's size, measured when fitting or zooming and cached for the pan path, which
@@ -248,77 +224,31 @@ pub fn MapView(
         s
     };
     let fit = move || {
-        let (w, h) = size();
         let m = model.get_untracked();
-        let s = (w / m.width).min(h / m.height).clamp(MIN_SCALE, 1.25);
-        view_state.set(View {
-            tx: (w - m.width * s) / 2.0,
-            ty: (h - m.height * s) / 2.0,
-            s,
-        });
+        view_state.set(Camera::fit(size(), (m.width, m.height)));
     };
-    // The run page: the current room in the middle, at a readable size.
-    let centre_current = move || {
-        let (w, h) = size();
-        let m = model.get_untracked();
-        let Some(at) = m.rooms.iter().find(|r| r.current).map(|r| (r.x, r.y)) else {
-            fit();
-            return;
-        };
-        let s = (w / m.width).min(h / m.height).clamp(FOCUS_SCALE, 1.0);
-        view_state.set(View {
-            tx: w / 2.0 - at.0 * s,
-            ty: h / 2.0 - at.1 * s,
-            s,
-        });
-    };
-    // First view: the whole map when it is readable, else readable and from its start
-    // (or around the player), never past its edges.
+    // First view: the run page on the current room at a readable size (or the whole map
+    // when there is none); else the whole map when it is readable, or readable from its
+    // start (or around the player).
     let first_view = move || {
-        if focus_current {
-            centre_current();
-            return;
-        }
-        let (w, h) = size();
+        let frame = size();
         let m = model.get_untracked();
-        let s_fit = (w / m.width).min(h / m.height).min(1.25);
-        if s_fit >= READABLE_SCALE {
-            fit();
-            return;
-        }
-        let s = READABLE_SCALE;
-        let focus = m
-            .rooms
-            .iter()
-            .find(|r| r.current)
-            .or_else(|| m.rooms.first())
-            .map(|r| (r.x, r.y))
-            .unwrap_or((0.0, 0.0));
-        // Centred on an axis that fits; else the focus in view, the drawing's edge no further
-        // in than a small margin.
-        let place = |frame: f64, size: f64, at: f64, share: f64| {
-            if size * s <= frame {
-                (frame - size * s) / 2.0
-            } else {
-                (frame * share - at * s)
-                    .min(8.0)
-                    .max(frame - size * s - 8.0)
+        let drawing = (m.width, m.height);
+        let current = m.rooms.iter().find(|r| r.current).map(|r| (r.x, r.y));
+        view_state.set(if focus_current {
+            match current {
+                Some(at) => Camera::centred_on(frame, drawing, at),
+                None => Camera::fit(frame, drawing),
             }
-        };
-        view_state.set(View {
-            tx: place(w, m.width, focus.0, 0.5),
-            ty: place(h, m.height, focus.1, 1.0 / 3.0),
-            s,
+        } else {
+            let focus = current
+                .or_else(|| m.rooms.first().map(|r| (r.x, r.y)))
+                .unwrap_or((0.0, 0.0));
+            Camera::opening(frame, drawing, focus)
         });
     };
     let zoom_at = move |factor: f64, cx: f64, cy: f64| {
-        view_state.update(|v| {
-            let s = (v.s * factor).clamp(MIN_SCALE, MAX_SCALE);
-            let k = s / v.s;
-            v.tx = cx - (cx - v.tx) * k;
-            v.ty = cy - (cy - v.ty) * k;
-            v.s = s;
-        });
+        view_state.update(|v| *v = v.zoomed_at(factor, (cx, cy)));
     };
     let zoom_centre = move |factor: f64| {
         let (w, h) = size();
@@ -326,16 +256,9 @@ pub fn MapView(
     };
     // Brings a point of the drawing into view when it is outside.
     let ensure_visible = move |x: f64, y: f64| {
-        let (w, h) = size();
-        let v = view_state.get_untracked();
-        let (sx, sy) = (v.tx + x * v.s, v.ty + y * v.s);
-        let margin = 60.0;
-        if sx < margin || sy < margin || sx > w - margin || sy > h - margin {
-            view_state.set(View {
-                tx: w / 2.0 - x * v.s,
-                ty: h / 2.0 - y * v.s,
-                s: v.s,
-            });
+        let frame = size();
+        if let Some(v) = view_state.get_untracked().revealing(frame, (x, y)) {
+            view_state.set(v);
         }
     };
 
@@ -374,16 +297,8 @@ pub fn MapView(
             && !focus_current
             && dims != (w0, h0)
         {
-            let (fw, fh) = frame_size.get_value();
             let v = view_state.get_untracked();
-            let whole = |w: f64, h: f64| {
-                v.tx >= -1.0
-                    && v.ty >= -1.0
-                    && v.tx + w * v.s <= fw + 1.0
-                    && v.ty + h * v.s <= fh + 1.0
-            };
-            let s_fit = (fw / dims.0).min(fh / dims.1);
-            if whole(w0, h0) && !whole(dims.0, dims.1) && s_fit >= READABLE_SCALE {
+            if Camera::refits(frame_size.get_value(), (w0, h0), dims, v) {
                 request_animation_frame(fit);
             }
         }
@@ -419,9 +334,8 @@ pub fn MapView(
             Closure::<dyn Fn(web_sys::WheelEvent)>::new(move |e: web_sys::WheelEvent| {
                 e.prevent_default();
                 let r = target.get_bounding_client_rect();
-                let factor = (-e.delta_y() * 0.0015).exp().clamp(0.5, 2.0);
                 zoom_at(
-                    factor,
+                    camera::wheel_factor(e.delta_y()),
                     f64::from(e.client_x()) - r.left(),
                     f64::from(e.client_y()) - r.top(),
                 );
@@ -439,7 +353,7 @@ pub fn MapView(
 
     // Fingers (or the mouse) on the map: one pans, two pinch-zoom about their midpoint.
     let pointers = StoredValue::new(Vec::<(i32, f64, f64)>::new());
-    let pinch = StoredValue::new(None::<(f64, View, f64, f64)>);
+    let pinch = StoredValue::new(None::<(f64, Camera, f64, f64)>);
     let frame_origin = move || {
         frame_ref
             .get_untracked()
@@ -452,7 +366,7 @@ pub fn MapView(
     let start_pinch = move || {
         let p = pointers.get_value();
         if let [a, b] = p[..] {
-            let d = ((a.1 - b.1).powi(2) + (a.2 - b.2).powi(2)).sqrt().max(1.0);
+            let d = camera::spread((a.1, a.2), (b.1, b.2));
             let (ox, oy) = frame_origin();
             let (mx, my) = ((a.1 + b.1) / 2.0 - ox, (a.2 + b.2) / 2.0 - oy);
             pinch.set_value(Some((d, view_state.get_untracked(), mx, my)));
@@ -486,14 +400,8 @@ pub fn MapView(
         if let Some((d0, v0, mx, my)) = pinch.get_value() {
             let p = pointers.get_value();
             if let [a, b] = p[..] {
-                let d = ((a.1 - b.1).powi(2) + (a.2 - b.2).powi(2)).sqrt().max(1.0);
-                let s = (v0.s * d / d0).clamp(MIN_SCALE, MAX_SCALE);
-                let k = s / v0.s;
-                view_state.set(View {
-                    tx: mx - (mx - v0.tx) * k,
-                    ty: my - (my - v0.ty) * k,
-                    s,
-                });
+                let d = camera::spread((a.1, a.2), (b.1, b.2));
+                view_state.set(v0.scaled_about(v0.s * d / d0, (mx, my)));
             }
             return;
         }
@@ -508,11 +416,7 @@ pub fn MapView(
             panning.set(true);
         }
         dragged.set_value(true);
-        view_state.set(View {
-            tx: v0.tx + dx,
-            ty: v0.ty + dy,
-            s: v0.s,
-        });
+        view_state.set(v0.panned(dx, dy));
     };
     let end_drag = move |e: ev::PointerEvent| {
         pointers.update_value(|p| p.retain(|q| q.0 != e.pointer_id()));
@@ -536,10 +440,10 @@ pub fn MapView(
             "+" | "=" => zoom_centre(1.25),
             "-" | "_" => zoom_centre(0.8),
             "0" => fit(),
-            "ArrowLeft" => view_state.update(|v| v.tx += step),
-            "ArrowRight" => view_state.update(|v| v.tx -= step),
-            "ArrowUp" => view_state.update(|v| v.ty += step),
-            "ArrowDown" => view_state.update(|v| v.ty -= step),
+            "ArrowLeft" => view_state.update(|v| *v = v.panned(step, 0.0)),
+            "ArrowRight" => view_state.update(|v| *v = v.panned(-step, 0.0)),
+            "ArrowUp" => view_state.update(|v| *v = v.panned(0.0, step)),
+            "ArrowDown" => view_state.update(|v| *v = v.panned(0.0, -step)),
             "Escape" => selection.set(None),
             _ => return,
         }
@@ -566,20 +470,10 @@ pub fn MapView(
         if m.rooms.len() <= CULL_ROOMS || draw_all.get() {
             return None;
         }
-        let v = view_state.get();
-        let (w, h) = frame_size.get_value();
-        let (x0, y0) = (-v.tx / v.s, -v.ty / v.s);
-        let (x1, y1) = ((w - v.tx) / v.s, (h - v.ty) / v.s);
-        let (mx, my) = ((x1 - x0) / 2.0, (y1 - y0) / 2.0);
-        let q = |a: f64| (a / CHUNK).floor() as i64;
-        Some((q(x0 - mx), q(y0 - my), q(x1 + mx) + 1, q(y1 + my) + 1))
+        Some(view_state.get().window(frame_size.get_value()))
     });
-    let in_window = move |win: Option<(i64, i64, i64, i64)>, b: (f64, f64, f64, f64)| {
-        win.is_none_or(|(x0, y0, x1, y1)| {
-            let c = |v: i64| v as f64 * CHUNK;
-            b.2 >= c(x0) && b.0 <= c(x1) && b.3 >= c(y0) && b.1 <= c(y1)
-        })
-    };
+    let in_window =
+        move |win: Option<Window>, b: (f64, f64, f64, f64)| win.is_none_or(|w| w.touches(b));
     // Keyed by everything a room, passage or mark draws: an edit redraws only what it
     // changed (a 200-room zone re-renders one room, not 200).
     let rooms_each = move || {
@@ -688,7 +582,7 @@ pub fn MapView(
         (m.width, m.height)
     };
     let svg_class = move || {
-        if view_state.get().s < LABEL_SCALE {
+        if view_state.get().far() {
             "zg-map far"
         } else {
             "zg-map"
@@ -935,7 +829,7 @@ where
     let (y1, kind) = if line2.is_some() {
         ("-3", "")
     } else {
-        ("-5", r.kind.map_or("unknown", model::kind_name))
+        ("-5", r.kind.map_or("unknown", names::kind_name))
     };
     let line2 = label_text("13", line2.unwrap_or_default());
     // A cut label's full text: the tooltip (the accessible name starts with it too).
@@ -1250,7 +1144,7 @@ pub fn Legend(
             view! {
                 <li class=format!("legend-kind {}", kind_class(k))>
                     <span class="chip">{model::kind_glyph(Some(k)).to_string()}</span>
-                    {model::kind_name(k)}
+                    {names::kind_name(k)}
                 </li>
             }
         })
@@ -1263,7 +1157,7 @@ pub fn Legend(
                     <svg width="34" height="10" aria-hidden="true">
                         <path class="line" d="M2,5 L32,5"></path>
                     </svg>
-                    {model::lock_name(l)}
+                    {names::lock_name(l)}
                 </li>
             }
         })

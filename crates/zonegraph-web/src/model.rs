@@ -13,6 +13,7 @@ use zonegraph_core::format::{LockKind, NodeKind};
 use zonegraph_core::layout::{self, Layout};
 use zonegraph_core::zone::{Lock, Zone};
 
+use crate::names::{Row, kind_name, lock_name};
 use crate::player;
 
 /// Distance between room centres, horizontally and vertically, in pixels.
@@ -125,14 +126,6 @@ pub struct MapModel {
     pub passages: Vec<PassageShape>,
 }
 
-/// The display name of a room kind ("rest camp").
-pub fn kind_name(kind: NodeKind) -> &'static str {
-    match kind {
-        NodeKind::RestCamp => "rest camp",
-        k => k.as_str(),
-    }
-}
-
 /// The glyph drawn on a room: the chat map's glyphs, except fork and merge, whose OCR
 /// symbols few fonts carry, and `?` for a room a player does not know.
 pub fn kind_glyph(kind: Option<NodeKind>) -> char {
@@ -170,18 +163,6 @@ pub fn player_badge(kind: LockKind) -> String {
         LockKind::RegionClear => "region",
     }
     .to_string()
-}
-
-/// Human words for a lock kind.
-pub fn lock_name(kind: LockKind) -> &'static str {
-    match kind {
-        LockKind::None => "open",
-        LockKind::PerceptionCheck => "Perception check",
-        LockKind::StatCheck => "ability check",
-        LockKind::KeyRequired => "key",
-        LockKind::LevelMin => "minimum level",
-        LockKind::RegionClear => "region clear",
-    }
 }
 
 /// What is drawn on a room, before it is placed.
@@ -713,9 +694,6 @@ impl MapModel {
         self.rooms.iter().position(|r| r.ix == ix)
     }
 }
-
-/// One line of a details panel: a caption and its text.
-pub type Row = (&'static str, String);
 
 /// What the designer's details panel says about a room: everything in the file, and the
 /// playtest's run. (A player's panel is [`player::room_details`], from the player view.)

@@ -11,7 +11,7 @@ use zonegraph_core::engine::{self, Character, ExitState, ExitView, PlayerView, R
 use zonegraph_core::format::{EdgeFile, LockKind, NodeFile, NodeKind, ZoneFile};
 use zonegraph_core::zone::{self, NodeId, Zone};
 
-use crate::model::{Row, kind_name, lock_name};
+use crate::names::{Row, kind_name, lock_name};
 
 /// What an unknown room is called wherever a name is needed.
 pub const UNKNOWN_ROOM: &str = "unknown room";

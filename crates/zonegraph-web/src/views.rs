@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use crate::model::Row;
+use crate::names::Row;
 
 /// An error's text as a sentence: a capital first letter and a full stop.
 pub fn capitalise(s: &str) -> String {
