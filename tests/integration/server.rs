@@ -2,7 +2,7 @@
 //! end to end, persistence, the 50-way race, SIGKILL, redaction, legacy migration, the
 //! sweeper and hostile input.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Barrier, Mutex};
@@ -15,7 +15,9 @@ use zonegraph_server::client::Conn;
 use zonegraph_server::db;
 use zonegraph_server::migrate;
 use zonegraph_server::serve::{self, Auth, Server, ServerConfig};
-use zonegraph_server::store::{CharacterRules, RunIds};
+use zonegraph_server::store::{CharacterRules, CommandSettings, DbAt, RunIds, Store};
+
+use crate::support::{self, ADMIN, Ctx, Process, TOKEN, connect, root, say, say1, take_notices};
 
 const FORK: &str = "crypt_valdris.fork";
 const CHAPEL: &str = "crypt_valdris.side_chapel";
@@ -23,71 +25,6 @@ const SECRET: &str = "crypt_valdris.secret_chamber";
 const NO_CHOICE: &str = "There is no choice to make right now.";
 /// `!zone go` refused while the room's encounter bars the way.
 const ENCOUNTER_FIRST: &str = "bars the way on: face it with !zone fight";
-/// The API token of the servers `config` makes.
-const TOKEN: &str = "test-token";
-/// The test servers' one admin (`--admin`).
-const ADMIN: &str = "@admin:test";
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tests/ sits in the workspace")
-        .to_path_buf()
-}
-
-/// Run ids `"{user}/{n}"` for the user's n-th run: known rolls, unique ids.
-fn per_user_run_ids() -> RunIds {
-    let counts: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
-    Arc::new(move |user: &str| {
-        let mut c = counts.lock().expect("run id counter");
-        let n = c.entry(user.to_string()).or_insert(0);
-        *n += 1;
-        format!("{user}/{n}")
-    })
-}
-
-fn config(db: &Path) -> ServerConfig {
-    let mut c = ServerConfig::new(
-        db.to_path_buf(),
-        root().join("zones"),
-        "127.0.0.1:0".parse().expect("address"),
-    );
-    c.web = db.with_file_name("no-viewer-here");
-    c.run_ids = per_user_run_ids();
-    c.sweep_every = Duration::from_millis(50);
-    c.auth = Auth::Token(TOKEN.into());
-    c.admins = vec![ADMIN.into()];
-    // Tests fire commands faster than a player; the limit has its own test.
-    c.limits.rate = None;
-    c
-}
-
-fn start(db: &Path) -> Server {
-    serve::spawn(config(db)).expect("server starts")
-}
-
-/// A connection to `server` that sends its API token.
-fn connect(server: &Server) -> Conn {
-    Conn::connect(server.addr)
-        .expect("connect")
-        .with_token(server.api_token())
-}
-
-/// The reply texts of one command, asserting a 200.
-fn say(conn: &mut Conn, user: &str, text: &str) -> Vec<String> {
-    let r = conn.command(user, text, None).expect("request");
-    assert_eq!(r.status, 200, "{text}: {}", r.text());
-    r.json()["replies"]
-        .as_array()
-        .expect("replies")
-        .iter()
-        .map(|r| r["text"].as_str().expect("text").to_string())
-        .collect()
-}
-
-fn say1(conn: &mut Conn, user: &str, text: &str) -> String {
-    say(conn, user, text).join("\n")
-}
 
 /// A user whose first run's rolls satisfy `pred` (run ids are `"{user}/1"`).
 fn user_where(prefix: &str, pred: impl Fn(&str) -> bool) -> String {
@@ -100,9 +37,7 @@ fn user_where(prefix: &str, pred: impl Fn(&str) -> bool) -> String {
 /// Whether a new player (the starting scores: STR 15, so +2 to an elite check and to a
 /// level-1 boss check) wins the check of `room` (`kind`) of the tier-1 Crypt at the first try.
 fn wins_first(run: &str, room: &str, kind: EncounterKind) -> bool {
-    let modifier = rules::encounter_modifier(kind, 1, &rules::STARTING_SCORES);
-    let d20 = rules::encounter_d20(run, room, 1);
-    d20 as i32 + modifier >= rules::encounter_dc(1, kind) as i32
+    wins_at(run, room, kind, 1)
 }
 
 fn chapel_roll(run: &str) -> u32 {
@@ -134,8 +69,7 @@ fn token_of(map_reply: &str) -> String {
 #[test]
 fn crypt_end_to_end_with_a_perception_pass_and_a_fail() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let server = start(&dir.path().join("z.db"));
-    let mut c = connect(&server);
+    let (server, mut c) = Ctx::new(dir.path()).spawn();
 
     // WIS 10 (+0): DC 12 into the chapel, DC 15 into the reliquary.
     let finder = user_where("finder", |r| {
@@ -228,8 +162,7 @@ fn crypt_end_to_end_with_a_perception_pass_and_a_fail() {
 #[test]
 fn only_admins_set_character_sheets() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let server = start(&dir.path().join("z.db"));
-    let mut c = connect(&server);
+    let (_server, mut c) = Ctx::new(dir.path()).spawn();
     let p = "@p:test";
     for text in ["!char level 20", "!char wis 14", "!char key add skull_key"] {
         let t = say1(&mut c, p, text);
@@ -269,10 +202,9 @@ fn only_admins_set_character_sheets() {
 #[test]
 fn a_sandbox_server_lets_players_edit_their_own_sheet() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut config = config(&dir.path().join("z.db"));
-    config.characters = CharacterRules::Sandbox;
-    let server = serve::spawn(config).expect("server starts");
-    let mut c = connect(&server);
+    let (_server, mut c) = Ctx::new(dir.path())
+        .with(|c| c.characters = CharacterRules::Sandbox)
+        .spawn();
     let t = say1(&mut c, "@designer:test", "!char level 5");
     assert!(t.starts_with("Level 5 "), "{t}");
     say(&mut c, "@designer:test", "!char key add skull_key");
@@ -287,7 +219,7 @@ fn a_sandbox_server_lets_players_edit_their_own_sheet() {
 fn the_char_command_sets_and_shows_a_sheet_on_a_database() {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("z.db");
-    start(&db).stop().expect("stops");
+    Ctx::sqlite(&db).start().stop().expect("stops");
     let char_cli = |args: &[&str]| {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_zonegraph-under-test"))
             .arg("char")
@@ -320,8 +252,7 @@ fn the_char_command_sets_and_shows_a_sheet_on_a_database() {
     let (ok, _, log) = char_cli(&["set", "@p:test", "level", "21"]);
     assert!(!ok && log.contains("level 21 is outside 1-20"), "{log}");
     // The server sees what the command set.
-    let server = start(&db);
-    let mut c = connect(&server);
+    let (_server, mut c) = Ctx::sqlite(&db).spawn();
     assert!(say1(&mut c, "@p:test", "!char").starts_with("Level 7 "));
 }
 
@@ -331,8 +262,7 @@ fn runs_and_characters_survive_a_restart() {
     let db = dir.path().join("z.db");
     let user = "@restart:test";
     {
-        let server = start(&db);
-        let mut c = connect(&server);
+        let (server, mut c) = Ctx::sqlite(&db).spawn();
         say(&mut c, ADMIN, &format!("!char set {user} level 3"));
         say(&mut c, ADMIN, &format!("!char grant {user} Skull_Key"));
         say(&mut c, user, "!zone enter crypt_valdris");
@@ -340,8 +270,7 @@ fn runs_and_characters_survive_a_restart() {
         say(&mut c, user, "!zone advance");
         server.stop().expect("stops");
     }
-    let server = start(&db);
-    let mut c = connect(&server);
+    let (_server, mut c) = Ctx::sqlite(&db).spawn();
     let t = say1(&mut c, user, "!zone status");
     assert!(t.contains("You are in Branching Passage"), "{t}");
     assert!(t.contains("Keys: skull_key."), "{t}");
@@ -355,7 +284,7 @@ fn runs_and_characters_survive_a_restart() {
 #[test]
 fn fifty_concurrent_go_1_apply_exactly_once() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let server = start(&dir.path().join("z.db"));
+    let server = Ctx::new(dir.path()).start();
     let user = "@racer:test";
     let mut c = connect(&server);
     say(&mut c, user, "!zone enter crypt_valdris");
@@ -408,8 +337,7 @@ fn fifty_concurrent_go_1_apply_exactly_once() {
 #[test]
 fn run_links_show_no_undiscovered_secret() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let server = start(&dir.path().join("z.db"));
-    let mut c = connect(&server);
+    let (_server, mut c) = Ctx::new(dir.path()).spawn();
 
     // Into the chapel, but the secret stays hidden.
     let user = user_where("seeker", |r| chapel_roll(r) >= 12 && secret_roll(r) < 15);
@@ -485,10 +413,9 @@ fn run_links_show_no_undiscovered_secret() {
 #[test]
 fn the_sweeper_picks_for_an_idle_player_and_queues_a_notice() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut cfg = config(&dir.path().join("z.db"));
-    cfg.fork_timeout = Duration::from_millis(300);
-    let server = serve::spawn(cfg).expect("starts");
-    let mut c = connect(&server);
+    let (_server, mut c) = Ctx::new(dir.path())
+        .fork_timeout(Duration::from_millis(300))
+        .spawn();
     let user = "@idle:test";
     say(&mut c, user, "!zone enter crypt_valdris");
     say(&mut c, user, "!zone advance");
@@ -541,22 +468,12 @@ fn the_sweeper_picks_for_an_idle_player_and_queues_a_notice() {
     assert_eq!(r["notices"], serde_json::json!([]));
 }
 
-/// `POST /api/notices` for `user`: the queued notices, asserting a 200.
-fn take_notices(c: &mut Conn, user: &str) -> Vec<Value> {
-    let r = c
-        .post_json("/api/notices", &serde_json::json!({ "user": user }))
-        .expect("notices");
-    assert_eq!(r.status, 200, "{}", r.text());
-    r.json()["notices"].as_array().cloned().unwrap_or_default()
-}
-
 #[test]
 fn queued_notices_come_before_the_next_reply() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut cfg = config(&dir.path().join("z.db"));
-    cfg.fork_timeout = Duration::from_millis(200);
-    let server = serve::spawn(cfg).expect("starts");
-    let mut c = connect(&server);
+    let (_server, mut c) = Ctx::new(dir.path())
+        .fork_timeout(Duration::from_millis(200))
+        .spawn();
     let user = "@later:test";
     say(&mut c, user, "!zone enter crypt_valdris");
     say(&mut c, user, "!zone advance");
@@ -608,8 +525,7 @@ fn queued_notices_come_before_the_next_reply() {
 #[test]
 fn zones_are_served_from_the_tables_as_the_files_say() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let server = start(&dir.path().join("z.db"));
-    let mut c = connect(&server);
+    let (_server, mut c) = Ctx::new(dir.path()).spawn();
     let list = c.get("/api/zones").expect("zones").json();
     let ids: Vec<&str> = list["zones"]
         .as_array()
@@ -619,8 +535,7 @@ fn zones_are_served_from_the_tables_as_the_files_say() {
         .collect();
     assert_eq!(ids.len(), 7, "{ids:?}");
     for id in ids {
-        let text =
-            std::fs::read_to_string(root().join(format!("zones/{id}.json"))).expect("zone file");
+        let text = support::zone_text(id);
         let (zone, _) = zonegraph_core::zone::load(&text).expect("zone parses");
         let served = c.get(&format!("/api/zones/{id}")).expect("zone").json();
         assert_eq!(
@@ -678,10 +593,7 @@ fn the_viewer_is_served_with_run_links_falling_back_to_the_app() {
     let dir = tempfile::tempdir().expect("temp dir");
     let web = fake_dist(dir.path());
     std::fs::write(dir.path().join("secret.txt"), "do not serve").expect("secret");
-    let mut cfg = config(&dir.path().join("z.db"));
-    cfg.web = web;
-    let server = serve::spawn(cfg).expect("starts");
-    let mut c = connect(&server);
+    let (_server, mut c) = Ctx::new(dir.path()).with(|c| c.web = web).spawn();
     // A run link is the run page's own HTML; the designer's routes are its index.html.
     let r = c
         .get("/run/0123456789abcdef0123456789abcdef")
@@ -738,10 +650,9 @@ fn trunk_content_hashes_are_told_from_plain_names() {
 #[test]
 fn viewer_files_are_served_precompressed_and_cached_by_name() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut cfg = config(&dir.path().join("z.db"));
-    cfg.web = fake_dist(dir.path());
-    let server = serve::spawn(cfg).expect("starts");
-    let mut c = connect(&server);
+    let (_server, mut c) = Ctx::new(dir.path())
+        .with(|c| c.web = fake_dist(dir.path()))
+        .spawn();
     let immutable = Some("public, max-age=31536000, immutable");
     let js = "/zonegraph-web-0123456789abcdef.js";
     // Brotli when the browser takes it, else gzip, else the file itself.
@@ -855,8 +766,7 @@ fn open_events(server: &Server, token: &str) -> std::io::BufReader<std::net::Tcp
 #[test]
 fn a_run_page_hears_a_move_made_in_chat_within_a_second() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let server = start(&dir.path().join("z.db"));
-    let mut c = connect(&server);
+    let (server, mut c) = Ctx::new(dir.path()).spawn();
     let user = "@live:test";
     say(&mut c, user, "!zone enter crypt_valdris");
     let token = token_of(&say1(&mut c, user, "!zone map"));
@@ -899,7 +809,7 @@ fn a_run_page_hears_a_move_made_in_chat_within_a_second() {
 #[test]
 fn hostile_input_gets_a_json_4xx_and_never_a_panic() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let server = start(&dir.path().join("z.db"));
+    let server = Ctx::new(dir.path()).start();
     let addr = server.addr;
     let json = [("content-type", "application/json")];
     // (method, path, headers, body, expected status, the error says)
@@ -1096,9 +1006,9 @@ fn hostile_input_gets_a_json_4xx_and_never_a_panic() {
 #[test]
 fn an_api_token_is_required_when_configured() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut cfg = config(&dir.path().join("z.db"));
-    cfg.auth = Auth::Token("s3cret".into());
-    let server = serve::spawn(cfg).expect("starts");
+    let server = Ctx::new(dir.path())
+        .auth(Auth::Token("s3cret".into()))
+        .start();
     let mut c = Conn::connect(server.addr).expect("connect");
     let r = c.command("@a:test", "!zone help", None).expect("request");
     assert_eq!(r.status, 401, "{}", r.text());
@@ -1217,9 +1127,7 @@ fn command_for_host(addr: SocketAddr, host: &str) -> zonegraph_server::client::R
 #[test]
 fn no_auth_answers_only_requests_that_name_this_machine() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut cfg = config(&dir.path().join("z.db"));
-    cfg.auth = Auth::Off;
-    let server = serve::spawn(cfg).expect("starts");
+    let server = Ctx::new(dir.path()).auth(Auth::Off).start();
     assert_eq!(server.api_token(), None);
     let listen = server.addr.to_string();
     for host in [
@@ -1418,7 +1326,7 @@ fn migrate_cli(path: &Path) -> String {
         .arg("--db")
         .arg(path)
         .arg("--zones")
-        .arg(root().join("zones"))
+        .arg(support::zones())
         .output()
         .expect("runs");
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -1490,7 +1398,7 @@ fn gogobee_databases_at_every_stage_migrate_without_losing_a_row() {
             assert!(again.contains(run_id), "{}: {again}", stage.name);
         }
 
-        let server = start(&path);
+        let server = Ctx::sqlite(&path).start();
         check_play(stage, &server);
         server.stop().expect("stops");
         assert_eq!(gogobee_active(&path).len(), before.len(), "{}", stage.name);
@@ -1503,7 +1411,7 @@ fn serve_opens_gogobee_databases_at_every_stage_directly() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = gogobee_db(dir.path(), stage.name);
         let before = gogobee_active(&path);
-        let server = start(&path);
+        let server = Ctx::sqlite(&path).start();
         let warm = &server.opened.warm_up;
         let mut stuck: Vec<(&str, &str)> = warm
             .stuck
@@ -1538,7 +1446,7 @@ fn serve_opens_gogobee_databases_at_every_stage_directly() {
         }
         // Opening it again changes nothing.
         let rows = dump_runs(&path);
-        let server = start(&path);
+        let server = Ctx::sqlite(&path).start();
         server.stop().expect("stops");
         assert_eq!(dump_runs(&path), rows, "{}", stage.name);
     }
@@ -1548,7 +1456,7 @@ fn serve_opens_gogobee_databases_at_every_stage_directly() {
 fn a_carried_fork_keeps_gogobees_outcome_and_gogobee_sees_our_writes() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = gogobee_db(dir.path(), "dual_write");
-    let server = start(&path);
+    let server = Ctx::sqlite(&path).start();
     let fen = server
         .store
         .all_runs()
@@ -1648,7 +1556,7 @@ fn purging_refuses_while_a_gogobee_row_cannot_be_warmed_up() {
         db: Some(path.clone()),
         from: None,
         to: None,
-        zones: Some(root().join("zones")),
+        zones: Some(support::zones()),
         purge_legacy: true,
     };
     let err = migrate::migrate(&args).expect_err("refuses");
@@ -1677,8 +1585,7 @@ fn purging_refuses_while_a_gogobee_row_cannot_be_warmed_up() {
     assert!(report.contains("dropped the legacy columns"), "{report}");
     let report = migrate::migrate(&args).expect("purges again");
     assert!(report.contains("already gone"), "{report}");
-    let server = start(&path);
-    let mut c = connect(&server);
+    let (_server, mut c) = Ctx::sqlite(&path).spawn();
     assert!(say1(&mut c, "@ash:gogobee.test", "!zone advance").contains("Room 5 of 9"));
 }
 
@@ -1695,7 +1602,7 @@ fn a_gogobee_row_that_cannot_be_written_is_named_in_the_error() {
         )
         .expect("trigger");
     }
-    let err = format!("{:#}", serve::spawn(config(&path)).expect_err("refused"));
+    let err = format!("{:#}", Ctx::sqlite(&path).refused());
     assert!(err.contains("run g1-bram-0"), "{err}");
     assert!(err.contains("bram is read-only"), "{err}");
 }
@@ -1829,63 +1736,24 @@ fn a_run_round_trips_through_its_row_exactly() {
     );
 }
 
-/// The server as a real process: spawned, loaded, killed with SIGKILL, restarted.
-struct Process {
-    child: std::process::Child,
-    addr: SocketAddr,
-    /// The API token the server made beside its database at the first start.
-    token: String,
-    /// What it printed so far.
-    stdout: Arc<Mutex<Vec<String>>>,
+/// `zonegraph serve --db db` as a process of its own, with the shipped zones.
+fn spawn_process(db: &Path) -> Served {
+    spawn_process_in(db, &support::zones())
 }
 
-fn spawn_process(db: &Path) -> Process {
-    spawn_process_in(db, &root().join("zones"))
-}
-
-fn spawn_process_in(db: &Path, zones: &Path) -> Process {
-    use std::io::BufRead;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_zonegraph-under-test"))
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--rate-limit",
-            "off",
-            "--db",
-        ])
+fn spawn_process_in(db: &Path, zones: &Path) -> Served {
+    let dir = db.parent().expect("the database is in a directory");
+    let mut command = support::serve_command(zones, dir);
+    command
+        .arg("--db")
         .arg(db)
-        .arg("--zones")
-        .arg(zones)
-        .arg("--web")
-        .arg(db.with_file_name("none"))
-        .env_remove("ZONEGRAPH_API_TOKEN")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("the server process starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut lines = std::io::BufReader::new(stdout).lines();
-    let first = lines.next().expect("a first line").expect("utf-8");
-    let said = Arc::new(Mutex::new(vec![first.clone()]));
-    let addr = zonegraph_tests::listening_at(&first);
-    // Keep draining stdout so the process never blocks on a full pipe.
-    let keep = said.clone();
-    std::thread::spawn(move || {
-        for line in lines.map_while(Result::ok) {
-            keep.lock().expect("stdout").push(line);
-        }
-    });
+        .env_remove("ZONEGRAPH_API_TOKEN");
+    let process = Process::spawn(command);
     let token = std::fs::read_to_string(serve::token_file(db))
         .expect("the token file is made before the server answers")
         .trim()
         .to_string();
-    Process {
-        child,
-        addr,
-        token,
-        stdout: said,
-    }
+    Served { process, token }
 }
 
 /// The Crypt played by `go 1`: the opening moves, then `!zone advance` (which fights the
@@ -2028,22 +1896,10 @@ fn sigkill_mid_load_loses_no_acknowledged_move() {
 
 #[test]
 fn the_compare_and_set_holds_between_two_servers_on_one_database() {
-    use zonegraph_server::store::{CommandSettings, Store};
     // Two stores on one file are two writers with no lock in common (two processes, or the
     // sweeper of one and the commands of another): only the row's version keeps them honest.
     let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("z.db");
-    let zones = root().join("zones");
-    let (a, _) = Store::open(&path, &zones).expect("store a");
-    let (b, _) = Store::open(&path, &zones).expect("store b");
-    let stores = [Arc::new(a), Arc::new(b)];
-    let settings = CommandSettings {
-        public_url: "http://test".into(),
-        fork_timeout_ms: 3_600_000,
-        run_ids: per_user_run_ids(),
-        admins: Arc::default(),
-        characters: CharacterRules::Sandbox,
-    };
+    let (stores, settings) = two_stores(dir.path());
     let user = "@twice:test";
     for cmd in [
         "!zone enter crypt_valdris",
@@ -2095,13 +1951,7 @@ fn the_compare_and_set_holds_between_two_servers_on_one_database() {
 #[test]
 fn a_zone_with_errors_refuses_the_start_with_its_findings() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let zones = dir.path().join("zones");
-    std::fs::create_dir_all(&zones).expect("zones dir");
-    std::fs::copy(
-        root().join("zones/crypt_valdris.json"),
-        zones.join("crypt_valdris.json"),
-    )
-    .expect("copy");
+    let zones = support::copy_zones_of(dir.path(), "zones", &["crypt_valdris"]);
     std::fs::write(
         zones.join("broken.json"),
         r#"{"format":1,"zone_id":"broken","name":"Broken","tier":1,"min_level":1,"max_level":2,
@@ -2109,9 +1959,7 @@ fn a_zone_with_errors_refuses_the_start_with_its_findings() {
             "edges":[{"from_node":"broken.a","to_node":"broken.nowhere"}]}"#,
     )
     .expect("write");
-    let mut cfg = config(&dir.path().join("z.db"));
-    cfg.zones = zones;
-    let err = serve::spawn(cfg).expect_err("refused").to_string();
+    let err = Ctx::new(dir.path()).zones(zones).refused().to_string();
     assert!(err.contains("have errors"), "{err}");
     assert!(err.contains("error[unknown_node]"), "{err}");
     assert!(err.contains("broken.json"), "{err}");
@@ -2121,14 +1969,15 @@ fn a_zone_with_errors_refuses_the_start_with_its_findings() {
 fn commands_over_the_rate_limit_get_429_with_retry_after() {
     use zonegraph_core::limits::Rate;
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut cfg = config(&dir.path().join("z.db"));
     // A burst of three, then one every thousand seconds.
-    cfg.limits.rate = Some(Rate {
-        per_second_milli: 1,
-        burst: 3,
-    });
-    let server = serve::spawn(cfg).expect("starts");
-    let mut c = connect(&server);
+    let (_server, mut c) = Ctx::new(dir.path())
+        .with(|c| {
+            c.limits.rate = Some(Rate {
+                per_second_milli: 1,
+                burst: 3,
+            })
+        })
+        .spawn();
     for _ in 0..3 {
         say(&mut c, "@fast:test", "!zone help");
     }
@@ -2154,26 +2003,28 @@ fn commands_over_the_rate_limit_get_429_with_retry_after() {
 #[test]
 fn a_command_given_up_by_its_request_finishes_before_the_next_one_starts() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut cfg = config(&dir.path().join("z.db"));
     // The slow player's first command (`!zone enter`) waits inside the store (where it asks
     // for a run id) until the test lets it go, so its request surely times out first.
     let (entered, entered_rx) = std::sync::mpsc::channel::<()>();
     let (release, release_rx) = std::sync::mpsc::channel::<()>();
     let release_rx = Mutex::new(release_rx);
     let first = std::sync::atomic::AtomicBool::new(true);
-    cfg.run_ids = Arc::new(move |user: &str| {
+    let run_ids: RunIds = Arc::new(move |user: &str| {
         if user == "@slow:test" && first.swap(false, std::sync::atomic::Ordering::SeqCst) {
             let _ = entered.send(());
             let _ = release_rx.lock().expect("release").recv();
         }
         format!("{user}/1")
     });
-    cfg.limits.request_timeout = Duration::from_secs(2);
-    let server = serve::spawn(cfg).expect("starts");
+    let (server, mut c) = Ctx::new(dir.path())
+        .with(|c| {
+            c.run_ids = run_ids;
+            c.limits.request_timeout = Duration::from_secs(2);
+        })
+        .spawn();
     // Declared after the server, so a failing assertion lets the command go before the
     // server is dropped (which waits for it).
     let release = release;
-    let mut c = connect(&server);
     let r = c
         .command("@slow:test", "!zone enter crypt_valdris", None)
         .expect("request");
@@ -2196,20 +2047,8 @@ fn a_command_given_up_by_its_request_finishes_before_the_next_one_starts() {
 
 #[test]
 fn character_writes_are_compare_and_set_between_two_servers() {
-    use zonegraph_server::store::{CommandSettings, Store};
     let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("z.db");
-    let zones = root().join("zones");
-    let (a, _) = Store::open(&path, &zones).expect("store a");
-    let (b, _) = Store::open(&path, &zones).expect("store b");
-    let stores = [Arc::new(a), Arc::new(b)];
-    let settings = CommandSettings {
-        public_url: "http://test".into(),
-        fork_timeout_ms: 3_600_000,
-        run_ids: per_user_run_ids(),
-        admins: Arc::default(),
-        characters: CharacterRules::Sandbox,
-    };
+    let (stores, settings) = two_stores(dir.path());
     let user = "@keys:test";
     // At most as many writers as a command's compare-and-set attempts: each loses only to
     // another's win.
@@ -2246,8 +2085,7 @@ fn character_writes_are_compare_and_set_between_two_servers() {
 fn healthz_is_503_with_the_reason_when_the_database_cannot_be_written() {
     let dir = tempfile::tempdir().expect("temp dir");
     let db_path = dir.path().join("z.db");
-    let server = start(&db_path);
-    let mut c = connect(&server);
+    let (_server, mut c) = Ctx::sqlite(&db_path).spawn();
     assert_eq!(c.get("/healthz").expect("health").status, 200);
     // Another process holds the write lock (a stuck `sqlite3` shell, say): reads still
     // work, writes cannot be made.
@@ -2262,46 +2100,30 @@ fn healthz_is_503_with_the_reason_when_the_database_cannot_be_written() {
     assert_eq!(c.get("/healthz").expect("health").status, 200);
 }
 
-/// A zones directory holding copies of the shipped `ids`.
-fn zones_dir(dir: &Path, name: &str, ids: &[&str]) -> PathBuf {
-    let zones = dir.join(name);
-    std::fs::create_dir_all(&zones).expect("zones dir");
-    for id in ids {
-        std::fs::copy(
-            root().join(format!("zones/{id}.json")),
-            zones.join(format!("{id}.json")),
-        )
-        .expect("copy");
-    }
-    zones
-}
-
 #[test]
 fn a_run_in_a_withdrawn_zone_can_be_abandoned_and_blocks_no_other_zone() {
     let dir = tempfile::tempdir().expect("temp dir");
     let db_path = dir.path().join("z.db");
-    let both = zones_dir(dir.path(), "both", &["crypt_valdris", "mossback_warren"]);
-    let later = zones_dir(dir.path(), "later", &["mossback_warren"]);
+    let both = support::copy_zones_of(dir.path(), "both", &["crypt_valdris", "mossback_warren"]);
+    let later = support::copy_zones_of(dir.path(), "later", &["mossback_warren"]);
     let (quits, moves) = ("@quits:test", "@moves:test");
     // Run ids stay unique across the restart.
-    let run_ids = per_user_run_ids();
+    let run_ids = support::per_user_run_ids();
     {
-        let mut cfg = config(&db_path);
-        cfg.zones = both;
-        cfg.run_ids = run_ids.clone();
-        let server = serve::spawn(cfg).expect("starts");
-        let mut c = connect(&server);
+        let (_server, mut c) = Ctx::sqlite(&db_path)
+            .zones(both)
+            .with(|c| c.run_ids = run_ids.clone())
+            .spawn();
         for user in [quits, moves] {
             say(&mut c, user, "!zone enter crypt_valdris");
             say(&mut c, user, "!zone advance");
         }
     }
     // The Crypt is withdrawn between starts.
-    let mut cfg = config(&db_path);
-    cfg.zones = later;
-    cfg.run_ids = run_ids;
-    let server = serve::spawn(cfg).expect("starts");
-    let mut c = connect(&server);
+    let (server, mut c) = Ctx::sqlite(&db_path)
+        .zones(later)
+        .with(|c| c.run_ids = run_ids)
+        .spawn();
 
     let t = say1(&mut c, quits, "!zone status");
     assert!(
@@ -2336,25 +2158,24 @@ fn an_empty_or_missing_zones_directory_refuses_the_start() {
     let dir = tempfile::tempdir().expect("temp dir");
     let db_path = dir.path().join("z.db");
     {
-        let server = start(&db_path);
-        let mut c = connect(&server);
+        let (_server, mut c) = Ctx::sqlite(&db_path).spawn();
         say(&mut c, "@stays:test", "!zone enter crypt_valdris");
     }
     let empty = dir.path().join("empty");
     std::fs::create_dir_all(&empty).expect("dir");
     std::fs::write(empty.join("notes.txt"), "not a zone").expect("write");
-    let mut cfg = config(&db_path);
-    cfg.zones = empty.clone();
-    let err = format!("{:#}", serve::spawn(cfg).expect_err("refused"));
+    let err = format!("{:#}", Ctx::sqlite(&db_path).zones(empty.clone()).refused());
     assert!(err.contains("holds no zone files"), "{err}");
     assert!(err.contains(&empty.display().to_string()), "{err}");
-    let mut cfg = config(&db_path);
-    cfg.zones = dir.path().join("missing");
-    let err = format!("{:#}", serve::spawn(cfg).expect_err("refused"));
+    let err = format!(
+        "{:#}",
+        Ctx::sqlite(&db_path)
+            .zones(dir.path().join("missing"))
+            .refused()
+    );
     assert!(err.contains("missing"), "{err}");
     // The zone tables were left alone.
-    let server = start(&db_path);
-    let mut c = connect(&server);
+    let (_server, mut c) = Ctx::sqlite(&db_path).spawn();
     let t = say1(&mut c, "@stays:test", "!zone status");
     assert!(t.contains("Crypt Threshold"), "{t}");
 }
@@ -2362,11 +2183,10 @@ fn an_empty_or_missing_zones_directory_refuses_the_start() {
 #[test]
 fn requests_past_the_concurrency_limit_are_refused_at_once() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut cfg = config(&dir.path().join("z.db"));
     // No slot is ever free.
-    cfg.limits.max_in_flight = 0;
-    let server = serve::spawn(cfg).expect("starts");
-    let mut c = connect(&server);
+    let (_server, mut c) = Ctx::new(dir.path())
+        .with(|c| c.limits.max_in_flight = 0)
+        .spawn();
     for path in ["/api/zones", "/healthz", "/"] {
         let r = c.get(path).expect("request");
         assert_eq!(r.status, 503, "{path}: {}", r.text());
@@ -2389,8 +2209,7 @@ fn wins_at(run: &str, room: &str, kind: EncounterKind, attempt: u32) -> bool {
 #[test]
 fn over_http_a_boss_must_be_fought_and_three_wounds_end_a_run() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let server = start(&dir.path().join("z.db"));
-    let mut c = connect(&server);
+    let (server, mut c) = Ctx::new(dir.path()).spawn();
     const HALL: &str = "crypt_valdris.main_hall";
     const BOSS: &str = "crypt_valdris.boss";
 
@@ -2462,31 +2281,16 @@ fn over_http_a_boss_must_be_fought_and_three_wounds_end_a_run() {
     // The defeat is stored: another server on the database says the same.
     drop(c);
     server.stop().expect("stops");
-    let server = start(&dir.path().join("z.db"));
-    let mut c = connect(&server);
+    let (_server, mut c) = Ctx::new(dir.path()).spawn();
     let t = say1(&mut c, &loser, "!zone status");
     assert!(t.contains("This run is over: defeat."), "{t}");
     let t = say1(&mut c, &hero, "!char");
     assert!(t.starts_with("Level 2 (150 XP)"), "{t}");
 }
 
-/// A copy of the shipped zones in `dir/zones`, for tests that change the files.
-fn zones_copy(dir: &Path) -> PathBuf {
-    let zones = dir.join("zones");
-    std::fs::create_dir_all(&zones).expect("zones dir");
-    for entry in std::fs::read_dir(root().join("zones")).expect("zones") {
-        let path = entry.expect("entry").path();
-        if path.extension().is_some_and(|e| e == "json") {
-            std::fs::copy(&path, zones.join(path.file_name().expect("name"))).expect("copy");
-        }
-    }
-    zones
-}
-
 /// The Crypt as another zone, `crypt_copy`, with its Main Hall called `hall`.
 fn crypt_copy(hall: &str) -> String {
-    std::fs::read_to_string(root().join("zones/crypt_valdris.json"))
-        .expect("crypt")
+    support::zone_text("crypt_valdris")
         .replace("crypt_valdris", "crypt_copy")
         .replace("\"Main Hall\"", &format!("{hall:?}"))
 }
@@ -2540,11 +2344,8 @@ fn labels(c: &mut Conn, token: &str) -> Vec<String> {
 #[test]
 fn a_published_zone_is_served_at_once_and_runs_keep_the_graph_they_started_with() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut cfg = config(&dir.path().join("z.db"));
-    cfg.zones = zones_copy(dir.path());
-    let zones = cfg.zones.clone();
-    let server = serve::spawn(cfg).expect("starts");
-    let mut c = connect(&server);
+    let zones = support::copy_zones(dir.path());
+    let (_server, mut c) = Ctx::new(dir.path()).zones(zones.clone()).spawn();
     let before = zone_ids(&mut c);
 
     // A new zone: written as <zone_id>.json, served without a restart.
@@ -2595,14 +2396,11 @@ fn a_published_zone_is_served_at_once_and_runs_keep_the_graph_they_started_with(
 #[test]
 fn a_zone_with_errors_is_not_published_and_nothing_changes() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut cfg = config(&dir.path().join("z.db"));
-    cfg.zones = zones_copy(dir.path());
-    let zones = cfg.zones.clone();
-    let server = serve::spawn(cfg).expect("starts");
-    let mut c = connect(&server);
+    let zones = support::copy_zones(dir.path());
+    let (_server, mut c) = Ctx::new(dir.path()).zones(zones.clone()).spawn();
     let files_before = dir_state(&zones);
     let served_before = c.get("/api/zones").expect("zones").json();
-    let crypt = std::fs::read_to_string(root().join("zones/crypt_valdris.json")).expect("crypt");
+    let crypt = support::zone_text("crypt_valdris");
     let broken_crypt = crypt.replacen("\"is_boss\": true", "\"is_boss\": false", 1);
     assert_ne!(broken_crypt, crypt, "the fixture has a boss to remove");
     for (what, text) in [
@@ -2662,7 +2460,7 @@ fn a_zone_with_errors_is_not_published_and_nothing_changes() {
 #[test]
 fn sighup_reloads_the_zone_files_all_or_nothing() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let zones = zones_copy(dir.path());
+    let zones = support::copy_zones(dir.path());
     let mut p = spawn_process_in(&dir.path().join("z.db"), &zones);
     let mut c = Conn::connect(p.addr)
         .expect("connect")
@@ -2711,10 +2509,7 @@ fn the_example_host_game_decides_encounters() {
         eprintln!("server: python3 not found; examples/host.py was not run");
         return;
     }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
+    let port = zonegraph_tests::free_port();
     struct Kill(std::process::Child);
     impl Drop for Kill {
         fn drop(&mut self) {
@@ -2740,16 +2535,14 @@ fn the_example_host_game_decides_encounters() {
         std::thread::sleep(Duration::from_millis(50));
     }
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut c = config(&dir.path().join("z.db"));
-    c.game.host_hook = Some(
-        zonegraph_server::host::HostHook::new(
-            &format!("http://127.0.0.1:{port}"),
-            Some("let-me-in".into()),
-        )
-        .expect("hook"),
-    );
-    let server = serve::spawn(c).expect("server starts");
-    let mut conn = connect(&server);
+    let hook = zonegraph_server::host::HostHook::new(
+        &format!("http://127.0.0.1:{port}"),
+        Some("let-me-in".into()),
+    )
+    .expect("hook");
+    let (server, mut conn) = Ctx::new(dir.path())
+        .with(|c| c.game.host_hook = Some(hook))
+        .spawn();
     let user = "@hosted:test";
     // The sheet is the host's.
     let t = say1(&mut conn, user, "!char");
@@ -2775,4 +2568,39 @@ fn the_example_host_game_decides_encounters() {
         "{seen}"
     );
     server.stop().expect("stops");
+}
+
+/// The server as a real process with the API token it made beside its database at the first
+/// start.
+struct Served {
+    process: Process,
+    token: String,
+}
+
+impl std::ops::Deref for Served {
+    type Target = Process;
+    fn deref(&self) -> &Process {
+        &self.process
+    }
+}
+
+impl std::ops::DerefMut for Served {
+    fn deref_mut(&mut self) -> &mut Process {
+        &mut self.process
+    }
+}
+
+/// Two stores on the SQLite file `dir/z.db`, and the settings of a sandbox server (players
+/// edit their own sheets) with run ids `"{user}/{n}"`.
+fn two_stores(dir: &Path) -> ([Arc<Store>; 2], CommandSettings) {
+    let db = DbAt::Sqlite(dir.join("z.db"));
+    let stores = [Arc::new(support::store(&db)), Arc::new(support::store(&db))];
+    let settings = CommandSettings {
+        public_url: "http://test".into(),
+        fork_timeout_ms: 3_600_000,
+        admins: Arc::default(),
+        characters: CharacterRules::Sandbox,
+        ..support::settings()
+    };
+    (stores, settings)
 }
