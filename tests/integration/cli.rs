@@ -8,12 +8,7 @@ use zonegraph_core::command;
 use zonegraph_core::zone;
 use zonegraph_server::{Cli, Cmd, check, play};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tests/ sits in the workspace")
-        .to_path_buf()
-}
+use crate::support::root;
 
 fn path(rel: &str) -> String {
     root().join(rel).to_string_lossy().into_owned()

@@ -3,19 +3,13 @@
 //! prints for it.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
 
 use clap::Parser;
 use zonegraph_core::{Code, Severity, check_sources};
 use zonegraph_server::explain::explanation;
 use zonegraph_server::{Cli, Cmd, check};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tests/ sits in the workspace")
-        .to_path_buf()
-}
+use crate::support::root;
 
 /// Codes an example may have besides its own, because one mistake is two findings there.
 fn companions(code: Code) -> &'static [Code] {

@@ -1,17 +1,10 @@
 //! The zone file format: parsing errors, the committed JSON Schema, round-trips.
 
-use std::path::PathBuf;
-
 use proptest::prelude::*;
 use zonegraph_core::format::{self, ZoneFile};
 use zonegraph_core::{synth, zone};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tests/ sits in the workspace")
-        .to_path_buf()
-}
+use crate::support::root;
 
 /// Parses `text` and returns the located error message, or "ok".
 fn parse_result(text: &str) -> String {

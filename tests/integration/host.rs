@@ -1,13 +1,12 @@
 //! The host-game hook (`serve --host-hook`) against a fake host game on loopback.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
-use zonegraph_server::client::Conn;
 use zonegraph_server::host::{HOOK_TIMEOUT, HostHook};
-use zonegraph_server::serve::{self, Auth, ServerConfig};
+
+use crate::support::Ctx;
 
 /// A real `serve` against a fake host game: the host's sheet, a slow host (the player is
 /// told to try again and nothing changes), then its decision in its own words.
@@ -57,23 +56,11 @@ fn serve_hands_encounters_to_the_host_game() {
     });
 
     let dir = tempfile::tempdir().expect("temp dir");
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut config = ServerConfig::new(
-        dir.path().join("z.db"),
-        root.join("zones"),
-        "127.0.0.1:0".parse().expect("address"),
-    );
-    config.web = dir.path().join("no-viewer");
-    config.auth = Auth::Token("api".into());
-    config.limits.rate = None;
-    config.game.host_hook = Some(
-        HostHook::new(&format!("{}/game/", host.uri()), Some("hook-secret".into()))
-            .expect("hook url"),
-    );
-    let server = serve::spawn(config).expect("server starts");
-    let mut c = Conn::connect(server.addr)
-        .expect("connect")
-        .with_token(Some("api"));
+    let hook = HostHook::new(&format!("{}/game/", host.uri()), Some("hook-secret".into()))
+        .expect("hook url");
+    let (server, mut c) = Ctx::new(dir.path())
+        .with(|c| c.game.host_hook = Some(hook))
+        .spawn();
     let mut say = |text: &str| -> String {
         let r = c.command("@hero:test", text, None).expect("request");
         assert_eq!(r.status, 200, "{text}: {}", r.text());

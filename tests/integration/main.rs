@@ -14,4 +14,5 @@ mod player_view;
 mod postgres;
 mod server;
 mod storage;
+mod support;
 mod validate;

@@ -7,72 +7,27 @@ use std::path::Path;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
 use zonegraph_server::client::Conn;
-use zonegraph_server::serve::{self, Auth, Server, ServerConfig};
+use zonegraph_server::serve::Server;
 use zonegraph_server::store::DbAt;
 use zonegraph_tests::postgres::{self, Cluster};
 use zonegraph_tests::room_told;
 
-const TOKEN: &str = "pg-token";
-
-fn root() -> std::path::PathBuf {
-    zonegraph_tests::synapse::root()
-}
+use crate::support::{self, Ctx, Process, TOKEN, connect, replies, take_notices as notices};
 
 /// An instance on `url` with its own copy of the shipped zones in `dir`.
 fn instance(url: &str, dir: &Path, fork_timeout: Duration) -> Server {
-    let zones = dir.join("zones");
-    std::fs::create_dir_all(&zones).expect("zones dir");
-    for f in std::fs::read_dir(root().join("zones")).expect("zones") {
-        let f = f.expect("entry").path();
-        if f.extension().is_some_and(|e| e == "json") {
-            std::fs::copy(&f, zones.join(f.file_name().expect("name"))).expect("copy");
-        }
-    }
-    let mut c = ServerConfig::new(
-        DbAt::Postgres(url.to_string()),
-        zones,
-        "127.0.0.1:0".parse().expect("address"),
-    );
-    c.web = dir.join("no-viewer-here");
-    c.auth = Auth::Token(TOKEN.into());
-    c.limits.rate = None;
-    c.fork_timeout = fork_timeout;
-    c.sweep_every = Duration::from_millis(50);
-    serve::spawn(c).expect("the instance starts")
+    Ctx::postgres(url, dir)
+        .zones(support::copy_zones(dir))
+        .fork_timeout(fork_timeout)
+        .start()
 }
 
-fn connect(server: &Server) -> Conn {
-    Conn::connect(server.addr)
-        .expect("connect")
-        .with_token(Some(TOKEN))
-}
-
+/// The reply texts of one command, one a line, asserting a 200.
 fn say(c: &mut Conn, user: &str, text: &str) -> String {
     let r = c.command(user, text, None).expect("request");
     assert_eq!(r.status, 200, "{text}: {}", r.text());
     replies(&r.json())
-}
-
-fn replies(v: &Value) -> String {
-    v["replies"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|r| r["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_default()
-}
-
-fn notices(c: &mut Conn, user: &str) -> Vec<Value> {
-    let r = c
-        .post_json("/api/notices", &serde_json::json!({ "user": user }))
-        .expect("notices");
-    assert_eq!(r.status, 200, "{}", r.text());
-    r.json()["notices"].as_array().cloned().unwrap_or_default()
 }
 
 #[test]
@@ -124,8 +79,7 @@ fn two_instances_share_one_database() {
     assert_eq!(moved, 1, "{all:#?}");
 
     // A zone published on one instance is served by the other at its next command.
-    let zone = std::fs::read_to_string(root().join("zones/crypt_valdris.json"))
-        .expect("crypt")
+    let zone = support::zone_text("crypt_valdris")
         .replace("\"crypt_valdris", "\"crypt_copy")
         .replace("Crypt of Valdris", "Copied Crypt");
     let r = ca
@@ -269,17 +223,7 @@ fn a_sqlite_database_is_copied_whole_and_played_on() {
     let sqlite = dir.path().join("bot.db");
     let user = "@mover:test";
     {
-        let mut c = ServerConfig::new(
-            sqlite.clone(),
-            root().join("zones"),
-            "127.0.0.1:0".parse().expect("address"),
-        );
-        c.web = dir.path().join("no-viewer-here");
-        c.auth = Auth::Token(TOKEN.into());
-        c.limits.rate = None;
-        c.admins = vec!["@admin:test".into()];
-        let server = serve::spawn(c).expect("the SQLite server starts");
-        let mut c = connect(&server);
+        let (server, mut c) = Ctx::sqlite(&sqlite).spawn();
         say(&mut c, "@admin:test", &format!("!char set {user} level 4"));
         say(&mut c, user, "!zone enter crypt_valdris");
         say(&mut c, user, "!zone advance");
@@ -332,37 +276,16 @@ fn a_sqlite_database_is_copied_whole_and_played_on() {
 /// port, no rate limit, the shipped zones, no viewer, and the database URL and API token in
 /// the environment, as operators of several instances set them.
 pub(crate) fn serve_process(url: &str, dir: &Path, token: &str) -> std::process::Command {
-    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_zonegraph-under-test"));
-    c.args([
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--rate-limit",
-        "off",
-        "--zones",
-    ])
-    .arg(root().join("zones"))
-    .arg("--web")
-    .arg(dir.join("none"))
-    .env("ZONEGRAPH_DATABASE_URL", url)
-    .env("ZONEGRAPH_API_TOKEN", token);
+    let mut c = support::serve_command(&support::zones(), dir);
+    c.env("ZONEGRAPH_DATABASE_URL", url)
+        .env("ZONEGRAPH_API_TOKEN", token);
     c
 }
 
 /// An instance as a real process on `url`, and where it listens.
 fn process(url: &str, dir: &Path) -> (std::process::Child, std::net::SocketAddr) {
-    use std::io::BufRead;
-    let mut child = serve_process(url, dir, TOKEN)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("the server process starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut lines = std::io::BufReader::new(stdout).lines();
-    let first = lines.next().expect("a first line").expect("utf-8");
-    let addr = zonegraph_tests::listening_at(&first);
-    std::thread::spawn(move || for _ in lines.map_while(Result::ok) {});
-    (child, addr)
+    let p = Process::spawn(serve_process(url, dir, TOKEN));
+    (p.child, p.addr)
 }
 
 #[test]

@@ -2,20 +2,13 @@
 //! file and a fresh PostgreSQL database (`zonegraph_tests::postgres`, skipped with a message
 //! where PostgreSQL is not installed) and asks the same of the store on each.
 
-use std::collections::{BTreeSet, HashMap};
-use std::path::PathBuf;
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::{Arc, Barrier};
 
 use zonegraph_core::engine::CharEdit;
-use zonegraph_server::store::{CharacterRules, CommandSettings, DbAt, RunIds, Store};
+use zonegraph_server::store::{CommandSettings, DbAt, Store};
 use zonegraph_tests::postgres;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tests/ sits in the workspace")
-        .to_path_buf()
-}
+use crate::support::{self, settings, store as open};
 
 /// Runs `check` on a fresh SQLite file, then on a fresh PostgreSQL database.
 fn on_both(check: impl Fn(&DbAt, &str)) {
@@ -23,30 +16,6 @@ fn on_both(check: impl Fn(&DbAt, &str)) {
     check(&DbAt::Sqlite(dir.path().join("z.db")), "sqlite");
     if let Some(cluster) = postgres::shared() {
         check(&DbAt::Postgres(cluster.fresh_db()), "postgres");
-    }
-}
-
-fn open(db: &DbAt) -> Store {
-    Store::open_at(db, &root().join("zones"))
-        .expect("the store opens")
-        .0
-}
-
-/// Run ids `"{user}/{n}"`: known rolls, unique ids.
-fn settings() -> CommandSettings {
-    let counts: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
-    let run_ids: RunIds = Arc::new(move |user: &str| {
-        let mut c = counts.lock().expect("run id counter");
-        let n = c.entry(user.to_string()).or_insert(0);
-        *n += 1;
-        format!("{user}/{n}")
-    });
-    CommandSettings {
-        public_url: "http://zonegraph.test".into(),
-        fork_timeout_ms: 60_000,
-        run_ids,
-        admins: Arc::new(BTreeSet::from(["@admin:test".to_string()])),
-        characters: CharacterRules::AdminsOnly,
     }
 }
 
@@ -64,7 +33,7 @@ fn say(store: &Store, s: &CommandSettings, user: &str, text: &str) -> String {
 fn zones_round_trip_through_the_tables() {
     on_both(|db, name| {
         let store = open(db);
-        let files = zonegraph_server::store::read_zone_dir(&root().join("zones"))
+        let files = zonegraph_server::store::read_zone_dir(&support::zones())
             .expect("the zones")
             .0;
         let loaded = store.zones();
@@ -290,7 +259,7 @@ fn postgres_migrations_apply_once_when_instances_start_together() {
     );
     // A database a newer zonegraph wrote is refused, and says so.
     cluster.psql(name, "UPDATE zonegraph_schema SET version = 99");
-    let err = Store::open_at(&db, &root().join("zones"))
+    let err = Store::open_at(&db, &support::zones())
         .map(|_| ())
         .expect_err("a newer schema is refused");
     assert!(

@@ -1,19 +1,14 @@
 //! Validation, design lints and route analysis.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use zonegraph_core::format::{self, EdgeFile, NodeFile, ZoneFile};
 use zonegraph_core::{
     Code, Diagnostic, LockKind, NodeKind, analysis, check_sources, lock_pass_chance, zone,
 };
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tests/ has a parent")
-        .to_path_buf()
-}
+use crate::support::root;
 
 fn fixture_path(code: Code) -> PathBuf {
     root()

@@ -1,0 +1,403 @@
+//! gogobee's databases at every stage of their schema: `zonegraph migrate` and `serve` carry
+//! every row (or name the ones they cannot), the players play on, and gogobee sees our writes.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use zonegraph_server::db;
+use zonegraph_server::migrate;
+use zonegraph_server::serve::Server;
+
+use super::{CHAPEL, NO_CHOICE};
+use crate::support::{self, ADMIN, Ctx, connect, root, say1};
+
+/// gogobee's database at one stage of its schema: `tests/fixtures/gogobee_{stage}.sql`.
+fn gogobee_db(dir: &Path, stage: &str) -> PathBuf {
+    let path = dir.join(format!("{stage}.db"));
+    let conn = rusqlite::Connection::open(&path).expect("db");
+    let sql = std::fs::read_to_string(root().join(format!("tests/fixtures/gogobee_{stage}.sql")))
+        .expect("fixture");
+    conn.execute_batch(&sql).expect("fixture loads");
+    path
+}
+
+/// Each run id with whether gogobee counts the run active.
+fn gogobee_active(path: &Path) -> BTreeMap<String, bool> {
+    let conn = rusqlite::Connection::open(path).expect("db");
+    let mut st = conn
+        .prepare(
+            "SELECT run_id, completed_at IS NULL AND abandoned = 0 AND boss_defeated = 0
+             FROM dnd_zone_run",
+        )
+        .expect("query");
+    st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .expect("rows")
+        .collect::<rusqlite::Result<_>>()
+        .expect("rows")
+}
+
+/// Every row of `dnd_zone_run` and the old game's `dnd_character`, as text.
+fn dump_runs(path: &Path) -> Vec<String> {
+    let conn = rusqlite::Connection::open(path).expect("db");
+    let mut out = Vec::new();
+    for table in ["dnd_zone_run", "dnd_character"] {
+        let mut st = conn
+            .prepare(&format!("SELECT * FROM {table} ORDER BY rowid"))
+            .expect("query");
+        let n = st.column_count();
+        let mut rows = st.query([]).expect("rows");
+        while let Some(r) = rows.next().expect("row") {
+            out.push(
+                (0..n)
+                    .map(|i| format!("{:?}", r.get_ref(i).expect("value")))
+                    .collect::<Vec<_>>()
+                    .join(" | "),
+            );
+        }
+    }
+    out
+}
+
+/// What opening one stage of gogobee's database must do.
+struct Stage {
+    name: &'static str,
+    /// Rows that cannot be carried: run id and the reason given.
+    stuck: &'static [(&'static str, &'static str)],
+    /// An older active run of a player with two.
+    superseded: &'static str,
+    /// A player waiting at a fork gogobee offered.
+    at_fork: Option<&'static str>,
+    /// A player in a linear run, and what `!zone status` says.
+    linear: Option<(&'static str, &'static str)>,
+}
+
+const STAGES: [Stage; 3] = [
+    Stage {
+        name: "before_graph",
+        stuck: &[
+            ("g1-dara-a", "zone hollow_barrow is not loaded"),
+            (
+                "g1-fen-0",
+                "zone crypt_valdris is a graph, and current_room 2 names a room only in a zone \
+                 given as room_kinds",
+            ),
+        ],
+        superseded: "g1-cato-a",
+        at_fork: None,
+        linear: Some(("@ash:gogobee.test", "room 4 of 9")),
+    },
+    Stage {
+        name: "dual_write",
+        stuck: &[
+            (
+                "g2-ivy-a",
+                "node crypt_valdris.ossuary is not in zone crypt_valdris",
+            ),
+            ("g2-jo-a", "zone hollow_barrow is not loaded"),
+        ],
+        superseded: "g2-gus-a",
+        at_fork: Some("@fen:gogobee.test"),
+        linear: Some(("@ash:gogobee.test", "room 4 of 9")),
+    },
+    Stage {
+        name: "after_purge",
+        stuck: &[
+            (
+                "g3-ivy-a",
+                "node crypt_valdris.ossuary is not in zone crypt_valdris",
+            ),
+            ("g3-jo-a", "zone hollow_barrow is not loaded"),
+        ],
+        superseded: "g3-gus-a",
+        at_fork: Some("@fen:gogobee.test"),
+        linear: None,
+    },
+];
+
+/// `zonegraph migrate` of the binary: its output, asserting exit 0.
+fn migrate_cli(path: &Path) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_zonegraph-under-test"))
+        .arg("migrate")
+        .arg("--db")
+        .arg(path)
+        .arg("--zones")
+        .arg(support::zones())
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
+/// No row lost, every run as active or over as gogobee had it (but the superseded one).
+fn check_carried(stage: &Stage, path: &Path, before: &BTreeMap<String, bool>) {
+    let mut expected = before.clone();
+    expected.insert(stage.superseded.to_string(), false);
+    assert_eq!(&gogobee_active(path), &expected, "{}", stage.name);
+    assert!(before[stage.superseded], "{}: active before", stage.name);
+}
+
+/// The players of a stage play on, through the server.
+fn check_play(stage: &Stage, server: &Server) {
+    let mut c = connect(server);
+    if let Some((user, status)) = stage.linear {
+        let t = say1(&mut c, user, "!zone status");
+        assert!(t.contains(status), "{}: {t}", stage.name);
+    }
+    if let Some(user) = stage.at_fork {
+        let t = say1(&mut c, user, "!zone go 1");
+        assert!(t.contains("Main Hall"), "{}: {t}", stage.name);
+    }
+}
+
+#[test]
+fn gogobee_databases_at_every_stage_migrate_without_losing_a_row() {
+    for stage in &STAGES {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = gogobee_db(dir.path(), stage.name);
+        let before = gogobee_active(&path);
+        let report = migrate_cli(&path);
+        let migrated = format!("schema 0 -> {}", zonegraph_server::db::SCHEMA_VERSION);
+        assert!(report.contains(&migrated), "{}: {report}", stage.name);
+        for (run_id, why) in stage.stuck {
+            assert!(
+                report.contains(&format!("kept run {run_id} ")) && report.contains(why),
+                "{}: {run_id}: {report}",
+                stage.name
+            );
+        }
+        assert!(
+            report.contains(&format!("abandoned run {} ", stage.superseded)),
+            "{}: {report}",
+            stage.name
+        );
+        check_carried(stage, &path, &before);
+        if stage.at_fork.is_some() {
+            assert!(
+                report.contains("carried 1 pending fork"),
+                "{}: {report}",
+                stage.name
+            );
+        }
+
+        // A second migrate changes nothing, and still lists what it cannot carry.
+        let rows = dump_runs(&path);
+        let again = migrate_cli(&path);
+        assert_eq!(dump_runs(&path), rows, "{}: {again}", stage.name);
+        assert!(again.contains("warmed up 0"), "{}: {again}", stage.name);
+        for (run_id, _) in stage.stuck {
+            assert!(again.contains(run_id), "{}: {again}", stage.name);
+        }
+
+        let server = Ctx::sqlite(&path).start();
+        check_play(stage, &server);
+        server.stop().expect("stops");
+        assert_eq!(gogobee_active(&path).len(), before.len(), "{}", stage.name);
+    }
+}
+
+#[test]
+fn serve_opens_gogobee_databases_at_every_stage_directly() {
+    for stage in &STAGES {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = gogobee_db(dir.path(), stage.name);
+        let before = gogobee_active(&path);
+        let server = Ctx::sqlite(&path).start();
+        let warm = &server.opened.warm_up;
+        let mut stuck: Vec<(&str, &str)> = warm
+            .stuck
+            .iter()
+            .map(|s| (s.run_id.as_str(), s.why.as_str()))
+            .collect();
+        stuck.sort_unstable();
+        assert_eq!(stuck, stage.stuck, "{}", stage.name);
+        assert_eq!(
+            warm.abandoned
+                .iter()
+                .map(|s| s.run_id.as_str())
+                .collect::<Vec<_>>(),
+            [stage.superseded],
+            "{}",
+            stage.name
+        );
+        check_carried(stage, &path, &before);
+        check_play(stage, &server);
+        server.stop().expect("stops");
+        if stage.name == "after_purge" {
+            // gogobee's count of rooms entered follows the move through the fork.
+            let conn = rusqlite::Connection::open(&path).expect("db");
+            let n: i64 = conn
+                .query_row(
+                    "SELECT rooms_traversed FROM dnd_zone_run WHERE run_id = 'g3-fen-a'",
+                    [],
+                    |r| r.get(0),
+                )
+                .expect("rooms_traversed");
+            assert_eq!(n, 4);
+        }
+        // Opening it again changes nothing.
+        let rows = dump_runs(&path);
+        let server = Ctx::sqlite(&path).start();
+        server.stop().expect("stops");
+        assert_eq!(dump_runs(&path), rows, "{}", stage.name);
+    }
+}
+
+#[test]
+fn a_carried_fork_keeps_gogobees_outcome_and_gogobee_sees_our_writes() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = gogobee_db(dir.path(), "dual_write");
+    let server = Ctx::sqlite(&path).start();
+    let fen = server
+        .store
+        .all_runs()
+        .expect("runs")
+        .into_iter()
+        .find(|r| r.run.run_id == "g2-fen-a")
+        .expect("fen's run");
+    let fork = fen.run.pending_fork.expect("the fork is pending");
+    assert_eq!(fork.at.as_str(), "crypt_valdris.fork");
+    let open: Vec<(&str, bool)> = fork
+        .options
+        .iter()
+        .map(|o| (o.to_node.as_str(), o.open))
+        .collect();
+    assert_eq!(
+        open,
+        [("crypt_valdris.main_hall", true), (CHAPEL, false)],
+        "gogobee's unlocked flags, in the zone's menu order"
+    );
+    assert!(
+        fen.run
+            .missed_passages
+            .contains(&(fork.at.clone(), zonegraph_core::zone::NodeId(CHAPEL.into()))),
+        "a failed perception check is a missed passage"
+    );
+    let mut c = connect(&server);
+    // Gus keeps his newer run, past the fork: nothing pending.
+    let t = say1(&mut c, "@gus:gogobee.test", "!zone go 1");
+    assert!(t.contains(NO_CHOICE), "{t}");
+    say1(&mut c, "@gus:gogobee.test", "!zone abandon");
+    // Ash's warmed run stands in an elite room (room 4 of 9): it is fought before the run
+    // goes on, as in any run (gogobee kept no fight in its rows).
+    let t = say1(&mut c, "@ash:gogobee.test", "!zone status");
+    assert!(
+        t.contains("room 4 of 9") && t.contains("An elite bars the way on"),
+        "{t}"
+    );
+    let t = say1(&mut c, "@ash:gogobee.test", "!zone advance");
+    assert!(
+        t.contains("Elite check: ") && t.contains(" vs DC 16 — you lose."),
+        "{t}"
+    );
+    // With STR 30 (+10) the next round is won and the run walks on.
+    say1(&mut c, ADMIN, "!char set @ash:gogobee.test str 30");
+    let t = say1(&mut c, "@ash:gogobee.test", "!zone fight");
+    assert!(t.contains(" + 10 vs DC 16 — you win."), "{t}");
+    assert!(t.contains("Room 5 of 9"), "{t}");
+    // Rows that could not be carried answer, and can be given up.
+    for user in ["@ivy:gogobee.test", "@jo:gogobee.test"] {
+        say1(&mut c, user, "!zone status");
+        let t = say1(&mut c, user, "!zone abandon");
+        assert!(t.to_lowercase().contains("abandon"), "{user}: {t}");
+    }
+    // A new run goes into gogobee's table, with gogobee's columns filled in.
+    let t = say1(&mut c, "@jo:gogobee.test", "!zone enter crypt_valdris");
+    assert!(t.contains("Crypt Threshold"), "{t}");
+    server.stop().expect("stops");
+    let active = gogobee_active(&path);
+    assert!(
+        active
+            .iter()
+            .any(|(id, &on)| id.starts_with("@jo:gogobee.test/") && on),
+        "{active:?}"
+    );
+    assert!(!active["g2-jo-a"] && !active["g2-ivy-a"], "{active:?}");
+
+    // gogobee's columns say what happened.
+    let conn = rusqlite::Connection::open(&path).expect("db");
+    let (room, completed, abandoned): (i64, Option<String>, i64) = conn
+        .query_row(
+            "SELECT current_room, completed_at, abandoned FROM dnd_zone_run
+             WHERE run_id = 'g2-ash-a'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .expect("ash");
+    assert_eq!((room, completed, abandoned), (4, None, 0));
+    let (completed, abandoned): (String, i64) = conn
+        .query_row(
+            "SELECT completed_at, abandoned FROM dnd_zone_run WHERE run_id = 'g2-gus-b'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("gus");
+    assert_eq!(abandoned, 1);
+    assert!(
+        completed.starts_with("20") && completed.len() == 19,
+        "{completed}"
+    );
+}
+
+#[test]
+fn purging_refuses_while_a_gogobee_row_cannot_be_warmed_up() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = gogobee_db(dir.path(), "before_graph");
+    let args = migrate::Args {
+        db: Some(path.clone()),
+        from: None,
+        to: None,
+        zones: Some(support::zones()),
+        purge_legacy: true,
+    };
+    let err = migrate::migrate(&args).expect_err("refuses");
+    assert!(
+        err.to_string().contains("runs g1-fen-0, g1-dara-a"),
+        "{err}"
+    );
+    let conn = db::open(&path).expect("open");
+    let n: i64 = conn
+        .query_row("SELECT count(*) FROM dnd_zone_run", [], |r| r.get(0))
+        .expect("count");
+    assert_eq!(n, 8, "nothing dropped");
+    assert!(db::has_legacy_columns(&conn).expect("columns"));
+    drop(conn);
+
+    // Once the rows are dealt with (here: removed by the operator), the purge goes through
+    // and the server plays on without the old columns.
+    let conn = rusqlite::Connection::open(&path).expect("db");
+    conn.execute(
+        "DELETE FROM dnd_zone_run WHERE run_id IN ('g1-dara-a', 'g1-fen-0')",
+        [],
+    )
+    .expect("delete");
+    drop(conn);
+    let report = migrate::migrate(&args).expect("purges");
+    assert!(report.contains("dropped the legacy columns"), "{report}");
+    let report = migrate::migrate(&args).expect("purges again");
+    assert!(report.contains("already gone"), "{report}");
+    let (_server, mut c) = Ctx::sqlite(&path).spawn();
+    assert!(say1(&mut c, "@ash:gogobee.test", "!zone advance").contains("Room 5 of 9"));
+}
+
+#[test]
+fn a_gogobee_row_that_cannot_be_written_is_named_in_the_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = gogobee_db(dir.path(), "before_graph");
+    {
+        let mut conn = db::open(&path).expect("open");
+        db::migrate(&mut conn).expect("migrate");
+        conn.execute_batch(
+            "CREATE TRIGGER refuse_bram BEFORE UPDATE OF current_node ON dnd_zone_run
+             WHEN OLD.run_id = 'g1-bram-0' BEGIN SELECT RAISE(ABORT, 'bram is read-only'); END;",
+        )
+        .expect("trigger");
+    }
+    let err = format!("{:#}", Ctx::sqlite(&path).refused());
+    assert!(err.contains("run g1-bram-0"), "{err}");
+    assert!(err.contains("bram is read-only"), "{err}");
+}

@@ -1,0 +1,351 @@
+//! Zone files: served from the tables as the files say, a start refused by a zone with errors
+//! or by no zones at all, a withdrawn zone, publishing over HTTP (all or nothing; runs keep the
+//! graph they started with) and SIGHUP's reload.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use zonegraph_server::client::Conn;
+
+use super::{spawn_process_in, token_of};
+use crate::support::{self, Ctx, say, say1};
+
+#[test]
+fn zones_are_served_from_the_tables_as_the_files_say() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (_server, mut c) = Ctx::new(dir.path()).spawn();
+    let list = c.get("/api/zones").expect("zones").json();
+    let ids: Vec<&str> = list["zones"]
+        .as_array()
+        .expect("zones")
+        .iter()
+        .filter_map(|z| z["zone_id"].as_str())
+        .collect();
+    assert_eq!(ids.len(), 7, "{ids:?}");
+    for id in ids {
+        let text = support::zone_text(id);
+        let (zone, _) = zonegraph_core::zone::load(&text).expect("zone parses");
+        let served = c.get(&format!("/api/zones/{id}")).expect("zone").json();
+        assert_eq!(
+            served,
+            serde_json::to_value(zone.to_file()).expect("json"),
+            "{id}"
+        );
+    }
+    let r = c.get("/api/zones/atlantis").expect("zone");
+    assert_eq!(r.status, 404);
+    let h = c.get("/healthz").expect("health");
+    assert_eq!(h.json()["status"], "ok");
+    // No viewer built: the app's routes explain how to build it.
+    let page = c
+        .get("/run/0123456789abcdef0123456789abcdef")
+        .expect("page");
+    assert_eq!(page.status, 200);
+    assert!(page.text().contains("trunk build"), "{}", page.text());
+}
+
+#[test]
+fn a_zone_with_errors_refuses_the_start_with_its_findings() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let zones = support::copy_zones_of(dir.path(), "zones", &["crypt_valdris"]);
+    std::fs::write(
+        zones.join("broken.json"),
+        r#"{"format":1,"zone_id":"broken","name":"Broken","tier":1,"min_level":1,"max_level":2,
+            "nodes":[{"node_id":"broken.a","kind":"entry","is_entry":true}],
+            "edges":[{"from_node":"broken.a","to_node":"broken.nowhere"}]}"#,
+    )
+    .expect("write");
+    let err = Ctx::new(dir.path()).zones(zones).refused().to_string();
+    assert!(err.contains("have errors"), "{err}");
+    assert!(err.contains("error[unknown_node]"), "{err}");
+    assert!(err.contains("broken.json"), "{err}");
+}
+
+#[test]
+fn a_run_in_a_withdrawn_zone_can_be_abandoned_and_blocks_no_other_zone() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db_path = dir.path().join("z.db");
+    let both = support::copy_zones_of(dir.path(), "both", &["crypt_valdris", "mossback_warren"]);
+    let later = support::copy_zones_of(dir.path(), "later", &["mossback_warren"]);
+    let (quits, moves) = ("@quits:test", "@moves:test");
+    // Run ids stay unique across the restart.
+    let run_ids = support::per_user_run_ids();
+    {
+        let (_server, mut c) = Ctx::sqlite(&db_path)
+            .zones(both)
+            .with(|c| c.run_ids = run_ids.clone())
+            .spawn();
+        for user in [quits, moves] {
+            say(&mut c, user, "!zone enter crypt_valdris");
+            say(&mut c, user, "!zone advance");
+        }
+    }
+    // The Crypt is withdrawn between starts.
+    let (server, mut c) = Ctx::sqlite(&db_path)
+        .zones(later)
+        .with(|c| c.run_ids = run_ids)
+        .spawn();
+
+    let t = say1(&mut c, quits, "!zone status");
+    assert!(
+        t.contains("crypt_valdris, a zone that has been withdrawn"),
+        "{t}"
+    );
+    assert!(t.contains("!zone abandon"), "{t}");
+    let t = say1(&mut c, quits, "!zone abandon");
+    assert!(
+        t.contains("You abandon your run in crypt_valdris: that zone has been withdrawn"),
+        "{t}"
+    );
+    let t = say1(&mut c, quits, "!zone enter mossback_warren");
+    assert!(t.contains("You enter"), "{t}");
+
+    // Entering another zone does not need the abandon first.
+    let replies = say(&mut c, moves, "!zone enter mossback_warren");
+    assert_eq!(replies.len(), 2, "{replies:?}");
+    assert!(replies[0].contains("withdrawn"), "{replies:?}");
+    assert!(replies[1].contains("You enter"), "{replies:?}");
+
+    let runs = server.store.all_runs().expect("runs");
+    assert_eq!(runs.len(), 4, "no run history is lost: {runs:#?}");
+    for r in &runs {
+        let abandoned = r.run.outcome == Some(zonegraph_core::Outcome::Abandoned);
+        assert_eq!(abandoned, r.run.zone_id == "crypt_valdris", "{r:?}");
+    }
+}
+
+#[test]
+fn an_empty_or_missing_zones_directory_refuses_the_start() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db_path = dir.path().join("z.db");
+    {
+        let (_server, mut c) = Ctx::sqlite(&db_path).spawn();
+        say(&mut c, "@stays:test", "!zone enter crypt_valdris");
+    }
+    let empty = dir.path().join("empty");
+    std::fs::create_dir_all(&empty).expect("dir");
+    std::fs::write(empty.join("notes.txt"), "not a zone").expect("write");
+    let err = format!("{:#}", Ctx::sqlite(&db_path).zones(empty.clone()).refused());
+    assert!(err.contains("holds no zone files"), "{err}");
+    assert!(err.contains(&empty.display().to_string()), "{err}");
+    let err = format!(
+        "{:#}",
+        Ctx::sqlite(&db_path)
+            .zones(dir.path().join("missing"))
+            .refused()
+    );
+    assert!(err.contains("missing"), "{err}");
+    // The zone tables were left alone.
+    let (_server, mut c) = Ctx::sqlite(&db_path).spawn();
+    let t = say1(&mut c, "@stays:test", "!zone status");
+    assert!(t.contains("Crypt Threshold"), "{t}");
+}
+
+/// The Crypt as another zone, `crypt_copy`, with its Main Hall called `hall`.
+fn crypt_copy(hall: &str) -> String {
+    support::zone_text("crypt_valdris")
+        .replace("crypt_valdris", "crypt_copy")
+        .replace("\"Main Hall\"", &format!("{hall:?}"))
+}
+
+/// Every file of `dir` with its text, sorted.
+fn dir_state(dir: &Path) -> Vec<(String, String)> {
+    let mut files: Vec<(String, String)> = std::fs::read_dir(dir)
+        .expect("dir")
+        .map(|e| {
+            let p = e.expect("entry").path();
+            let text = std::fs::read_to_string(&p).expect("text");
+            (
+                p.file_name().expect("name").to_string_lossy().into_owned(),
+                text,
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn publish(c: &mut Conn, text: &str) -> zonegraph_server::client::Response {
+    c.request(
+        "POST",
+        "/api/zones",
+        &[("content-type", "application/json")],
+        text.as_bytes(),
+    )
+    .expect("request")
+}
+
+fn zone_ids(c: &mut Conn) -> Vec<String> {
+    c.get("/api/zones").expect("zones").json()["zones"]
+        .as_array()
+        .expect("zones")
+        .iter()
+        .map(|z| z["zone_id"].as_str().expect("id").to_string())
+        .collect()
+}
+
+/// The labels of the rooms a run's view shows.
+fn labels(c: &mut Conn, token: &str) -> Vec<String> {
+    c.get(&format!("/api/runs/{token}")).expect("view").json()["view"]["rooms"]
+        .as_array()
+        .expect("rooms")
+        .iter()
+        .filter_map(|r| r["label"].as_str().map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn a_published_zone_is_served_at_once_and_runs_keep_the_graph_they_started_with() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let zones = support::copy_zones(dir.path());
+    let (_server, mut c) = Ctx::new(dir.path()).zones(zones.clone()).spawn();
+    let before = zone_ids(&mut c);
+
+    // A new zone: written as <zone_id>.json, served without a restart.
+    let r = publish(&mut c, &crypt_copy("Main Hall"));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let body = r.json();
+    assert_eq!(body["published"], "crypt_copy");
+    assert_eq!(body["file"], "crypt_copy.json");
+    assert_eq!(body["replaced"], false);
+    assert!(body["findings"]["zones"].is_array(), "{body}");
+    assert_eq!(zone_ids(&mut c).len(), before.len() + 1);
+    assert_eq!(
+        std::fs::read_to_string(zones.join("crypt_copy.json")).expect("written"),
+        crypt_copy("Main Hall")
+    );
+    let early = "@early:test";
+    say(&mut c, early, "!zone enter crypt_copy");
+    let early_token = token_of(&say1(&mut c, early, "!zone map"));
+    say(&mut c, early, "!zone advance");
+    say(&mut c, early, "!zone advance");
+    assert!(labels(&mut c, &early_token).contains(&"Main Hall".to_string()));
+
+    // Published again, changed: runs already on it keep the old graph; new runs get the new.
+    let r = publish(&mut c, &crypt_copy("Great Hall"));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["replaced"], true);
+    assert_eq!(r.json()["file"], "crypt_copy.json");
+    let old = labels(&mut c, &early_token);
+    assert!(
+        old.contains(&"Main Hall".to_string()) && !old.contains(&"Great Hall".to_string()),
+        "{old:?}"
+    );
+    let status = say1(&mut c, early, "!zone status");
+    assert!(status.contains("Main Hall"), "{status}");
+    let late = "@late:test";
+    say(&mut c, late, "!zone enter crypt_copy");
+    let late_token = token_of(&say1(&mut c, late, "!zone map"));
+    say(&mut c, late, "!zone advance");
+    say(&mut c, late, "!zone advance");
+    assert!(labels(&mut c, &late_token).contains(&"Great Hall".to_string()));
+    let file = c.get("/api/zones/crypt_copy").expect("zone").json();
+    assert!(file.to_string().contains("Great Hall"));
+    // The early run plays on to its end on the graph it started with.
+    let went = say1(&mut c, early, "!zone go 1");
+    assert!(went.contains("Main Hall"), "{went}");
+}
+
+#[test]
+fn a_zone_with_errors_is_not_published_and_nothing_changes() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let zones = support::copy_zones(dir.path());
+    let (_server, mut c) = Ctx::new(dir.path()).zones(zones.clone()).spawn();
+    let files_before = dir_state(&zones);
+    let served_before = c.get("/api/zones").expect("zones").json();
+    let crypt = support::zone_text("crypt_valdris");
+    let broken_crypt = crypt.replacen("\"is_boss\": true", "\"is_boss\": false", 1);
+    assert_ne!(broken_crypt, crypt, "the fixture has a boss to remove");
+    for (what, text) in [
+        ("not JSON", "{ not json".to_string()),
+        ("a served zone made unwinnable", broken_crypt),
+        // Its rooms' ids are the Crypt's: the zones served together refuse it.
+        (
+            "a new zone clashing with a served one",
+            crypt.replacen(
+                "\"zone_id\": \"crypt_valdris\"",
+                "\"zone_id\": \"crypt_clash\"",
+                1,
+            ),
+        ),
+    ] {
+        let r = publish(&mut c, &text);
+        assert_eq!(r.status, 422, "{what}: {}", r.text());
+        let body = r.json();
+        let zones_json = body["zones"].as_array().expect("check --json's zones");
+        let has_error = zones_json.iter().any(|z| {
+            z["parse_error"].is_object()
+                || z["diagnostics"]
+                    .as_array()
+                    .is_some_and(|d| d.iter().any(|d| d["severity"] == "error"))
+        });
+        assert!(has_error, "{what}: {body}");
+        // Files are named as in the directory, not by where the server keeps them.
+        assert!(
+            !body.to_string().contains(&*dir.path().to_string_lossy()),
+            "{what}: {body}"
+        );
+        assert_eq!(dir_state(&zones), files_before, "{what}: the files changed");
+        assert_eq!(
+            c.get("/api/zones").expect("zones").json(),
+            served_before,
+            "{what}: the zones served changed"
+        );
+    }
+    let r = publish(
+        &mut c,
+        &crypt_copy("Main Hall").replace("\"crypt_copy\"", "\"../evil\""),
+    );
+    assert_eq!(r.status, 422, "{}", r.text());
+    assert_eq!(dir_state(&zones), files_before);
+    // Publishing needs the token.
+    let r = c
+        .request(
+            "POST",
+            "/api/zones",
+            &[("authorization", "Bearer wrong")],
+            b"{}",
+        )
+        .expect("request");
+    assert_eq!(r.status, 401);
+}
+
+#[test]
+fn sighup_reloads_the_zone_files_all_or_nothing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let zones = support::copy_zones(dir.path());
+    let mut p = spawn_process_in(&dir.path().join("z.db"), &zones);
+    let mut c = Conn::connect(p.addr)
+        .expect("connect")
+        .with_token(Some(&p.token));
+    let before = zone_ids(&mut c);
+    let hup = |pid: u32| {
+        let ok = std::process::Command::new("kill")
+            .args(["-HUP", &pid.to_string()])
+            .status()
+            .expect("kill");
+        assert!(ok.success());
+    };
+    // A new file is served after SIGHUP.
+    std::fs::write(zones.join("crypt_copy.json"), crypt_copy("Main Hall")).expect("write");
+    hup(p.child.id());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !zone_ids(&mut c).contains(&"crypt_copy".to_string()) {
+        assert!(Instant::now() < deadline, "SIGHUP did not reload");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(zone_ids(&mut c).len(), before.len() + 1);
+    // A broken file refuses the whole reload: the good new file is not served either.
+    std::fs::write(zones.join("zz_broken.json"), "{ not json").expect("write");
+    std::fs::remove_file(zones.join("crypt_copy.json")).expect("remove");
+    hup(p.child.id());
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(zone_ids(&mut c).contains(&"crypt_copy".to_string()));
+    assert_eq!(zone_ids(&mut c).len(), before.len() + 1);
+    let r = c
+        .command("@after-hup:test", "!zone enter crypt_copy", None)
+        .expect("command");
+    assert_eq!(r.status, 200);
+    let _ = p.child.kill();
+    let _ = p.child.wait();
+}
