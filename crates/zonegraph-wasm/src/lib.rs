@@ -819,6 +819,11 @@ export interface Reply {
    * when answering in a room others read. Absent when false.
    */
   private?: true;
+  /**
+   * The run-map link the words carry (`!zone map` on a host with run links), as data: a
+   * host that must shorten the words can still point at the map. Absent when there is none.
+   */
+  link?: string;
 }
 
 /** What `!zone status` shows. */
