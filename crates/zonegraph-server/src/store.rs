@@ -512,13 +512,13 @@ impl Store {
     /// committed (or failed). See `spawn_writer`.
     fn write(
         &self,
-        work: impl FnOnce(&mut dyn db::Tx) -> Result<Wrote> + Send + 'static,
+        work: impl FnOnce(&mut db::Tx<'_>) -> Result<Wrote> + Send + 'static,
     ) -> Result<Wrote> {
         self.db.write(work, |w: &Wrote| w.applied)
     }
 
     /// Runs `f` in a read.
-    fn read<T>(&self, f: impl FnOnce(&mut dyn db::Tx) -> Result<T>) -> Result<T> {
+    fn read<T>(&self, f: impl FnOnce(&mut db::Tx<'_>) -> Result<T>) -> Result<T> {
         self.db.read(f)
     }
 
@@ -907,7 +907,7 @@ impl Store {
 /// [`log_edit`] once committed. The row is written by compare-and-set on the version just read.
 /// A user with no sheet yet gets one with `starting` scores first.
 pub fn edit_character(
-    tx: &mut dyn db::Tx,
+    tx: &mut db::Tx<'_>,
     user: &str,
     edit: &CharEdit,
     now: i64,
@@ -948,7 +948,7 @@ struct Rows<'a> {
 /// compare-and-set failed (the caller drops the transaction and retries).
 #[allow(clippy::too_many_arguments)] // one player's before/after snapshot
 fn write_player(
-    tx: &mut dyn db::Tx,
+    tx: &mut db::Tx<'_>,
     user: &str,
     rows: Rows<'_>,
     before: &Player,
@@ -1081,7 +1081,9 @@ mod tests {
         let conn = db::open(&path).unwrap();
         for i in 0..db::MAX_QUEUED_NOTICES + 2 {
             let t = format!("picked {i}");
-            db::push_notice(&conn, "@p:test", "r", &t, &t, i).unwrap();
+            db::Tx::new(&conn, db::LegacyColumns::default())
+                .push_notice("@p:test", "r", &t, &t, i)
+                .unwrap();
         }
         let list = store.notices("@p:test").unwrap();
         assert_eq!(list.len() as i64, db::MAX_QUEUED_NOTICES);

@@ -219,7 +219,7 @@ fn sigkill_mid_load_loses_no_acknowledged_move() {
     let _ = p.child.wait();
     // Every row still reads as a run.
     let conn = db::open(&db_path).expect("open");
-    let runs = db::all_runs(&conn).expect("every row parses");
+    let runs = lite(&conn).all_runs().expect("every row parses");
     assert!(
         runs.len() >= total,
         "{} rows for {total} acknowledged runs",
@@ -357,10 +357,13 @@ fn a_run_round_trips_through_its_row_exactly() {
         },
     ] {
         let tx = conn.transaction().expect("tx");
-        let stored =
-            db::insert_run(&tx, "@v:test", &r, db::LegacyColumns::default()).expect("insert");
+        let stored = lite(&tx)
+            .insert_run("@v:test", &r)
+            .expect("insert")
+            .expect("no active run in the way");
         tx.commit().expect("commit");
-        let back = db::run_by_token(&conn, &stored.link_token)
+        let back = lite(&conn)
+            .run_by_token(&stored.link_token)
             .expect("read")
             .expect("found");
         assert_eq!(back.run, r);
@@ -379,33 +382,31 @@ fn a_run_round_trips_through_its_row_exactly() {
         }
     }
     let tx = conn.transaction().expect("tx");
-    let stored =
-        db::insert_run(&tx, "@u:test", &run, db::LegacyColumns::default()).expect("insert");
+    let stored = lite(&tx)
+        .insert_run("@u:test", &run)
+        .expect("insert")
+        .expect("no active run in the way");
     tx.commit().expect("commit");
-    let back = db::run_by_token(&conn, &stored.link_token)
+    let back = lite(&conn)
+        .run_by_token(&stored.link_token)
         .expect("read")
         .expect("found");
     assert_eq!(back.run, run);
     let tx = conn.transaction().expect("tx");
     assert!(
-        db::update_run_cas(
-            &tx,
-            back.id,
-            back.version,
-            &run,
-            db::LegacyColumns::default()
-        )
-        .expect("cas")
+        lite(&tx)
+            .update_run_cas(back.id, back.version, &run)
+            .expect("cas")
     );
     assert!(
-        !db::update_run_cas(
-            &tx,
-            back.id,
-            back.version,
-            &run,
-            db::LegacyColumns::default()
-        )
-        .expect("cas"),
+        !lite(&tx)
+            .update_run_cas(back.id, back.version, &run)
+            .expect("cas"),
         "a stale version loses"
     );
+}
+
+/// The store's transaction on a bare SQLite connection (no gogobee columns).
+fn lite(conn: &rusqlite::Connection) -> db::Tx<'_> {
+    db::Tx::new(conn, db::LegacyColumns::default())
 }

@@ -12,7 +12,7 @@ use rusqlite::{Connection, TransactionBehavior};
 use zonegraph_core::zone::Zone;
 
 use super::pg::{self, Pg};
-use super::{LegacyColumns, Lite, Tx, WarmUp};
+use super::{LegacyColumns, Tx, WarmUp};
 
 /// Read connections kept open between commands.
 const MAX_IDLE_READERS: usize = 32;
@@ -218,7 +218,7 @@ impl Database {
     /// returned only after the commit, so a reply never gets ahead of its write.
     pub fn write<T: Send + 'static>(
         &self,
-        work: impl FnOnce(&mut dyn Tx) -> Result<T> + Send + 'static,
+        work: impl FnOnce(&mut Tx<'_>) -> Result<T> + Send + 'static,
         keep: impl FnOnce(&T) -> bool + Send + 'static,
     ) -> Result<T> {
         let writer = match &self.backend {
@@ -256,12 +256,12 @@ impl Database {
     }
 
     /// Runs `f` in a read (on SQLite a connection from the pool, beside the writer).
-    pub fn read<T>(&self, f: impl FnOnce(&mut dyn Tx) -> Result<T>) -> Result<T> {
+    pub fn read<T>(&self, f: impl FnOnce(&mut Tx<'_>) -> Result<T>) -> Result<T> {
         let legacy = match &self.backend {
             Backend::Sqlite { legacy, .. } => *legacy,
             Backend::Postgres(pg) => return pg.read(f),
         };
-        self.with_reader(|conn| f(&mut Lite { conn, legacy }))
+        self.with_reader(|conn| f(&mut Tx::new(conn, legacy)))
     }
 
     /// `f` on an idle SQLite read connection (opened when there is none).
@@ -312,7 +312,7 @@ struct WriteJob {
 }
 
 /// A write job's work: `true` keeps its writes.
-type Work = Box<dyn FnOnce(&mut dyn Tx) -> bool + Send>;
+type Work = Box<dyn FnOnce(&mut Tx<'_>) -> bool + Send>;
 
 /// Starts the writer thread, which owns `conn` (group commit): it takes every job waiting
 /// (up to [`MAX_BATCH`]), runs each in its own savepoint of one `BEGIN IMMEDIATE`
@@ -362,7 +362,7 @@ fn run_batch(conn: &mut Connection, legacy: LegacyColumns, batch: Vec<WriteJob>)
                 Ok(mut sp) => {
                     // A panicking job must not take the writer (and every later write) down.
                     let keep = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        (job.work)(&mut Lite { conn: &sp, legacy })
+                        (job.work)(&mut Tx::new(&*sp, legacy))
                     }))
                     .unwrap_or(false);
                     if keep {

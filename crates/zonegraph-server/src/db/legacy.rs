@@ -13,9 +13,9 @@ use zonegraph_core::engine::{self, Check, ForkOption, Outcome, PendingFork, Run}
 use zonegraph_core::format::LockKind;
 use zonegraph_core::zone::{Lock, NodeId, Zone};
 
+use super::Tx;
 use super::{
-    LEGACY_COLUMNS, LegacyColumns, columns, ensure_active_index, is_gogobee_choices,
-    legacy_columns, run_by_id, update_run_cas,
+    LEGACY_COLUMNS, LegacyColumns, columns, ensure_active_index, is_gogobee_choices, legacy_columns,
 };
 
 /// What warming up the legacy rows did.
@@ -221,7 +221,7 @@ pub fn warm_up_legacy(conn: &mut Connection, zones: &[Zone], now: i64) -> Result
         }
     }
     for (w, choices) in forks {
-        let Some(mut row) = run_by_id(&tx, w.id)? else {
+        let Some(mut row) = Tx::new(&*tx, cols).run_by_id(w.id)? else {
             continue;
         };
         let zone = zone_of(&w.zone_id).context("checked above")?;
@@ -236,7 +236,7 @@ pub fn warm_up_legacy(conn: &mut Connection, zones: &[Zone], now: i64) -> Result
                 continue;
             }
         }
-        if !update_run_cas(&tx, row.id, row.version, &row.run, cols)? {
+        if !Tx::new(&*tx, cols).update_run_cas(row.id, row.version, &row.run)? {
             bail!("legacy warm-up: run {} changed meanwhile", w.run_id);
         }
     }
@@ -560,7 +560,7 @@ fn write_warmed(tx: &Connection, w: &Warmed, cols: LegacyColumns) -> Result<()> 
         "UPDATE dnd_zone_run SET started_at_ms = ?2 WHERE rowid = ?1",
         params![w.id, w.started_ms],
     )?;
-    if !update_run_cas(tx, w.id, version, &w.run, cols)? {
+    if !Tx::new(tx, cols).update_run_cas(w.id, version, &w.run)? {
         bail!("the row changed while warming it up");
     }
     Ok(())

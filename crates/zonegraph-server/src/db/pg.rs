@@ -20,15 +20,14 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result, bail};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Transaction};
-use tokio_postgres::types::ToSql;
-use tokio_postgres::{IsolationLevel, NoTls, Row};
-use zonegraph_core::engine::{Character, Run};
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::{ToSql, Type};
+use tokio_postgres::{IsolationLevel, NoTls};
 use zonegraph_core::zone::Zone;
 
 use super::{
-    EdgeRow, Keys, MAX_QUEUED_NOTICES, MetaRow, NodeRow, Notice, RUN_COLUMNS, RunColumns,
-    SCHEMA_VERSION, StoredCharacter, StoredRun, Tx, ZoneRows, ZonesAt, keys_json, random_hex,
-    values, zone_from_rows, zone_rows,
+    Conn, EdgeRow, LegacyColumns, MetaRow, NodeRow, RUN_COLUMNS, Row, SCHEMA_VERSION, Tx, Value,
+    ZoneRows, ZonesAt, dollar_placeholders, zone_from_rows, zone_rows,
 };
 
 /// The advisory lock key the migrations hold ("zonegraph" in ASCII, cut to 63 bits): every
@@ -601,7 +600,7 @@ impl Pg {
     }
 
     /// Runs `f` in one REPEATABLE READ, READ ONLY transaction.
-    pub fn read<T>(&self, f: impl FnOnce(&mut dyn Tx) -> Result<T>) -> Result<T> {
+    pub fn read<T>(&self, f: impl FnOnce(&mut Tx<'_>) -> Result<T>) -> Result<T> {
         let mut client = self
             .block_on(self.pool.get())
             .map_err(|e| self.classify(e.into()))?;
@@ -614,7 +613,11 @@ impl Pg {
                     .start(),
             )
             .map_err(|e| self.classify(e.into()))?;
-        let out = f(&mut PgTx { pg: self, tx: &tx }).map_err(|e| self.classify(e));
+        let out = f(&mut Tx::new(
+            &PgConn { pg: self, tx: &tx },
+            LegacyColumns::default(),
+        ))
+        .map_err(|e| self.classify(e));
         // Nothing to keep: a read-only transaction ends the same either way.
         let _ = self.block_on(tx.rollback());
         out
@@ -624,7 +627,7 @@ impl Pg {
     /// compare-and-sets held), else rolled back; a failed commit is the caller's error.
     pub fn write<T>(
         &self,
-        work: impl FnOnce(&mut dyn Tx) -> Result<T>,
+        work: impl FnOnce(&mut Tx<'_>) -> Result<T>,
         keep: impl FnOnce(&T) -> bool,
     ) -> Result<T> {
         let mut client = self
@@ -633,7 +636,11 @@ impl Pg {
         let tx = self
             .block_on(client.transaction())
             .map_err(|e| self.classify(e.into()))?;
-        let out = work(&mut PgTx { pg: self, tx: &tx }).map_err(|e| self.classify(e))?;
+        let out = work(&mut Tx::new(
+            &PgConn { pg: self, tx: &tx },
+            LegacyColumns::default(),
+        ))
+        .map_err(|e| self.classify(e))?;
         if keep(&out) {
             self.block_on(tx.commit())
                 .map_err(|e| self.classify(anyhow::Error::new(e).context("cannot commit")))?;
@@ -681,394 +688,125 @@ pub fn lock_key(name: &str) -> i64 {
     i64::try_from(h >> 1).unwrap_or(0)
 }
 
-/// [`Tx`] in one PostgreSQL transaction.
-struct PgTx<'t, 'c> {
+/// [`Conn`] in one PostgreSQL transaction: each statement's `?N` placeholders become `$N`,
+/// and values are bound as the types PostgreSQL inferred for them.
+struct PgConn<'t, 'c> {
     pg: &'t Pg,
     tx: &'t Transaction<'c>,
 }
 
-type Params<'p> = &'p [&'p (dyn ToSql + Sync)];
+/// `v` as a parameter of type `ty`: our integers go to any integer or boolean column, text
+/// to text.
+fn param(v: &Value, ty: &Type) -> Result<Box<dyn ToSql + Sync + Send>> {
+    Ok(match (v, ty) {
+        (Value::Int(i), &Type::INT8) => Box::new(*i),
+        (Value::Int(i), &Type::INT4) => Box::new(i32::try_from(*i)?),
+        (Value::Int(i), &Type::INT2) => Box::new(i16::try_from(*i)?),
+        (Value::Int(i), &Type::BOOL) => Box::new(*i != 0),
+        (Value::Text(t), _) if <String as ToSql>::accepts(ty) => Box::new(t.clone()),
+        (Value::Null, &Type::INT8 | &Type::INT4 | &Type::INT2) => Box::new(None::<i64>),
+        (Value::Null, &Type::BOOL) => Box::new(None::<bool>),
+        (Value::Null, _) if <String as ToSql>::accepts(ty) => Box::new(None::<String>),
+        (v, ty) => bail!("cannot bind {v:?} to a parameter of type {ty}"),
+    })
+}
 
-impl PgTx<'_, '_> {
-    fn query(&self, sql: &str, params: Params<'_>) -> Result<Vec<Row>> {
-        self.pg.block_on(async {
-            let st = self.tx.prepare_cached(sql).await?;
-            Ok(self.tx.query(&st, params).await?)
-        })
-    }
-
-    fn query_opt(&self, sql: &str, params: Params<'_>) -> Result<Option<Row>> {
-        let mut rows = self.query(sql, params)?;
-        if rows.len() > 1 {
-            bail!("more than one row where one was expected");
+/// Column `i` of `r` as our value.
+fn column(r: &tokio_postgres::Row, i: usize) -> Result<Value> {
+    let ty = r.columns()[i].type_();
+    let v = match *ty {
+        Type::INT8 => r.try_get::<_, Option<i64>>(i)?.map(Value::Int),
+        Type::INT4 => r
+            .try_get::<_, Option<i32>>(i)?
+            .map(|v| Value::Int(v.into())),
+        Type::INT2 => r
+            .try_get::<_, Option<i16>>(i)?
+            .map(|v| Value::Int(v.into())),
+        Type::BOOL => r
+            .try_get::<_, Option<bool>>(i)?
+            .map(|v| Value::Int(v.into())),
+        _ if <String as tokio_postgres::types::FromSql>::accepts(ty) => {
+            r.try_get::<_, Option<String>>(i)?.map(Value::Text)
         }
-        Ok(rows.pop())
-    }
+        _ => bail!("column {i} is of type {ty}, which zonegraph does not read"),
+    };
+    Ok(v.unwrap_or(Value::Null))
+}
 
-    fn execute(&self, sql: &str, params: Params<'_>) -> Result<u64> {
-        self.pg.block_on(async {
-            let st = self.tx.prepare_cached(sql).await?;
-            Ok(self.tx.execute(&st, params).await?)
-        })
-    }
-
-    fn runs(&self, filter: &str, params: Params<'_>) -> Result<Vec<StoredRun>> {
-        let sql = format!("{RUN_SELECT_PG} {filter}");
-        self.query(&sql, params)?
+impl PgConn<'_, '_> {
+    async fn prepared(
+        &self,
+        sql: &str,
+        params: &[Value],
+    ) -> Result<(tokio_postgres::Statement, Vec<Box<dyn ToSql + Sync + Send>>)> {
+        let st = self.tx.prepare_cached(&dollar_placeholders(sql)).await?;
+        anyhow::ensure!(
+            st.params().len() == params.len(),
+            "a statement takes {} values, {} were given",
+            st.params().len(),
+            params.len()
+        );
+        let bound = params
             .iter()
-            .map(|r| Ok(run_columns(r)?.decode()?))
+            .zip(st.params())
+            .map(|(v, ty)| param(v, ty))
+            .collect::<Result<_>>()?;
+        Ok((st, bound))
+    }
+
+    async fn rows(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
+        let (st, bound) = self.prepared(sql, params).await?;
+        let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| &**b as _).collect();
+        self.tx
+            .query(&st, &refs)
+            .await?
+            .iter()
+            .map(|r| {
+                Ok(Row((0..r.len())
+                    .map(|i| column(r, i))
+                    .collect::<Result<_>>()?))
+            })
             .collect()
     }
 }
 
-/// The columns [`run_columns`] reads, in order (SQLite's `RUN_SELECT`, keyed by `id`).
-const RUN_SELECT_PG: &str = "SELECT id, user_id, version, link_token, run_id, zone_id,
-    current_node, visited_nodes, node_choices, cleared_regions, harvested_nodes, keys_granted,
-    revealed_secrets, started_at_ms, last_action_at_ms, completed_at_ms, boss_defeated,
-    abandoned, outcome, missed_passages FROM dnd_zone_run";
-
-fn run_columns(r: &Row) -> Result<RunColumns, tokio_postgres::Error> {
-    Ok(RunColumns {
-        id: r.try_get(0)?,
-        user_id: r.try_get(1)?,
-        version: r.try_get(2)?,
-        link_token: r.try_get(3)?,
-        run_id: r.try_get(4)?,
-        zone_id: r.try_get(5)?,
-        current_node: r.try_get(6)?,
-        visited_nodes: r.try_get(7)?,
-        node_choices: r.try_get(8)?,
-        cleared_regions: r.try_get(9)?,
-        harvested_nodes: r.try_get(10)?,
-        keys_granted: r.try_get(11)?,
-        revealed_secrets: r.try_get(12)?,
-        started_at_ms: r.try_get(13)?,
-        last_action_at_ms: r.try_get(14)?,
-        completed_at_ms: r.try_get(15)?,
-        boss_defeated: r.try_get::<_, i64>(16)? != 0,
-        abandoned: r.try_get::<_, i64>(17)? != 0,
-        outcome: r.try_get(18)?,
-        missed_passages: r.try_get(19)?,
-    })
-}
-
-impl Tx for PgTx<'_, '_> {
-    fn character(&mut self, user: &str) -> Result<Option<StoredCharacter>> {
-        let Some(r) = self.query_opt(
-            "SELECT level, str, dex, con, int, wis, cha, keys_json, version
-             FROM player_character WHERE user_id = $1",
-            &[&user],
-        )?
-        else {
-            return Ok(None);
-        };
-        let mut scores = [10; 6];
-        for (i, s) in scores.iter_mut().enumerate() {
-            *s = i32::try_from(r.try_get::<_, i64>(1 + i)?)?;
-        }
-        let Keys { keys, xp } = serde_json::from_str(&r.try_get::<_, String>(7)?)
-            .with_context(|| format!("bad keys_json of {user}"))?;
-        Ok(Some(StoredCharacter {
-            character: Character {
-                level: u32::try_from(r.try_get::<_, i64>(0)?)?,
-                scores,
-                keys,
-                xp,
-            },
-            version: r.try_get(8)?,
-        }))
-    }
-
-    fn put_character_cas(
-        &mut self,
-        user: &str,
-        c: &Character,
-        version: Option<i64>,
-        now: i64,
-    ) -> Result<bool> {
-        let s = c.scores.map(i64::from);
-        let keys = keys_json(c)?;
-        let level = i64::from(c.level);
-        let n = match version {
-            None => self.execute(
-                "INSERT INTO player_character (user_id, level, str, dex, con, int, wis, cha,
-                   keys_json, updated_at_ms, version)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 0)
-                 ON CONFLICT (user_id) DO NOTHING",
-                &[
-                    &user, &level, &s[0], &s[1], &s[2], &s[3], &s[4], &s[5], &keys, &now,
-                ],
-            )?,
-            Some(v) => self.execute(
-                "UPDATE player_character SET level = $2, str = $3, dex = $4, con = $5,
-                   int = $6, wis = $7, cha = $8, keys_json = $9, updated_at_ms = $10,
-                   version = version + 1
-                 WHERE user_id = $1 AND version = $11",
-                &[
-                    &user, &level, &s[0], &s[1], &s[2], &s[3], &s[4], &s[5], &keys, &now, &v,
-                ],
-            )?,
-        };
-        Ok(n == 1)
-    }
-
-    fn player_run(&mut self, user: &str) -> Result<Option<StoredRun>> {
-        Ok(self
-            .runs(
-                "WHERE user_id = $1 AND current_node != ''
-                 ORDER BY (outcome = '') DESC, id DESC LIMIT 1",
-                &[&user],
-            )?
-            .pop())
-    }
-
-    fn run_by_token(&mut self, token: &str) -> Result<Option<StoredRun>> {
-        Ok(self.runs("WHERE link_token = $1", &[&token])?.pop())
-    }
-
-    fn all_runs(&mut self) -> Result<Vec<StoredRun>> {
-        self.runs("WHERE current_node != '' ORDER BY id", &[])
-    }
-
-    fn insert_run(&mut self, user: &str, run: &Run) -> Result<Option<StoredRun>> {
-        let v = values(run)?;
-        let token = random_hex()?;
-        let (over, boss, abandoned) = (
-            i64::from(run.is_over()),
-            i64::from(run.boss_defeated),
-            i64::from(run.abandoned),
-        );
-        // The unique index on a player's active run decides a race: the loser inserts
-        // nothing (and the transaction stays usable).
-        let row = self.query_opt(
-            "INSERT INTO dnd_zone_run (user_id, zone_id, run_id, link_token, current_node,
-               visited_nodes, node_choices, cleared_regions, harvested_nodes, keys_granted,
-               revealed_secrets, started_at_ms, last_action_at_ms, completed_at_ms, completed,
-               boss_defeated, abandoned, outcome, fork_created_at_ms, missed_passages, version)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-               $18, $19, $20, 0)
-             ON CONFLICT (user_id) WHERE outcome = '' AND current_node != '' DO NOTHING
-             RETURNING id",
-            &[
-                &user,
-                &run.zone_id,
-                &run.run_id,
-                &token,
-                &v.current_node,
-                &v.visited,
-                &v.choices,
-                &v.cleared,
-                &v.harvested,
-                &v.keys,
-                &v.revealed,
-                &run.started_at,
-                &run.last_action_at,
-                &run.completed_at,
-                &over,
-                &boss,
-                &abandoned,
-                &v.outcome,
-                &v.fork_created,
-                &v.missed,
-            ],
-        )?;
-        let Some(row) = row else {
-            return Ok(None);
-        };
-        Ok(Some(StoredRun {
-            id: row.try_get(0)?,
-            user_id: user.to_string(),
-            version: 0,
-            link_token: token,
-            run: run.clone(),
-        }))
-    }
-
-    fn update_run_cas(&mut self, id: i64, version: i64, run: &Run) -> Result<bool> {
-        let v = values(run)?;
-        let (over, boss, abandoned) = (
-            i64::from(run.is_over()),
-            i64::from(run.boss_defeated),
-            i64::from(run.abandoned),
-        );
-        let n = self.execute(
-            "UPDATE dnd_zone_run SET current_node = $3, visited_nodes = $4, node_choices = $5,
-               cleared_regions = $6, harvested_nodes = $7, keys_granted = $8,
-               revealed_secrets = $9, last_action_at_ms = $10, completed_at_ms = $11,
-               completed = $12, boss_defeated = $13, abandoned = $14, outcome = $15,
-               fork_created_at_ms = $16, missed_passages = $17, version = version + 1
-             WHERE id = $1 AND version = $2",
-            &[
-                &id,
-                &version,
-                &v.current_node,
-                &v.visited,
-                &v.choices,
-                &v.cleared,
-                &v.harvested,
-                &v.keys,
-                &v.revealed,
-                &run.last_action_at,
-                &run.completed_at,
-                &over,
-                &boss,
-                &abandoned,
-                &v.outcome,
-                &v.fork_created,
-                &v.missed,
-            ],
-        )?;
-        Ok(n == 1)
-    }
-
-    fn users_with_forks_due(&mut self, due: i64) -> Result<Vec<String>> {
-        self.query(
-            "SELECT DISTINCT user_id FROM dnd_zone_run
-             WHERE fork_created_at_ms IS NOT NULL AND fork_created_at_ms <= $1 AND outcome = ''
-             ORDER BY user_id",
-            &[&due],
-        )?
-        .iter()
-        .map(|r| Ok(r.try_get(0)?))
-        .collect()
-    }
-
-    fn push_notice(
-        &mut self,
-        user: &str,
-        run_id: &str,
-        text: &str,
-        html: &str,
-        now: i64,
-    ) -> Result<()> {
-        self.execute(
-            "INSERT INTO zone_notice (user_id, run_id, text, html, created_at_ms)
-             VALUES ($1, $2, $3, $4, $5)",
-            &[&user, &run_id, &text, &html, &now],
-        )?;
-        let queued: i64 = self
-            .query(
-                "SELECT count(*) FROM zone_notice WHERE user_id = $1 AND delivered_at_ms IS NULL",
-                &[&user],
-            )?
-            .first()
-            .map_or(Ok(0), |r| r.try_get(0))?;
-        let excess = queued - MAX_QUEUED_NOTICES;
-        if excess <= 0 {
-            return Ok(());
-        }
-        let dropped: Vec<(i64, i64)> = self
-            .query(
-                "SELECT notice_id, dropped_before FROM zone_notice
-                 WHERE user_id = $1 AND delivered_at_ms IS NULL ORDER BY notice_id LIMIT $2",
-                &[&user, &excess],
-            )?
-            .iter()
-            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
-            .collect::<Result<_, tokio_postgres::Error>>()?;
-        let count: i64 = dropped.iter().map(|(_, before)| 1 + before).sum();
-        for (id, _) in &dropped {
-            self.execute("DELETE FROM zone_notice WHERE notice_id = $1", &[id])?;
-        }
-        self.execute(
-            "UPDATE zone_notice SET dropped_before = dropped_before + $2 WHERE notice_id =
-               (SELECT min(notice_id) FROM zone_notice
-                WHERE user_id = $1 AND delivered_at_ms IS NULL)",
-            &[&user, &count],
-        )?;
-        Ok(())
-    }
-
-    fn users_with_notices(&mut self) -> Result<Vec<String>> {
-        self.query(
-            "SELECT DISTINCT user_id FROM zone_notice WHERE delivered_at_ms IS NULL
-             ORDER BY user_id",
-            &[],
-        )?
-        .iter()
-        .map(|r| Ok(r.try_get(0)?))
-        .collect()
-    }
-
-    fn queued_notices(&mut self, user: &str) -> Result<Vec<Notice>> {
-        self.query(
-            "SELECT notice_id, text, html, created_at_ms, dropped_before FROM zone_notice
-             WHERE user_id = $1 AND delivered_at_ms IS NULL ORDER BY notice_id",
-            &[&user],
-        )?
-        .iter()
-        .map(|r| {
-            Ok(Notice {
-                id: r.try_get(0)?,
-                text: r.try_get(1)?,
-                html: r.try_get(2)?,
-                created_at_ms: r.try_get(3)?,
-                dropped_before: r.try_get(4)?,
-            })
+impl Conn for PgConn<'_, '_> {
+    fn execute(&self, sql: &str, params: &[Value]) -> Result<u64> {
+        self.pg.block_on(async {
+            let (st, bound) = self.prepared(sql, params).await?;
+            let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| &**b as _).collect();
+            Ok(self.tx.execute(&st, &refs).await?)
         })
-        .collect()
     }
 
-    fn ack_notices(&mut self, user: &str, ids: &[i64], now: i64) -> Result<usize> {
-        let mut n = 0;
-        for id in ids {
-            n += self.execute(
-                "UPDATE zone_notice SET delivered_at_ms = $3
-                 WHERE user_id = $1 AND notice_id = $2 AND delivered_at_ms IS NULL",
-                &[&user, id, &now],
-            )?;
-        }
-        Ok(usize::try_from(n)?)
+    fn query(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
+        self.pg.block_on(self.rows(sql, params))
     }
 
-    fn claim_event(&mut self, event_id: &str, room_id: &str, now: i64) -> Result<bool> {
-        let added = self.execute(
-            "INSERT INTO matrix_event (event_id, room_id, handled_at_ms) VALUES ($1, $2, $3)
-             ON CONFLICT (event_id) DO NOTHING",
-            &[&event_id, &room_id, &now],
-        )?;
-        Ok(added == 1)
+    fn insert_unless_taken(&self, sql: &str, params: &[Value]) -> Result<Option<Vec<Row>>> {
+        self.pg.block_on(async {
+            self.tx.batch_execute("SAVEPOINT zonegraph_insert").await?;
+            match self.rows(sql, params).await {
+                Ok(rows) => {
+                    self.tx.batch_execute("RELEASE zonegraph_insert").await?;
+                    Ok(Some(rows))
+                }
+                Err(e) => {
+                    self.tx
+                        .batch_execute("ROLLBACK TO zonegraph_insert; RELEASE zonegraph_insert")
+                        .await?;
+                    let taken = e.chain().any(|c| {
+                        c.downcast_ref::<tokio_postgres::Error>()
+                            .and_then(tokio_postgres::Error::code)
+                            == Some(&SqlState::UNIQUE_VIOLATION)
+                    });
+                    if taken { Ok(None) } else { Err(e) }
+                }
+            }
+        })
     }
 
-    fn prune_events(&mut self, before: i64) -> Result<usize> {
-        let n = self.execute(
-            "DELETE FROM matrix_event WHERE handled_at_ms < $1",
-            &[&before],
-        )?;
-        Ok(usize::try_from(n)?)
-    }
-
-    fn dm_room(&mut self, user: &str) -> Result<Option<String>> {
-        self.query_opt("SELECT room_id FROM matrix_dm WHERE user_id = $1", &[&user])?
-            .map(|r| Ok(r.try_get(0)?))
-            .transpose()
-    }
-
-    fn set_dm_room(&mut self, user: &str, room: &str, now: i64) -> Result<()> {
-        self.execute(
-            "INSERT INTO matrix_dm (user_id, room_id, updated_at_ms) VALUES ($1, $2, $3)
-             ON CONFLICT (user_id) DO UPDATE SET room_id = excluded.room_id,
-               updated_at_ms = excluded.updated_at_ms
-             WHERE matrix_dm.room_id != excluded.room_id",
-            &[&user, &room, &now],
-        )?;
-        Ok(())
-    }
-
-    fn forget_dm_room(&mut self, user: &str, room: &str) -> Result<()> {
-        self.execute(
-            "DELETE FROM matrix_dm WHERE user_id = $1 AND room_id = $2",
-            &[&user, &room],
-        )?;
-        Ok(())
-    }
-
-    fn health_write(&mut self, now: i64) -> Result<()> {
-        self.execute(
-            "INSERT INTO server_health (id, checked_at_ms) VALUES (1, $1)
-             ON CONFLICT (id) DO UPDATE SET checked_at_ms = excluded.checked_at_ms",
-            &[&now],
-        )?;
-        Ok(())
+    fn run_key(&self) -> &'static str {
+        "id"
     }
 }

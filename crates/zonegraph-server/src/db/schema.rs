@@ -180,16 +180,6 @@ const MIGRATIONS: &[Migration] = &[
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
-/// A tiny write (`/healthz`): fails when the database cannot be written.
-pub fn health_write(tx: &Connection, now: i64) -> Result<()> {
-    tx.prepare_cached(
-        "INSERT INTO server_health (id, checked_at_ms) VALUES (1, ?1)
-         ON CONFLICT(id) DO UPDATE SET checked_at_ms = excluded.checked_at_ms",
-    )?
-    .execute([now])?;
-    Ok(())
-}
-
 fn add_run_columns(tx: &Transaction) -> Result<()> {
     let have = columns(tx, "dnd_zone_run")?;
     for (name, decl) in RUN_COLUMNS {

@@ -455,7 +455,9 @@ async fn undelivered_notices_stay_queued_in_order_and_refused_ones_are_dropped()
     bot.state().store.set_dm_room(PLAYER, ROOM, true).unwrap();
     let conn = crate::db::open(&dir.path().join("z.db")).unwrap();
     for text in ["picked for you: first", "picked for you: second"] {
-        crate::db::push_notice(&conn, PLAYER, "run-1", text, text, 1).unwrap();
+        tx(&conn)
+            .push_notice(PLAYER, "run-1", text, text, 1)
+            .unwrap();
     }
 
     // The homeserver is down: nothing is sent, both notices stay queued, in order.
@@ -468,7 +470,7 @@ async fn undelivered_notices_stay_queued_in_order_and_refused_ones_are_dropped()
     bot.deliver_notices(&client).await.unwrap();
     settle(&bot).await;
     drop(down);
-    assert!(crate::db::has_pending_notices(&conn, PLAYER).unwrap());
+    assert!(has_pending(&conn));
 
     // Back up: both are sent, oldest first, and the queue is empty.
     let up = sends()
@@ -484,17 +486,19 @@ async fn undelivered_notices_stay_queued_in_order_and_refused_ones_are_dropped()
         .map(|v| v["body"].as_str().unwrap())
         .collect();
     assert_eq!(ok, ["picked for you: first", "picked for you: second"]);
-    assert!(!crate::db::has_pending_notices(&conn, PLAYER).unwrap());
+    assert!(!has_pending(&conn));
 
     // A room that refuses the bot: the notice is dropped (logged), not retried forever.
-    crate::db::push_notice(&conn, PLAYER, "run-1", "third", "third", 2).unwrap();
+    tx(&conn)
+        .push_notice(PLAYER, "run-1", "third", "third", 2)
+        .unwrap();
     let _forbidden = sends()
         .respond_with(not_in_room())
         .mount_as_scoped(&server)
         .await;
     bot.deliver_notices(&client).await.unwrap();
     settle(&bot).await;
-    assert!(!crate::db::has_pending_notices(&conn, PLAYER).unwrap());
+    assert!(!has_pending(&conn));
 }
 
 #[tokio::test]
@@ -531,15 +535,9 @@ async fn notices_before_a_reply_stay_queued_until_the_homeserver_took_them() {
     let bot = bot_over_store(dir.path());
     let room = client.get_room(<&RoomId>::try_from(ROOM).unwrap()).unwrap();
     let conn = crate::db::open(&dir.path().join("z.db")).unwrap();
-    crate::db::push_notice(
-        &conn,
-        PLAYER,
-        "run-1",
-        "picked for you",
-        "picked for you",
-        1,
-    )
-    .unwrap();
+    tx(&conn)
+        .push_notice(PLAYER, "run-1", "picked for you", "picked for you", 1)
+        .unwrap();
 
     // The homeserver is down: the notice is not sent, so it stays queued (and the reply,
     // which must not overtake it, is not sent either).
@@ -552,7 +550,7 @@ async fn notices_before_a_reply_stay_queued_until_the_homeserver_took_them() {
     bot.on_message(&message("!zone help"), &room).await;
     settle(&bot).await;
     drop(down);
-    assert!(crate::db::has_pending_notices(&conn, PLAYER).unwrap());
+    assert!(has_pending(&conn));
 
     // Back up: the notice, then the reply; now it is delivered.
     let _up = sends()
@@ -568,7 +566,7 @@ async fn notices_before_a_reply_stay_queued_until_the_homeserver_took_them() {
         .collect();
     assert_eq!(last[0], "picked for you");
     assert!(last[1].contains("Zone commands"), "{last:?}");
-    assert!(!crate::db::has_pending_notices(&conn, PLAYER).unwrap());
+    assert!(!has_pending(&conn));
 }
 
 #[tokio::test]
@@ -910,4 +908,13 @@ fn a_failure_that_lasts_is_told_once_and_its_end_once() {
     );
     assert_eq!(f.ok("database back"), None);
     assert!(f.failed("again").is_some());
+}
+
+fn tx(conn: &rusqlite::Connection) -> crate::db::Tx<'_> {
+    crate::db::Tx::new(conn, crate::db::LegacyColumns::default())
+}
+
+/// Whether the player has notices not delivered yet.
+fn has_pending(conn: &rusqlite::Connection) -> bool {
+    !tx(conn).queued_notices(PLAYER).unwrap().is_empty()
 }

@@ -1,0 +1,285 @@
+//! One statement text for both databases. [`Conn`] is what a statement needs of a database
+//! (run it with values, read rows back) and [`crate::db::Tx`] writes each statement once, in
+//! SQLite's numbered placeholders (`?1`); PostgreSQL's connection turns them into its own
+//! (`$1`, [`dollar_placeholders`]) before it prepares them. Values and rows are the two
+//! column types the schema has on both sides: 64-bit integers and text.
+
+use anyhow::{Result, anyhow, bail};
+
+/// A value bound to a statement or read from a row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Value {
+    Null,
+    Int(i64),
+    Text(String),
+}
+
+impl From<i64> for Value {
+    fn from(v: i64) -> Value {
+        Value::Int(v)
+    }
+}
+
+impl From<u32> for Value {
+    fn from(v: u32) -> Value {
+        Value::Int(i64::from(v))
+    }
+}
+
+impl From<i32> for Value {
+    fn from(v: i32) -> Value {
+        Value::Int(i64::from(v))
+    }
+}
+
+impl From<bool> for Value {
+    fn from(v: bool) -> Value {
+        Value::Int(i64::from(v))
+    }
+}
+
+impl From<&str> for Value {
+    fn from(v: &str) -> Value {
+        Value::Text(v.to_string())
+    }
+}
+
+impl From<&String> for Value {
+    fn from(v: &String) -> Value {
+        Value::Text(v.clone())
+    }
+}
+
+impl From<String> for Value {
+    fn from(v: String) -> Value {
+        Value::Text(v)
+    }
+}
+
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(v: Option<T>) -> Value {
+        v.map_or(Value::Null, Into::into)
+    }
+}
+
+/// The values of a statement, in placeholder order: `vals![user, level, keys]`.
+macro_rules! vals {
+    ($($v:expr),* $(,)?) => {
+        [$($crate::db::Value::from($v)),*]
+    };
+}
+pub(crate) use vals;
+
+/// One row read back, its columns in the statement's order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row(pub Vec<Value>);
+
+impl Row {
+    fn at(&self, i: usize) -> Result<&Value> {
+        self.0
+            .get(i)
+            .ok_or_else(|| anyhow!("a row has no column {i} (it has {})", self.0.len()))
+    }
+
+    /// Column `i` as an integer.
+    pub fn int(&self, i: usize) -> Result<i64> {
+        match self.at(i)? {
+            Value::Int(v) => Ok(*v),
+            other => bail!("column {i} is {other:?} where an integer was expected"),
+        }
+    }
+
+    /// Column `i` as an integer, NULL as `None`.
+    pub fn opt_int(&self, i: usize) -> Result<Option<i64>> {
+        match self.at(i)? {
+            Value::Null => Ok(None),
+            _ => self.int(i).map(Some),
+        }
+    }
+
+    /// Column `i` as a 0/1 flag (any non-zero integer is set).
+    pub fn flag(&self, i: usize) -> Result<bool> {
+        Ok(self.int(i)? != 0)
+    }
+
+    /// Column `i` as text.
+    pub fn text(&self, i: usize) -> Result<String> {
+        match self.at(i)? {
+            Value::Text(v) => Ok(v.clone()),
+            other => bail!("column {i} is {other:?} where text was expected"),
+        }
+    }
+
+    /// Column `i` as an integer that fits `T` (a level, a score).
+    pub fn small<T: TryFrom<i64>>(&self, i: usize) -> Result<T> {
+        let v = self.int(i)?;
+        T::try_from(v).map_err(|_| anyhow!("column {i} holds {v}, out of range"))
+    }
+}
+
+/// What a statement needs of a database, inside one transaction (or one read).
+pub trait Conn {
+    /// Runs a statement that returns no rows; how many rows it changed.
+    fn execute(&self, sql: &str, params: &[Value]) -> Result<u64>;
+    /// Runs a statement and returns its rows.
+    fn query(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>>;
+    /// Runs an `INSERT … RETURNING`, or returns `None` when a unique index refused the row,
+    /// leaving the transaction as it was before (and usable).
+    fn insert_unless_taken(&self, sql: &str, params: &[Value]) -> Result<Option<Vec<Row>>>;
+    /// The key of a `dnd_zone_run` row: `rowid` on SQLite (gogobee's table is keyed by its
+    /// text `run_id`, and `rowid` is the alias of our own `id`), `id` on PostgreSQL.
+    fn run_key(&self) -> &'static str;
+}
+
+/// `sql` with SQLite's numbered placeholders (`?1`) as PostgreSQL's (`$1`); text in quotes
+/// is left alone.
+pub fn dollar_placeholders(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut quoted = false;
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => quoted = !quoted,
+            '?' if !quoted && chars.peek().is_some_and(char::is_ascii_digit) => {
+                out.push('$');
+                continue;
+            }
+            _ => {}
+        }
+        out.push(c);
+    }
+    out
+}
+
+impl rusqlite::ToSql for Value {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        use rusqlite::types::{ToSqlOutput, ValueRef};
+        Ok(ToSqlOutput::Borrowed(match self {
+            Value::Null => ValueRef::Null,
+            Value::Int(v) => ValueRef::Integer(*v),
+            Value::Text(v) => ValueRef::Text(v.as_bytes()),
+        }))
+    }
+}
+
+/// SQLite's value as ours: integers and text (a real or a blob is not a column of ours).
+fn lite_value(v: rusqlite::types::ValueRef<'_>, i: usize) -> Result<Value> {
+    use rusqlite::types::ValueRef;
+    Ok(match v {
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(v) => Value::Int(v),
+        ValueRef::Text(t) => Value::Text(
+            String::from_utf8(t.to_vec()).map_err(|_| anyhow!("column {i} is not UTF-8 text"))?,
+        ),
+        ValueRef::Real(v) => bail!("column {i} holds a real number ({v})"),
+        ValueRef::Blob(_) => bail!("column {i} holds a blob"),
+    })
+}
+
+/// Whether `e` is SQLite's refusal by a unique index (or primary key).
+fn lite_unique_violation(e: &rusqlite::Error) -> bool {
+    matches!(
+        e,
+        rusqlite::Error::SqliteFailure(f, _)
+            if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+                || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+    )
+}
+
+impl Conn for rusqlite::Connection {
+    fn execute(&self, sql: &str, params: &[Value]) -> Result<u64> {
+        let n = self
+            .prepare_cached(sql)?
+            .execute(rusqlite::params_from_iter(params))?;
+        Ok(n as u64)
+    }
+
+    fn query(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
+        let mut st = self.prepare_cached(sql)?;
+        let width = st.column_count();
+        let mut rows = st.query(rusqlite::params_from_iter(params))?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            let row = (0..width)
+                .map(|i| lite_value(r.get_ref(i)?, i))
+                .collect::<Result<_>>()?;
+            out.push(Row(row));
+        }
+        Ok(out)
+    }
+
+    fn insert_unless_taken(&self, sql: &str, params: &[Value]) -> Result<Option<Vec<Row>>> {
+        self.execute_batch("SAVEPOINT zonegraph_insert")?;
+        match Conn::query(self, sql, params) {
+            Ok(rows) => {
+                self.execute_batch("RELEASE zonegraph_insert")?;
+                Ok(Some(rows))
+            }
+            Err(e) => {
+                self.execute_batch("ROLLBACK TO zonegraph_insert; RELEASE zonegraph_insert")?;
+                let taken = e
+                    .chain()
+                    .any(|c| c.downcast_ref().is_some_and(lite_unique_violation));
+                if taken { Ok(None) } else { Err(e) }
+            }
+        }
+    }
+
+    fn run_key(&self) -> &'static str {
+        "rowid"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+    use super::*;
+
+    #[test]
+    fn placeholders_become_dollars_outside_quotes() {
+        assert_eq!(
+            dollar_placeholders("SELECT a FROM t WHERE b = ?1 AND c = '?2' AND d IN (?10, ?)"),
+            "SELECT a FROM t WHERE b = $1 AND c = '?2' AND d IN ($10, ?)"
+        );
+        assert_eq!(
+            dollar_placeholders("x = 'it''s ?3' OR y = ?3"),
+            "x = 'it''s ?3' OR y = $3"
+        );
+    }
+
+    #[test]
+    fn sqlite_rows_read_back_and_a_taken_insert_leaves_the_transaction_usable() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE t (k TEXT PRIMARY KEY, n INTEGER, m INTEGER)")
+            .unwrap();
+        conn.execute_batch("BEGIN").unwrap();
+        let ins = "INSERT INTO t (k, n, m) VALUES (?1, ?2, ?3) RETURNING rowid";
+        let first = conn
+            .insert_unless_taken(ins, &vals!["a", 7_i64, None::<i64>])
+            .unwrap();
+        assert_eq!(first.unwrap()[0].int(0).unwrap(), 1);
+        assert_eq!(
+            conn.insert_unless_taken(ins, &vals!["a", 8_i64, 1_i64])
+                .unwrap(),
+            None
+        );
+        Conn::execute(&conn, "UPDATE t SET n = n + 1 WHERE k = ?1", &vals!["a"]).unwrap();
+        conn.execute_batch("COMMIT").unwrap();
+        let rows = Conn::query(&conn, "SELECT k, n, m FROM t", &[]).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].text(0).unwrap(), "a");
+        assert_eq!(rows[0].int(1).unwrap(), 8);
+        assert_eq!(rows[0].opt_int(2).unwrap(), None);
+        assert!(rows[0].text(1).is_err() && rows[0].int(3).is_err());
+        // A NOT NULL or type error is not "taken": it is an error.
+        conn.execute_batch("CREATE TABLE u (k TEXT NOT NULL)")
+            .unwrap();
+        let e = conn
+            .insert_unless_taken(
+                "INSERT INTO u (k) VALUES (?1) RETURNING rowid",
+                &vals![None::<i64>],
+            )
+            .unwrap_err();
+        assert!(format!("{e:#}").contains("NOT NULL"), "{e:#}");
+    }
+}
