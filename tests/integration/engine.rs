@@ -357,6 +357,29 @@ fn fork_and_merge_rooms_resolve_at_once() {
     assert_eq!(st.phase, Phase::Fork);
     // "of 6": the Hidden Reliquary is not on the player's map until its wall is passed.
     assert_eq!((st.room_number, st.room_total), (3, 6));
+    // The menu's options are data too: each names the line of the words that lists it.
+    let reply = chat::status(&st);
+    let lines: Vec<&str> = reply.text.lines().collect();
+    assert_eq!(
+        reply.choices.iter().map(|c| c.number).collect::<Vec<_>>(),
+        [1, 2]
+    );
+    for c in &reply.choices {
+        assert_eq!(
+            lines[c.line],
+            format!("  {}. {}", c.number, c.words),
+            "{reply:?}"
+        );
+    }
+    // A reply without a menu has none, and a notice said after a dropped count keeps its
+    // options on their lines.
+    assert!(chat::character(&wis(14)).choices.is_empty());
+    let later = chat::after_dropped_notices(&reply, 3);
+    let later_lines: Vec<&str> = later.text.lines().collect();
+    for c in &later.choices {
+        assert_eq!(later_lines[c.line], format!("  {}. {}", c.number, c.words));
+    }
+    assert_eq!(later.choices.len(), 2);
 }
 
 // ---- refusals --------------------------------------------------------------------------

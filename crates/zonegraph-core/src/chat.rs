@@ -30,6 +30,19 @@ pub struct Reply {
     /// (a size limit) can still point at the map; omitted from JSON when there is none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub link: Option<String>,
+    /// The numbered options the words list (a fork's menu), as data: a page shows them as
+    /// buttons without reading numbers back out of the text; omitted from JSON when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<Choice>,
+}
+
+/// One numbered option of a reply: `!zone go {number}`, listed on line `line` of the text
+/// (0 is the first line) as `words` (the line after its number).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Choice {
+    pub number: usize,
+    pub line: usize,
+    pub words: String,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -66,6 +79,7 @@ pub fn escape(s: &str) -> String {
 struct Out {
     text: String,
     html: String,
+    choices: Vec<Choice>,
 }
 
 impl Out {
@@ -113,6 +127,7 @@ impl Out {
             html: self.html.trim_end().trim_end_matches("<br>").to_string(),
             private: false,
             link: None,
+            choices: self.choices,
         }
     }
 }
@@ -394,6 +409,7 @@ fn exit_lines(out: &mut Out, options: &[ExitView], numbered: bool) {
         } else {
             out.put("  - ");
         }
+        let words_at = out.text.len();
         match &o.label {
             Some(label) => out.bold(label),
             None => out.put("something"),
@@ -408,6 +424,13 @@ fn exit_lines(out: &mut Out, options: &[ExitView], numbered: bool) {
                 out.put(&format!(": {}", lock_reason(reason)));
             }
             out.put(" — ").italic(teaser).put(")");
+        }
+        if numbered {
+            out.choices.push(Choice {
+                number: o.number,
+                line: out.text.matches('\n').count(),
+                words: out.text[words_at..].to_string(),
+            });
         }
     }
     if options.len() > MAX_OPTIONS {
@@ -504,6 +527,7 @@ pub fn map(rendered_map: &str, run_link: Option<&str>) -> Reply {
         html,
         private: run_link.is_some(),
         link: run_link.map(str::to_string),
+        choices: Vec::new(),
     }
 }
 
@@ -879,6 +903,15 @@ pub fn after_dropped_notices(notice: &Reply, dropped: u64) -> Reply {
         html: format!("{}<br>\n{}", out.html, notice.html),
         private: notice.private,
         link: notice.link.clone(),
+        // The notice's lines come after the one line said first.
+        choices: notice
+            .choices
+            .iter()
+            .map(|c| Choice {
+                line: c.line + 1 + out.text.matches('\n').count(),
+                ..c.clone()
+            })
+            .collect(),
     }
 }
 
@@ -911,6 +944,7 @@ pub fn cut_short(link: Option<&str>) -> Reply {
         html,
         private: false,
         link: link.map(str::to_string),
+        choices: Vec::new(),
     }
 }
 

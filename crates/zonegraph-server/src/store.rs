@@ -1032,6 +1032,7 @@ fn word_notices(list: Vec<Notice>) -> Vec<Notice> {
                     html: n.html,
                     private: true,
                     link: None,
+                    choices: Vec::new(),
                 },
                 dropped,
             );

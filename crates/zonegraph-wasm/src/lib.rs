@@ -824,6 +824,18 @@ export interface Reply {
    * host that must shorten the words can still point at the map. Absent when there is none.
    */
   link?: string;
+  /**
+   * The numbered options the words list (a fork's menu), as data: `!zone go <number>`, on
+   * line `line` of `text` (0 is the first), worded `words`. Absent when there are none.
+   */
+  choices?: Choice[];
+}
+
+/** One numbered option of a reply. */
+export interface Choice {
+  number: number;
+  line: number;
+  words: string;
 }
 
 /** What `!zone status` shows. */

@@ -94,6 +94,16 @@ pub struct RunPayload {
     pub view: PlayerView,
     /// `!zone status` as the chat words it, plain text.
     pub status: String,
+    /// The numbered options those words list, as the core gave them (`chat::Choice`).
+    pub choices: Vec<Choice>,
+}
+
+/// One numbered option of the status: `!zone go {number}`, on line `line` of the words.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct Choice {
+    pub number: usize,
+    pub line: usize,
+    pub words: String,
 }
 
 #[derive(Deserialize)]
@@ -106,6 +116,8 @@ struct Wire {
 #[derive(Deserialize)]
 struct WireReply {
     text: String,
+    #[serde(default)]
+    choices: Vec<Choice>,
 }
 
 /// Reads the run endpoint's JSON body.
@@ -115,6 +127,7 @@ pub fn parse_run_payload(body: &str) -> Result<RunPayload, String> {
     Ok(RunPayload {
         view: wire.view,
         status: wire.status.text,
+        choices: wire.status.choices,
     })
 }
 
@@ -183,6 +196,7 @@ mod tests {
         let p = parse_run_payload(&s.payload()).expect("parses");
         assert_eq!(p.view, s.view());
         assert!(p.status.contains("!zone go"), "{}", p.status);
+        assert!(!p.choices.is_empty(), "the fork's options come as data");
         assert!(parse_run_payload("{}").is_err());
         // The old shape (a zone file and a run) is refused, not half-read.
         assert!(parse_run_payload(r#"{"zone": {}, "run": {}}"#).is_err());

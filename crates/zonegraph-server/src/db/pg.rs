@@ -26,8 +26,8 @@ use tokio_postgres::{IsolationLevel, NoTls};
 use zonegraph_core::zone::Zone;
 
 use super::{
-    Conn, EdgeRow, LegacyColumns, MetaRow, NodeRow, RUN_COLUMNS, Row, SCHEMA_VERSION, Tx, Value,
-    ZoneRows, ZonesAt, dollar_placeholders, zone_from_rows, zone_rows,
+    Conn, LegacyColumns, RUN_COLUMNS, Row, SCHEMA_VERSION, Tx, Value, ZonesAt, dollar_placeholders,
+    read_zones, write_zone_rows, zone_rows,
 };
 
 /// The advisory lock key the migrations hold ("zonegraph" in ASCII, cut to 63 bits): every
@@ -339,218 +339,53 @@ impl Pg {
     }
 
     /// Replaces every zone in the tables with `zones`, in one transaction (see
-    /// [`super::import_zones`]).
+    /// [`super::write_zone_rows`]); instances importing at once take turns.
     pub fn import_zones(&self, zones: &[(String, Zone)], now: i64) -> Result<()> {
         let rows = zone_rows(zones)?;
-        self.block_on(async {
-            let mut client = self.pool.get().await?;
-            let tx = client.transaction().await?;
-            // Instances importing at once take turns (the tables are replaced whole).
-            tx.execute("LOCK TABLE zone_meta IN EXCLUSIVE MODE", &[])
-                .await?;
-            tx.batch_execute(
-                "DELETE FROM zone_edge; DELETE FROM zone_node; DELETE FROM zone_meta;",
-            )
-            .await?;
-            let meta = tx
-                .prepare(
-                    "INSERT INTO zone_meta (zone_id, ord, name, tier, min_level, max_level,
-                       regions_json, allow_loops, legacy, source_file, imported_at_ms)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-                )
-                .await?;
-            let node = tx
-                .prepare(
-                    "INSERT INTO zone_node (node_id, zone_id, region_id, kind, label, is_entry,
-                       is_boss, pos_x, pos_y, content_json)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-                )
-                .await?;
-            let edge = tx
-                .prepare(
-                    "INSERT INTO zone_edge (zone_id, from_node, to_node, lock_kind,
-                       lock_data_json, hint, weight) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                )
-                .await?;
-            for ZoneRows {
-                meta: m,
-                nodes,
-                edges,
-            } in &rows
-            {
-                tx.execute(
-                    &meta,
-                    &[
-                        &m.zone_id,
-                        &m.ord,
-                        &m.name,
-                        &m.tier,
-                        &m.min_level,
-                        &m.max_level,
-                        &m.regions_json,
-                        &i64::from(m.allow_loops),
-                        &i64::from(m.legacy),
-                        &m.source_file,
-                        &now,
-                    ],
-                )
-                .await?;
-                for n in nodes {
-                    tx.execute(
-                        &node,
-                        &[
-                            &n.node_id,
-                            &m.zone_id,
-                            &n.region_id,
-                            &n.kind,
-                            &n.label,
-                            &i64::from(n.is_entry),
-                            &i64::from(n.is_boss),
-                            &n.pos_x,
-                            &n.pos_y,
-                            &n.content_json,
-                        ],
-                    )
-                    .await
-                    .with_context(|| format!("cannot store room {}", n.node_id))?;
-                }
-                for e in edges {
-                    tx.execute(
-                        &edge,
-                        &[
-                            &m.zone_id,
-                            &e.from_node,
-                            &e.to_node,
-                            &e.lock_kind,
-                            &e.lock_data_json,
-                            &e.hint,
-                            &e.weight,
-                        ],
-                    )
-                    .await?;
-                }
-            }
-            tx.execute("UPDATE zone_version SET version = version + 1", &[])
-                .await?;
-            tx.commit().await?;
-            anyhow::Ok(())
+        self.in_transaction(false, |conn| {
+            conn.execute("LOCK TABLE zone_meta IN EXCLUSIVE MODE", &[])?;
+            write_zone_rows(conn, &rows, now)
         })
     }
 
     /// The zones' version: raised by every import, on any instance.
     pub fn zone_version(&self) -> Result<i64> {
-        self.block_on(async {
-            let client = self.pool.get().await?;
-            let version: i64 = client
-                .query_one("SELECT version FROM zone_version WHERE id = 1", &[])
-                .await?
-                .try_get(0)?;
-            anyhow::Ok(version)
+        self.in_transaction(true, |conn| {
+            conn.query("SELECT version FROM zone_version WHERE id = 1", &[])?
+                .first()
+                .context("no zone version")?
+                .int(0)
         })
-        .map_err(|e| self.classify(e))
     }
 
-    /// Loads every zone from the tables (see [`super::load_zones`]), with the zone version
-    /// they are at and when they were imported (Unix ms).
+    /// Loads every zone from the tables (see [`super::read_zones`]), in one snapshot.
     pub fn load_zones(&self) -> Result<ZonesAt> {
-        let (version, imported_at, rows) = self.block_on(async {
-            let mut client = self.pool.get().await?;
-            // One snapshot: the version read is the version of the rows loaded.
-            let client = client
-                .build_transaction()
+        self.in_transaction(true, |conn| read_zones(conn))
+    }
+
+    /// Runs `f` in one transaction (REPEATABLE READ, READ ONLY when `read_only`), committed
+    /// when it returns `Ok`.
+    fn in_transaction<T>(
+        &self,
+        read_only: bool,
+        f: impl FnOnce(&PgConn<'_, '_>) -> Result<T>,
+    ) -> Result<T> {
+        let mut client = self
+            .block_on(self.pool.get())
+            .map_err(|e| self.classify(e.into()))?;
+        let mut build = client.build_transaction();
+        if read_only {
+            build = build
                 .isolation_level(IsolationLevel::RepeatableRead)
-                .read_only(true)
-                .start()
-                .await?;
-            let version: i64 = client
-                .query_one("SELECT version FROM zone_version WHERE id = 1", &[])
-                .await?
-                .try_get(0)?;
-            let imported_at: i64 = client
-                .query_one(
-                    "SELECT COALESCE(max(imported_at_ms), 0) FROM zone_meta",
-                    &[],
-                )
-                .await?
-                .try_get(0)?;
-            let metas = client
-                .query(
-                    "SELECT zone_id, ord, name, tier, min_level, max_level, regions_json,
-                       allow_loops, legacy, source_file
-                     FROM zone_meta ORDER BY ord, zone_id",
-                    &[],
-                )
-                .await?;
-            let mut out = Vec::with_capacity(metas.len());
-            for r in metas {
-                let meta = MetaRow {
-                    zone_id: r.try_get(0)?,
-                    ord: r.try_get(1)?,
-                    name: r.try_get(2)?,
-                    tier: r.try_get(3)?,
-                    min_level: r.try_get(4)?,
-                    max_level: r.try_get(5)?,
-                    regions_json: r.try_get(6)?,
-                    allow_loops: r.try_get::<_, i64>(7)? != 0,
-                    legacy: r.try_get::<_, i64>(8)? != 0,
-                    source_file: r.try_get(9)?,
-                };
-                let nodes = client
-                    .query(
-                        "SELECT node_id, region_id, kind, label, is_entry, is_boss, pos_x, pos_y,
-                           content_json
-                         FROM zone_node WHERE zone_id = $1 ORDER BY seq",
-                        &[&meta.zone_id],
-                    )
-                    .await?
-                    .iter()
-                    .map(|r| {
-                        Ok(NodeRow {
-                            node_id: r.try_get(0)?,
-                            region_id: r.try_get(1)?,
-                            kind: r.try_get(2)?,
-                            label: r.try_get(3)?,
-                            is_entry: r.try_get::<_, i64>(4)? != 0,
-                            is_boss: r.try_get::<_, i64>(5)? != 0,
-                            pos_x: r.try_get(6)?,
-                            pos_y: r.try_get(7)?,
-                            content_json: r.try_get(8)?,
-                        })
-                    })
-                    .collect::<Result<Vec<_>, tokio_postgres::Error>>()?;
-                let edges = client
-                    .query(
-                        "SELECT from_node, to_node, lock_kind, lock_data_json, hint, weight
-                         FROM zone_edge WHERE zone_id = $1 ORDER BY edge_id",
-                        &[&meta.zone_id],
-                    )
-                    .await?
-                    .iter()
-                    .map(|r| {
-                        Ok(EdgeRow {
-                            from_node: r.try_get(0)?,
-                            to_node: r.try_get(1)?,
-                            lock_kind: r.try_get(2)?,
-                            lock_data_json: r.try_get(3)?,
-                            hint: r.try_get(4)?,
-                            weight: r.try_get(5)?,
-                        })
-                    })
-                    .collect::<Result<Vec<_>, tokio_postgres::Error>>()?;
-                out.push(ZoneRows { meta, nodes, edges });
-            }
-            client.rollback().await?;
-            anyhow::Ok((version, imported_at, out))
-        })?;
-        let zones = rows
-            .into_iter()
-            .map(zone_from_rows)
-            .collect::<Result<_>>()?;
-        Ok(ZonesAt {
-            version,
-            imported_at,
-            zones,
-        })
+                .read_only(true);
+        }
+        let tx = self
+            .block_on(build.start())
+            .map_err(|e| self.classify(e.into()))?;
+        let out = f(&PgConn { pg: self, tx: &tx }).map_err(|e| self.classify(e))?;
+        self.block_on(tx.commit())
+            .map_err(|e| self.classify(anyhow::Error::new(e).context("cannot commit")))?;
+        Ok(out)
     }
 
     /// Takes the session-level advisory lock `key` on a connection of its own and keeps both
@@ -808,5 +643,9 @@ impl Conn for PgConn<'_, '_> {
 
     fn run_key(&self) -> &'static str {
         "id"
+    }
+
+    fn node_order(&self) -> &'static str {
+        "seq"
     }
 }

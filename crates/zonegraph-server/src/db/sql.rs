@@ -129,6 +129,9 @@ pub trait Conn {
     /// The key of a `dnd_zone_run` row: `rowid` on SQLite (gogobee's table is keyed by its
     /// text `run_id`, and `rowid` is the alias of our own `id`), `id` on PostgreSQL.
     fn run_key(&self) -> &'static str;
+    /// What orders `zone_node` rows as they were inserted (the file's order): `rowid` on
+    /// SQLite, the identity column `seq` on PostgreSQL.
+    fn node_order(&self) -> &'static str;
 }
 
 /// `sql` with SQLite's numbered placeholders (`?1`) as PostgreSQL's (`$1`); text in quotes
@@ -226,6 +229,10 @@ impl Conn for rusqlite::Connection {
     }
 
     fn run_key(&self) -> &'static str {
+        "rowid"
+    }
+
+    fn node_order(&self) -> &'static str {
         "rowid"
     }
 }

@@ -4,10 +4,13 @@
 use std::collections::BTreeMap;
 
 use anyhow::{Context as _, Result, bail};
-use rusqlite::{Connection, params};
+use rusqlite::Connection;
 use zonegraph_core::Diagnostic;
 use zonegraph_core::format::{ContentFile, EdgeFile, LockKind, NodeFile, RegionFile, ZoneFile};
 use zonegraph_core::zone::{self, Zone};
+
+use super::sql::vals;
+use super::{Conn, ZonesAt};
 
 /// A zone's rows, the same on both databases: `zone_meta`, its `zone_node`s in file order,
 /// its `zone_edge`s in file order.
@@ -108,74 +111,82 @@ pub fn zone_rows(zones: &[(String, Zone)]) -> Result<Vec<ZoneRows>> {
     Ok(out)
 }
 
-/// Replaces every zone in the tables with `zones` (`(source file, zone)`, in order), in one
-/// transaction: the folder is the source of truth.
-pub fn import_zones(conn: &mut Connection, zones: &[(String, Zone)], now: i64) -> Result<()> {
-    let rows = zone_rows(zones)?;
-    let tx = conn.transaction()?;
-    tx.execute_batch("DELETE FROM zone_edge; DELETE FROM zone_node; DELETE FROM zone_meta;")?;
+/// Replaces every zone row with `rows` and raises the zone version, inside the caller's
+/// transaction: the folder (or the published set) is the source of truth.
+pub fn write_zone_rows(conn: &dyn Conn, rows: &[ZoneRows], now: i64) -> Result<()> {
+    for table in ["zone_edge", "zone_node", "zone_meta"] {
+        conn.execute(&format!("DELETE FROM {table}"), &[])?;
+    }
+    for ZoneRows {
+        meta: m,
+        nodes,
+        edges,
+    } in rows
     {
-        let mut meta = tx.prepare(
+        conn.execute(
             "INSERT INTO zone_meta (zone_id, ord, name, tier, min_level, max_level,
                regions_json, allow_loops, legacy, source_file, imported_at_ms)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-        )?;
-        let mut node = tx.prepare(
-            "INSERT INTO zone_node (node_id, zone_id, region_id, kind, label, is_entry, is_boss,
-               pos_x, pos_y, content_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-        )?;
-        let mut edge = tx.prepare(
-            "INSERT INTO zone_edge (zone_id, from_node, to_node, lock_kind, lock_data_json,
-               hint, weight) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        )?;
-        for ZoneRows {
-            meta: m,
-            nodes,
-            edges,
-        } in &rows
-        {
-            meta.execute(params![
-                m.zone_id,
+            &vals![
+                &m.zone_id,
                 m.ord,
-                m.name,
+                &m.name,
                 m.tier,
                 m.min_level,
                 m.max_level,
-                m.regions_json,
+                &m.regions_json,
                 m.allow_loops,
                 m.legacy,
-                m.source_file,
+                &m.source_file,
                 now
-            ])?;
-            for n in nodes {
-                node.execute(params![
-                    n.node_id,
-                    m.zone_id,
-                    n.region_id,
-                    n.kind,
-                    n.label,
+            ],
+        )?;
+        for n in nodes {
+            conn.execute(
+                "INSERT INTO zone_node (node_id, zone_id, region_id, kind, label, is_entry,
+                   is_boss, pos_x, pos_y, content_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                &vals![
+                    &n.node_id,
+                    &m.zone_id,
+                    &n.region_id,
+                    &n.kind,
+                    &n.label,
                     n.is_entry,
                     n.is_boss,
                     n.pos_x,
                     n.pos_y,
-                    n.content_json,
-                ])
-                .with_context(|| format!("cannot store room {}", n.node_id))?;
-            }
-            for e in edges {
-                edge.execute(params![
-                    m.zone_id,
-                    e.from_node,
-                    e.to_node,
-                    e.lock_kind,
-                    e.lock_data_json,
-                    e.hint,
+                    &n.content_json,
+                ],
+            )
+            .with_context(|| format!("cannot store room {}", n.node_id))?;
+        }
+        for e in edges {
+            conn.execute(
+                "INSERT INTO zone_edge (zone_id, from_node, to_node, lock_kind, lock_data_json,
+                   hint, weight) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                &vals![
+                    &m.zone_id,
+                    &e.from_node,
+                    &e.to_node,
+                    &e.lock_kind,
+                    &e.lock_data_json,
+                    &e.hint,
                     e.weight
-                ])?;
-            }
+                ],
+            )?;
         }
     }
-    tx.execute("UPDATE zone_version SET version = version + 1", [])?;
+    conn.execute("UPDATE zone_version SET version = version + 1", &[])?;
+    Ok(())
+}
+
+/// Replaces every zone in a SQLite file's tables with `zones` (`(source file, zone)`, in
+/// order), in one transaction.
+pub fn import_zones(conn: &mut Connection, zones: &[(String, Zone)], now: i64) -> Result<()> {
+    let rows = zone_rows(zones)?;
+    let tx = conn.transaction()?;
+    write_zone_rows(&*tx, &rows, now)?;
     tx.commit()?;
     Ok(())
 }
@@ -193,70 +204,94 @@ fn content_json(n: &NodeFile) -> Result<String> {
     Ok(v.to_string())
 }
 
-/// Loads every zone from the tables (not from the files): the runtime graphs. A zone whose
-/// rows do not build cleanly is an error naming it.
-pub fn load_zones(conn: &Connection) -> Result<Vec<Zone>> {
-    let mut metas = conn.prepare(
+/// Every zone in the tables (not the files), with the zone version they are at and when
+/// they were imported: the runtime graphs. A zone whose rows do not build cleanly is an
+/// error naming it. Read in one snapshot (the caller's transaction), so the version read is
+/// the version of the rows loaded.
+pub fn read_zones(conn: &dyn Conn) -> Result<ZonesAt> {
+    let one = |sql: &str| -> Result<i64> {
+        conn.query(sql, &[])?
+            .first()
+            .context("no row where one was expected")?
+            .int(0)
+    };
+    let version = one("SELECT version FROM zone_version WHERE id = 1")?;
+    let imported_at = one("SELECT COALESCE(max(imported_at_ms), 0) FROM zone_meta")?;
+    let metas = conn.query(
         "SELECT zone_id, ord, name, tier, min_level, max_level, regions_json, allow_loops,
            legacy, source_file
          FROM zone_meta ORDER BY ord, zone_id",
+        &[],
     )?;
-    let mut nodes = conn.prepare(
-        "SELECT node_id, region_id, kind, label, is_entry, is_boss, pos_x, pos_y, content_json
-         FROM zone_node WHERE zone_id = ?1 ORDER BY rowid",
-    )?;
-    let mut edges = conn.prepare(
-        "SELECT from_node, to_node, lock_kind, lock_data_json, hint, weight
-         FROM zone_edge WHERE zone_id = ?1 ORDER BY edge_id",
-    )?;
-    let metas: Vec<MetaRow> = metas
-        .query_map([], |r| {
-            Ok(MetaRow {
-                zone_id: r.get(0)?,
-                ord: r.get(1)?,
-                name: r.get(2)?,
-                tier: r.get(3)?,
-                min_level: r.get(4)?,
-                max_level: r.get(5)?,
-                regions_json: r.get(6)?,
-                allow_loops: r.get(7)?,
-                legacy: r.get(8)?,
-                source_file: r.get(9)?,
-            })
-        })?
-        .collect::<rusqlite::Result<_>>()?;
-    let mut out = Vec::with_capacity(metas.len());
-    for meta in metas {
-        let nodes = nodes
-            .query_map([&meta.zone_id], |r| {
+    let mut zones = Vec::with_capacity(metas.len());
+    for r in metas {
+        let meta = MetaRow {
+            zone_id: r.text(0)?,
+            ord: r.int(1)?,
+            name: r.text(2)?,
+            tier: r.int(3)?,
+            min_level: r.int(4)?,
+            max_level: r.int(5)?,
+            regions_json: r.text(6)?,
+            allow_loops: r.flag(7)?,
+            legacy: r.flag(8)?,
+            source_file: r.text(9)?,
+        };
+        let nodes = conn
+            .query(
+                &format!(
+                    "SELECT node_id, region_id, kind, label, is_entry, is_boss, pos_x, pos_y,
+                       content_json
+                     FROM zone_node WHERE zone_id = ?1 ORDER BY {}",
+                    conn.node_order()
+                ),
+                &vals![&meta.zone_id],
+            )?
+            .iter()
+            .map(|r| {
                 Ok(NodeRow {
-                    node_id: r.get(0)?,
-                    region_id: r.get(1)?,
-                    kind: r.get(2)?,
-                    label: r.get(3)?,
-                    is_entry: r.get(4)?,
-                    is_boss: r.get(5)?,
-                    pos_x: r.get(6)?,
-                    pos_y: r.get(7)?,
-                    content_json: r.get(8)?,
+                    node_id: r.text(0)?,
+                    region_id: r.text(1)?,
+                    kind: r.text(2)?,
+                    label: r.text(3)?,
+                    is_entry: r.flag(4)?,
+                    is_boss: r.flag(5)?,
+                    pos_x: r.int(6)?,
+                    pos_y: r.int(7)?,
+                    content_json: r.text(8)?,
                 })
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        let edges = edges
-            .query_map([&meta.zone_id], |r| {
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let edges = conn
+            .query(
+                "SELECT from_node, to_node, lock_kind, lock_data_json, hint, weight
+                 FROM zone_edge WHERE zone_id = ?1 ORDER BY edge_id",
+                &vals![&meta.zone_id],
+            )?
+            .iter()
+            .map(|r| {
                 Ok(EdgeRow {
-                    from_node: r.get(0)?,
-                    to_node: r.get(1)?,
-                    lock_kind: r.get(2)?,
-                    lock_data_json: r.get(3)?,
-                    hint: r.get(4)?,
-                    weight: r.get(5)?,
+                    from_node: r.text(0)?,
+                    to_node: r.text(1)?,
+                    lock_kind: r.text(2)?,
+                    lock_data_json: r.text(3)?,
+                    hint: r.text(4)?,
+                    weight: r.int(5)?,
                 })
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        out.push(zone_from_rows(ZoneRows { meta, nodes, edges })?);
+            })
+            .collect::<Result<Vec<_>>>()?;
+        zones.push(zone_from_rows(ZoneRows { meta, nodes, edges })?);
     }
-    Ok(out)
+    Ok(ZonesAt {
+        version,
+        imported_at,
+        zones,
+    })
+}
+
+/// Every zone in a SQLite file's tables (see [`read_zones`]).
+pub fn load_zones(conn: &Connection) -> Result<Vec<Zone>> {
+    Ok(read_zones(conn)?.zones)
 }
 
 /// The runtime graph of a zone's rows; rows that do not build cleanly are an error naming the

@@ -611,6 +611,7 @@ pub(super) async fn send_notices(room: &Room, user: &UserId, notices: &[Notice])
             html: n.html.clone(),
             private: true,
             link: None,
+            choices: Vec::new(),
         };
         match send_notice(room, notice(&reply)).await {
             Ok(()) => out.done.push(n.id),

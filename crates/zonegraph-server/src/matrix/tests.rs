@@ -47,6 +47,7 @@ fn reply(text: &str, html: &str) -> Reply {
         html: html.into(),
         private: false,
         link: None,
+        choices: Vec::new(),
     }
 }
 

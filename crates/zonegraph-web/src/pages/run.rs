@@ -46,26 +46,20 @@ pub enum StatusLine {
     Option { number: usize, words: String },
 }
 
-/// Splits the chat's status text into its headline ("Crypt of Valdris — room 3 of 6") and
-/// the lines after it, the fork's numbered options picked out. The words are the chat's
-/// own (`chat::status`): the page only lays them out.
-pub fn status_lines(text: &str) -> (String, Vec<StatusLine>) {
-    let mut lines = text.lines();
-    let headline = lines.next().unwrap_or("").trim().to_string();
+/// The chat's status text as its headline ("Crypt of Valdris — room 3 of 6") and the lines
+/// after it, the lines that list a fork's options (the core's `choices`, as data) picked out.
+/// The words are the chat's own (`chat::status`): the page only lays them out.
+pub fn status_lines(text: &str, choices: &[doc::Choice]) -> (String, Vec<StatusLine>) {
+    let mut lines = text.lines().enumerate();
+    let headline = lines.next().map_or("", |(_, l)| l).trim().to_string();
     let rest = lines
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            let t = l.trim();
-            let numbered = t
-                .split_once(". ")
-                .and_then(|(n, words)| Some((n.parse::<usize>().ok()?, words)));
-            match numbered {
-                Some((number, words)) if l.starts_with("  ") => StatusLine::Option {
-                    number,
-                    words: words.to_string(),
-                },
-                _ => StatusLine::Text(t.to_string()),
-            }
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| match choices.iter().find(|c| c.line == i) {
+            Some(c) => StatusLine::Option {
+                number: c.number,
+                words: c.words.clone(),
+            },
+            None => StatusLine::Text(l.trim().to_string()),
         })
         .collect();
     (headline, rest)
@@ -326,7 +320,7 @@ fn page(
     let headline = move || {
         payload.with(|p| {
             p.as_ref()
-                .map(|p| status_lines(&p.status).0)
+                .map(|p| status_lines(&p.status, &p.choices).0)
                 .unwrap_or_default()
         })
     };
@@ -345,7 +339,7 @@ fn page(
         let Some(p) = payload.get() else {
             return Vec::new();
         };
-        status_lines(&p.status)
+        status_lines(&p.status, &p.choices)
             .1
             .into_iter()
             .map(|line| status_line_view(&p, line, selection))
@@ -428,11 +422,20 @@ mod tests {
     }
 
     #[test]
-    fn status_words_keep_the_chats_options() {
+    fn status_lines_pick_the_options_the_core_names() {
         let text = "Crypt of Valdris — room 3 of 6\nYou are in Branching Passage (fork).\n\
                     A fork waits for your choice. Pick one with !zone go <n>:\n  1. Main Hall (elite)\n  \
-                    2. something (locked — A faint draft.)";
-        let (headline, lines) = status_lines(text);
+                    2. something (locked — A faint draft.)\n  3. Not an option: no choice names it";
+        let choice = |number, line, words: &str| doc::Choice {
+            number,
+            line,
+            words: words.into(),
+        };
+        let choices = [
+            choice(1, 3, "Main Hall (elite)"),
+            choice(2, 4, "something (locked — A faint draft.)"),
+        ];
+        let (headline, lines) = status_lines(text, &choices);
         assert_eq!(headline, "Crypt of Valdris — room 3 of 6");
         assert_eq!(
             lines,
@@ -449,6 +452,7 @@ mod tests {
                     number: 2,
                     words: "something (locked — A faint draft.)".into()
                 },
+                StatusLine::Text("3. Not an option: no choice names it".into()),
             ]
         );
     }
@@ -457,7 +461,7 @@ mod tests {
     fn the_e2e_fixture_status_splits_into_two_options() {
         let body = include_str!("../../../../web/fixtures/run-demo.json");
         let p = doc::parse_run_payload(body).expect("the fixture is a run");
-        let (_, lines) = status_lines(&p.status);
+        let (_, lines) = status_lines(&p.status, &p.choices);
         let options: Vec<usize> = lines
             .iter()
             .filter_map(|l| match l {
