@@ -8,11 +8,13 @@
 use serde::Serialize;
 
 use crate::command::{COMMANDS, CommandError};
+use crate::engine::PlayerView;
+use crate::engine::view::RoomView;
 use crate::engine::{
     CharEdit, Character, EncounterCheck, Event, ExitState, ExitView, LockReason, Outcome, Phase,
     Refusal, Status, Verdict,
 };
-use crate::format::NodeKind;
+use crate::format::{LockKind, NodeKind};
 use crate::rules::{self, EncounterKind};
 use crate::zone::{Ability, Zone};
 
@@ -533,7 +535,7 @@ pub fn map(rendered_map: &str, run_link: Option<&str>) -> Reply {
 
 /// "rest camp" rather than "rest_camp".
 fn kind_word(kind: NodeKind) -> String {
-    kind.as_str().replace('_', " ")
+    kind_name(kind).to_string()
 }
 
 fn outcome_words(o: Outcome) -> &'static str {
@@ -980,4 +982,128 @@ pub fn undecryptable() -> Reply {
         "I could not decrypt your last message: your device did not share its key with mine. \
          Send it again; if it keeps happening, verify or re-open this chat.",
     )
+}
+
+// ---- the run page's details panel -------------------------------------------------------
+
+/// One line of a details panel: a caption and its text.
+pub type DetailRow = (&'static str, String);
+
+/// What an unknown room is called wherever a name is needed.
+pub const UNKNOWN_ROOM: &str = "unknown room";
+
+/// The display name of a room kind ("rest camp").
+pub fn kind_name(kind: NodeKind) -> &'static str {
+    match kind {
+        NodeKind::RestCamp => "rest camp",
+        k => k.as_str(),
+    }
+}
+
+/// Human words for a lock kind.
+pub fn lock_name(kind: LockKind) -> &'static str {
+    match kind {
+        LockKind::None => "open",
+        LockKind::PerceptionCheck => "Perception check",
+        LockKind::StatCheck => "ability check",
+        LockKind::KeyRequired => "key",
+        LockKind::LevelMin => "minimum level",
+        LockKind::RegionClear => "region clear",
+    }
+}
+
+/// A room's name as the player knows it: its label, or "unknown room".
+pub fn room_name(room: &RoomView) -> &str {
+    room.label.as_deref().unwrap_or(UNKNOWN_ROOM)
+}
+
+/// What the player's details panel says about room `i` of `view`.
+pub fn room_details(view: &PlayerView, i: usize) -> Vec<DetailRow> {
+    let Some(r) = view.rooms.get(i) else {
+        return Vec::new();
+    };
+    let mut rows: Vec<DetailRow> = vec![("Room", room_name(r).to_string())];
+    match r.kind {
+        Some(kind) => rows.push(("Kind", kind_name(kind).to_string())),
+        None => rows.push((
+            "Kind",
+            "unknown: you did not notice what is there".to_string(),
+        )),
+    }
+    if r.is_entry {
+        rows.push(("Role", "entry".into()));
+    }
+    if r.is_boss {
+        rows.push(("Role", "boss".into()));
+    }
+    if let Some(region) = view.regions.iter().find(|g| g.region_id == r.region_id) {
+        rows.push(("Region", region.name.clone()));
+    }
+    if let Some(v) = r.visit {
+        rows.push(("Run", format!("visited as room {v}")));
+    }
+    if r.current {
+        rows.push(("Run", "you are here".into()));
+    }
+    if let Some(n) = r.option {
+        rows.push(("Option", option_words(view, n)));
+    }
+    for p in view.passages.iter().filter(|p| p.from == i) {
+        let to = view.rooms.get(p.to).map_or(UNKNOWN_ROOM, room_name);
+        let mut line = String::new();
+        if let Some(n) = p.option {
+            line.push_str(&format!("{n}. "));
+        }
+        line.push_str(to);
+        line.push_str(" — ");
+        line.push_str(lock_name(p.lock));
+        rows.push(("Exit", line));
+    }
+    rows
+}
+
+/// What the player's details panel says about passage `j` of `view`.
+pub fn passage_details(view: &PlayerView, j: usize) -> Vec<DetailRow> {
+    let Some(p) = view.passages.get(j) else {
+        return Vec::new();
+    };
+    let name = |i: usize| {
+        view.rooms
+            .get(i)
+            .map_or(UNKNOWN_ROOM, room_name)
+            .to_string()
+    };
+    let mut rows: Vec<DetailRow> = vec![
+        ("From", name(p.from)),
+        ("To", name(p.to)),
+        ("Lock", lock_name(p.lock).to_string()),
+    ];
+    if !p.hint.trim().is_empty() {
+        rows.push(("Hint", p.hint.clone()));
+    }
+    if p.walked {
+        rows.push(("Run", "you walked it".into()));
+    }
+    if let Some(n) = p.option {
+        rows.push(("This run", option_words(view, n)));
+    }
+    rows
+}
+
+/// "go 2 — locked: Perception 11 vs DC 12": an option of the pending fork as the chat has
+/// told it (a roll only once a refused `!zone go` revealed it).
+fn option_words(view: &PlayerView, n: usize) -> String {
+    let mut s = format!("go {n}");
+    if let Some(x) = view.status.exits.iter().find(|x| x.number == n) {
+        s.push_str(match x.state {
+            ExitState::Open => " — open",
+            ExitState::Locked => " — locked",
+            ExitState::Unchecked => " — not tested yet",
+        });
+        if let Some(reason) = &x.revealed {
+            s.push_str(": ");
+            s.push_str(&lock_reason(reason));
+        }
+    }
+    s
 }

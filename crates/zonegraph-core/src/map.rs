@@ -13,6 +13,7 @@ use std::fmt::Write as _;
 
 pub use petgraph::graph::NodeIndex;
 
+use crate::chat::kind_name;
 use crate::engine;
 use crate::format::NodeKind;
 use crate::layout;
@@ -132,13 +133,6 @@ pub fn kind_glyph(kind: NodeKind) -> char {
         NodeKind::Secret => '✧',
         NodeKind::Fork => '⑂',
         NodeKind::Merge => '⑃',
-    }
-}
-
-fn kind_name(kind: NodeKind) -> &'static str {
-    match kind {
-        NodeKind::RestCamp => "rest camp",
-        k => k.as_str(),
     }
 }
 

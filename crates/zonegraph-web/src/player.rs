@@ -6,15 +6,13 @@
 //! cannot show a DC, a level, a key id or a room the view leaves out.
 
 use zonegraph_core::chat;
-use zonegraph_core::engine::view::RoomView;
 use zonegraph_core::engine::{self, Character, ExitState, ExitView, PlayerView, Run};
 use zonegraph_core::format::{EdgeFile, LockKind, NodeFile, NodeKind, ZoneFile};
 use zonegraph_core::zone::{self, NodeId, Zone};
 
-use crate::names::{Row, kind_name, lock_name};
+use crate::names::Row;
 
-/// What an unknown room is called wherever a name is needed.
-pub const UNKNOWN_ROOM: &str = "unknown room";
+pub use chat::{UNKNOWN_ROOM, room_name};
 
 /// The key a room goes by on the map (selection, `data-node`): its id, or `?N` (its index in
 /// the view) for an unknown room, which has no id.
@@ -34,11 +32,6 @@ pub fn room_index(view: &PlayerView, key: &str) -> Option<usize> {
             let i: usize = key.strip_prefix('?')?.parse().ok()?;
             view.rooms.get(i).filter(|r| r.id.is_none()).map(|_| i)
         })
-}
-
-/// A room's name as the player knows it: its label, or "unknown room".
-pub fn room_name(room: &RoomView) -> &str {
-    room.label.as_deref().unwrap_or(UNKNOWN_ROOM)
 }
 
 /// The view's rooms and passages as a zone, for [`zonegraph_core::layout::layout`]: node `i`
@@ -103,96 +96,15 @@ pub fn option_open(view: &PlayerView, number: usize) -> bool {
     exit(view, number).is_some_and(|x| x.state == ExitState::Open)
 }
 
-/// What the details panel says about room `key` ([`room_key`]).
+/// What the details panel says about room `key` ([`room_key`]): the chat's words
+/// (`chat::room_details`).
 pub fn room_details(view: &PlayerView, key: &str) -> Vec<Row> {
-    let Some(i) = room_index(view, key) else {
-        return Vec::new();
-    };
-    let r = &view.rooms[i];
-    let mut rows: Vec<Row> = vec![("Room", room_name(r).to_string())];
-    match r.kind {
-        Some(kind) => rows.push(("Kind", kind_name(kind).to_string())),
-        None => rows.push((
-            "Kind",
-            "unknown: you did not notice what is there".to_string(),
-        )),
-    }
-    if r.is_entry {
-        rows.push(("Role", "entry".into()));
-    }
-    if r.is_boss {
-        rows.push(("Role", "boss".into()));
-    }
-    if let Some(region) = view.regions.iter().find(|g| g.region_id == r.region_id) {
-        rows.push(("Region", region.name.clone()));
-    }
-    if let Some(v) = r.visit {
-        rows.push(("Run", format!("visited as room {v}")));
-    }
-    if r.current {
-        rows.push(("Run", "you are here".into()));
-    }
-    if let Some(n) = r.option {
-        rows.push(("Option", option_words(view, n)));
-    }
-    for p in view.passages.iter().filter(|p| p.from == i) {
-        let to = view.rooms.get(p.to).map_or(UNKNOWN_ROOM, room_name);
-        let mut line = String::new();
-        if let Some(n) = p.option {
-            line.push_str(&format!("{n}. "));
-        }
-        line.push_str(to);
-        line.push_str(" — ");
-        line.push_str(lock_name(p.lock));
-        rows.push(("Exit", line));
-    }
-    rows
+    room_index(view, key).map_or_else(Vec::new, |i| chat::room_details(view, i))
 }
 
-/// What the details panel says about passage `j` of the view.
+/// What the details panel says about passage `j` of the view (`chat::passage_details`).
 pub fn passage_details(view: &PlayerView, j: usize) -> Vec<Row> {
-    let Some(p) = view.passages.get(j) else {
-        return Vec::new();
-    };
-    let name = |i: usize| {
-        view.rooms
-            .get(i)
-            .map_or(UNKNOWN_ROOM, room_name)
-            .to_string()
-    };
-    let mut rows: Vec<Row> = vec![
-        ("From", name(p.from)),
-        ("To", name(p.to)),
-        ("Lock", lock_name(p.lock).to_string()),
-    ];
-    if !p.hint.trim().is_empty() {
-        rows.push(("Hint", p.hint.clone()));
-    }
-    if p.walked {
-        rows.push(("Run", "you walked it".into()));
-    }
-    if let Some(n) = p.option {
-        rows.push(("This run", option_words(view, n)));
-    }
-    rows
-}
-
-/// "go 2 — locked: Perception 11 vs DC 12": an option of the pending fork as the chat has
-/// told it (a roll only once a refused `!zone go` revealed it).
-fn option_words(view: &PlayerView, n: usize) -> String {
-    let mut s = format!("go {n}");
-    if let Some(x) = exit(view, n) {
-        s.push_str(match x.state {
-            ExitState::Open => " — open",
-            ExitState::Locked => " — locked",
-            ExitState::Unchecked => " — not tested yet",
-        });
-        if let Some(reason) = &x.revealed {
-            s.push_str(": ");
-            s.push_str(&chat::lock_reason(reason));
-        }
-    }
-    s
+    chat::passage_details(view, j)
 }
 
 /// What the designer's "View as player" shows: the player view of the playtest's run, or,
