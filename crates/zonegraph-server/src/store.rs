@@ -643,6 +643,13 @@ impl Store {
                 return Ok((Answer { notices, replies }, admin_edit));
             }
             let (u, after) = (user.to_string(), player.clone());
+            // A new run's length, for a table that keeps it (gogobee's `total_rooms`).
+            let rooms = after
+                .run
+                .as_ref()
+                .and_then(|r| zones.iter().find(|z| z.id == r.zone_id))
+                .and_then(zonegraph_core::paths::longest_path_len)
+                .unwrap_or(0);
             let wrote = self.write(move |tx| {
                 let applied = write_player(
                     tx,
@@ -654,6 +661,7 @@ impl Store {
                     &before,
                     &replaced,
                     &after,
+                    rooms,
                     now,
                 )?;
                 Ok(Wrote { applied, count: 0 })
@@ -745,6 +753,8 @@ impl Store {
                     &before,
                     &None,
                     &player,
+                    // The sweep starts no run.
+                    0,
                     now,
                 )?;
                 if applied {
@@ -954,6 +964,7 @@ fn write_player(
     before: &Player,
     replaced: &Option<Run>,
     after: &Player,
+    rooms: usize,
     now: i64,
 ) -> Result<bool> {
     let stored = rows.run;
@@ -987,7 +998,7 @@ fn write_player(
         // Another writer started a run for this player meanwhile (the unique index on
         // active runs): recompute.
         if let Some(run) = &after.run
-            && tx.insert_run(user, run)?.is_none()
+            && tx.insert_run(user, run, rooms)?.is_none()
         {
             return Ok(false);
         }

@@ -401,3 +401,82 @@ fn a_gogobee_row_that_cannot_be_written_is_named_in_the_error() {
     assert!(err.contains("run g1-bram-0"), "{err}");
     assert!(err.contains("bram is read-only"), "{err}");
 }
+
+/// On gogobee's own DDL (its NOT NULL `total_rooms`, its non-unique `idx_zone_run_active`):
+/// the newest run by gogobee's rule (`started_at`) is kept whatever the row order, one active
+/// run per player is guarded by an index of our own name, and a new player's first run is
+/// written with every column gogobee requires.
+#[test]
+fn on_gogobees_schema_the_newest_run_is_kept_and_new_runs_are_whole() {
+    for stage in STAGES.iter().filter(|s| s.name != "before_graph") {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = gogobee_db(dir.path(), stage.name);
+        {
+            // The run started later was written first (a lower rowid).
+            let conn = rusqlite::Connection::open(&path).expect("db");
+            for (run_id, started) in [("hal-new", "2026-03-01"), ("hal-old", "2026-02-01")] {
+                conn.execute(
+                    "INSERT INTO dnd_zone_run (run_id, user_id, zone_id, total_rooms, started_at,
+                       last_action_at, current_node, visited_nodes)
+                     VALUES (?1, '@hal:gogobee.test', 'crypt_valdris', 6, ?2 || ' 00:00:00',
+                       ?2 || ' 00:05:00', 'crypt_valdris.corridor',
+                       '[\"crypt_valdris.entry\",\"crypt_valdris.corridor\"]')",
+                    [run_id, started],
+                )
+                .expect("insert");
+            }
+        }
+        let server = Ctx::sqlite(&path).start();
+        let hal: Vec<(&str, &str)> = server
+            .opened
+            .warm_up
+            .abandoned
+            .iter()
+            .filter(|s| s.user_id == "@hal:gogobee.test")
+            .map(|s| (s.run_id.as_str(), s.kept_run_id.as_str()))
+            .collect();
+        assert_eq!(hal, [("hal-old", "hal-new")], "{}", stage.name);
+        // Eight enters of one new player at once: one run, the others told they have one.
+        let handles: Vec<_> = (0..8)
+            .map(|_| {
+                let mut c = connect(&server);
+                std::thread::spawn(move || {
+                    say1(&mut c, "@new:gogobee.test", "!zone enter crypt_valdris")
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().expect("an enter answered");
+        }
+        server.stop().expect("stops");
+        let conn = rusqlite::Connection::open(&path).expect("db");
+        let active = gogobee_active(&path);
+        assert!(active["hal-new"] && !active["hal-old"], "{}", stage.name);
+        let (runs, total): (i64, i64) = conn
+            .query_row(
+                "SELECT count(*), max(total_rooms) FROM dnd_zone_run
+                 WHERE user_id = '@new:gogobee.test'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .expect("new runs");
+        let (crypt, _) = zonegraph_core::zone::load(&support::zone_text("crypt_valdris"))
+            .expect("the Crypt loads");
+        let longest = zonegraph_core::paths::longest_path_len(&crypt).expect("a route") as i64;
+        assert_eq!((runs, total), (1, longest), "{}", stage.name);
+        let index = |name: &str| -> Option<bool> {
+            conn.query_row(
+                "SELECT \"unique\" FROM pragma_index_list('dnd_zone_run') WHERE name = ?1",
+                [name],
+                |r| r.get(0),
+            )
+            .ok()
+        };
+        assert_eq!(index(db::ACTIVE_INDEX), Some(true), "{}", stage.name);
+        assert_eq!(
+            index("idx_zone_run_active"),
+            Some(false),
+            "gogobee's index stays"
+        );
+    }
+}

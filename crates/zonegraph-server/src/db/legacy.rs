@@ -241,11 +241,14 @@ pub fn warm_up_legacy(conn: &mut Connection, zones: &[Zone], now: i64) -> Result
         }
     }
 
-    // One active run per player: the newest of the warmed and the already active rows.
-    let mut active: BTreeMap<String, Vec<(i64, String)>> = BTreeMap::new();
+    // One active run per player: the newest of the warmed and the already active rows, by
+    // gogobee's rule (its active run is the latest `started_at`; the row order breaks a tie).
+    // Per player: ((started_at_ms, rowid), run id) of each active run.
+    type Started = ((i64, i64), String);
+    let mut active: BTreeMap<String, Vec<Started>> = BTreeMap::new();
     {
         let mut st = tx.prepare(
-            "SELECT rowid, user_id, run_id FROM dnd_zone_run
+            "SELECT rowid, user_id, run_id, started_at_ms FROM dnd_zone_run
              WHERE current_node != '' AND outcome = ''",
         )?;
         for row in st.query_map([], |r| {
@@ -253,24 +256,28 @@ pub fn warm_up_legacy(conn: &mut Connection, zones: &[Zone], now: i64) -> Result
                 r.get::<_, i64>(0)?,
                 r.get::<_, String>(1)?,
                 r.get::<_, String>(2)?,
+                r.get::<_, i64>(3)?,
             ))
         })? {
-            let (id, user, run_id) = row?;
-            active.entry(user).or_default().push((id, run_id));
+            let (id, user, run_id, started) = row?;
+            active
+                .entry(user)
+                .or_default()
+                .push(((started, id), run_id));
         }
     }
     for w in warmed.iter().filter(|w| w.run.outcome.is_none()) {
         active
             .entry(w.user_id.clone())
             .or_default()
-            .push((w.id, w.run.run_id.clone()));
+            .push(((w.started_ms, w.id), w.run.run_id.clone()));
     }
     let mut superseded: BTreeMap<i64, String> = BTreeMap::new();
-    for ids in active.values() {
-        let Some(kept) = ids.iter().max_by_key(|(id, _)| *id) else {
+    for runs in active.values() {
+        let Some(kept) = runs.iter().max_by_key(|(at, _)| *at) else {
             continue;
         };
-        for (id, _) in ids.iter().filter(|(id, _)| *id != kept.0) {
+        for ((_, id), _) in runs.iter().filter(|(at, _)| *at != kept.0) {
             superseded.insert(*id, kept.1.clone());
         }
     }

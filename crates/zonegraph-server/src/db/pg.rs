@@ -26,8 +26,8 @@ use tokio_postgres::{IsolationLevel, NoTls};
 use zonegraph_core::zone::Zone;
 
 use super::{
-    Conn, LegacyColumns, RUN_COLUMNS, Row, SCHEMA_VERSION, Tx, Value, ZonesAt, dollar_placeholders,
-    read_zones, write_zone_rows, zone_rows,
+    ACTIVE_INDEX, Conn, LegacyColumns, RUN_COLUMNS, Row, SCHEMA_VERSION, Tx, Value, ZonesAt,
+    dollar_placeholders, read_zones, write_zone_rows, zone_rows,
 };
 
 /// The advisory lock key the migrations hold ("zonegraph" in ASCII, cut to 63 bits): every
@@ -154,7 +154,7 @@ fn pg_types(sql: &str) -> String {
 
 /// The migrations, one per SQLite version (the same numbers: version `i + 1` after
 /// migration `i`).
-fn migrations() -> [String; 6] {
+fn migrations() -> [String; 7] {
     [
         SCHEMA_V1.to_string(),
         run_columns_sql(),
@@ -162,6 +162,12 @@ fn migrations() -> [String; 6] {
         run_columns_sql(),
         pg_types(super::schema::SCHEMA_V5),
         pg_types(super::schema::SCHEMA_V6),
+        // Version 7, as SQLite's: the one-active-run index under our own name.
+        format!(
+            "CREATE UNIQUE INDEX IF NOT EXISTS {ACTIVE_INDEX}
+               ON dnd_zone_run(user_id) WHERE outcome = '' AND current_node != '';
+             DROP INDEX IF EXISTS idx_zone_run_active;"
+        ),
     ]
 }
 

@@ -201,6 +201,9 @@ pub struct LegacyColumns {
     pub completed_at: bool,
     /// How many rooms the run has entered (gogobee's count, the length of `visited_nodes`).
     pub rooms_traversed: bool,
+    /// The run's length in rooms (`INTEGER NOT NULL`, no default, in gogobee's table): the
+    /// rooms on the zone's longest entry-to-boss route, as gogobee's graph runs write it.
+    pub total_rooms: bool,
 }
 
 /// Which of gogobee's columns `dnd_zone_run` has.
@@ -214,6 +217,7 @@ pub fn legacy_columns(conn: &Connection) -> Result<LegacyColumns> {
         last_action_at: has("last_action_at"),
         completed_at: has("completed_at"),
         rooms_traversed: has("rooms_traversed"),
+        total_rooms: has("total_rooms"),
     })
 }
 

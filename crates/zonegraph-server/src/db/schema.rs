@@ -176,7 +176,34 @@ const MIGRATIONS: &[Migration] = &[
     Migration::Step(add_run_columns),
     Migration::Sql(SCHEMA_V5),
     Migration::Sql(SCHEMA_V6),
+    // Version 7: the one-active-run index under a name of our own (gogobee's database has a
+    // non-unique index called `idx_zone_run_active`, which an `IF NOT EXISTS` took for ours).
+    Migration::Step(own_active_index),
 ];
+
+/// The name of the unique index that keeps one active run per player.
+pub const ACTIVE_INDEX: &str = "zonegraph_one_active_run";
+
+/// Version 7: [`ACTIVE_INDEX`] (once no player has two active runs: the warm-up ends the
+/// older ones first), and our own older `idx_zone_run_active` dropped when it was ours
+/// (unique); gogobee's, of the same name, is gogobee's and stays.
+fn own_active_index(tx: &Transaction) -> Result<()> {
+    let ours: bool = tx
+        .query_row(
+            "SELECT EXISTS (SELECT 1 FROM pragma_index_list('dnd_zone_run')
+               WHERE name = 'idx_zone_run_active' AND \"unique\" = 1)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap_or(false);
+    if ours {
+        tx.execute_batch("DROP INDEX idx_zone_run_active")?;
+    }
+    if !has_duplicate_active_runs(tx)? {
+        ensure_active_index(tx)?;
+    }
+    Ok(())
+}
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -198,7 +225,7 @@ fn add_run_columns(tx: &Transaction) -> Result<()> {
            WHERE node_choices IS NULL OR trim(node_choices) = '';",
     )?;
     // Legacy rows get an engine run id and a link token of their own (gogobee's rows have a
-    // run id; `rowid` is the row key of any table, see `crate::db::RUN_SELECT`).
+    // run id; `rowid` is the row key of any table, see `crate::db::Conn::run_key`).
     tx.execute(
         "UPDATE dnd_zone_run SET run_id = 'legacy-' || rowid WHERE run_id = '' OR run_id IS NULL",
         [],
@@ -288,10 +315,10 @@ pub fn has_duplicate_active_runs(conn: &Connection) -> rusqlite::Result<bool> {
 
 /// At most one active run per player (the store relies on it to refuse a second start).
 pub fn ensure_active_index(conn: &Connection) -> rusqlite::Result<()> {
-    conn.execute_batch(
-        "CREATE UNIQUE INDEX IF NOT EXISTS idx_zone_run_active
-           ON dnd_zone_run(user_id) WHERE outcome = '' AND current_node != '';",
-    )
+    conn.execute_batch(&format!(
+        "CREATE UNIQUE INDEX IF NOT EXISTS {ACTIVE_INDEX}
+           ON dnd_zone_run(user_id) WHERE outcome = '' AND current_node != '';"
+    ))
 }
 
 /// The column names of `table`.

@@ -196,8 +196,9 @@ impl<'c> Tx<'c> {
 
     /// Inserts a new run for `user` with a fresh link token; `None` when the player has an
     /// active run already (the unique index on active runs refused it: another writer started
-    /// one meanwhile, recompute).
-    pub fn insert_run(&mut self, user: &str, run: &Run) -> Result<Option<StoredRun>> {
+    /// one meanwhile, recompute). `rooms`: the rooms on its zone's longest entry-to-boss
+    /// route (gogobee's `total_rooms`, while the table has it).
+    pub fn insert_run(&mut self, user: &str, run: &Run, rooms: usize) -> Result<Option<StoredRun>> {
         let v = values(run)?;
         let token = random_hex()?;
         let mut params = Vec::from(vals![
@@ -248,6 +249,10 @@ impl<'c> Tx<'c> {
         }
         if l.rooms_traversed {
             extra("rooms_traversed", "json_array_length(?6)".into());
+        }
+        if l.total_rooms {
+            params.push(i64::try_from(rooms)?.into());
+            extra("total_rooms", format!("?{}", params.len()));
         }
         let key = self.conn.run_key();
         let sql = format!(
