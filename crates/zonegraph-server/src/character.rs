@@ -48,10 +48,11 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let db = db::Database::open_existing(&args.db)?;
     let (verb, user, rest): (&str, &str, Vec<&str>) = match &args.action {
         Action::Show { user } => {
-            let stored = db.read(|tx| tx.character(user))?;
-            let c = stored.map(|s| s.character).unwrap_or_else(|| {
-                zonegraph_core::engine::Character::starting(zonegraph_core::rules::STARTING_SCORES)
-            });
+            let first = first_sheet(&db)?;
+            let c = db.read(|tx| match tx.character(user)? {
+                Some(s) => Ok(s.character),
+                None => first.of(tx, user),
+            })?;
             println!("{}", chat::character(&c).text);
             return Ok(ExitCode::SUCCESS);
         }
@@ -65,10 +66,10 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         .map_err(|e| anyhow::anyhow!("{e}"))
         .with_context(|| format!("cannot {verb} the sheet"))?;
     let now = store::now_ms();
-    let starting = zonegraph_core::rules::STARTING_SCORES;
+    let first = first_sheet(&db)?;
     let (who, what) = (user.clone(), edit.clone());
     let result = db.write(
-        move |tx| store::edit_character(tx, &who, &what, now, starting),
+        move |tx| store::edit_character(tx, &who, &what, now, &first),
         Result::is_ok,
     )?;
     let by = format!(
@@ -86,4 +87,12 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             Ok(ExitCode::FAILURE)
         }
     }
+}
+
+/// A first sheet as the server makes it, on the zones in the database.
+fn first_sheet(db: &db::Database) -> Result<store::FirstSheet> {
+    Ok(store::FirstSheet::new(
+        zonegraph_core::rules::STARTING_SCORES,
+        &db.load_zones()?.zones,
+    ))
 }

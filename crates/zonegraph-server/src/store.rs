@@ -522,17 +522,24 @@ impl Store {
         self.db.read(f)
     }
 
+    /// How a player's first sheet is made on the zones served now.
+    fn first_sheet(&self) -> FirstSheet {
+        FirstSheet::new(self.game.starting_scores, &self.zones())
+    }
+
     fn load_player(&self, user: &str) -> Result<Loaded> {
+        let first = self.first_sheet();
         self.read(|c| {
             let stored = c.character(user)?;
             let run = c.player_run(user)?;
             let notices = word_notices(c.queued_notices(user)?);
+            let character = match &stored {
+                Some(s) => s.character.clone(),
+                None => first.of(c, user)?,
+            };
             Ok(Loaded {
                 player: Player {
-                    character: stored
-                        .as_ref()
-                        .map(|s| s.character.clone())
-                        .unwrap_or_else(|| self.game.new_character()),
+                    character,
                     run: run.as_ref().map(|s| s.run.clone()),
                 },
                 character_version: stored.map(|StoredCharacter { version, .. }| version),
@@ -685,9 +692,9 @@ impl Store {
     ) -> Result<Result<Character, Refusal>> {
         let (sent, outcome) = mpsc::sync_channel(1);
         let (u, e) = (user.to_string(), edit.clone());
-        let starting = self.game.starting_scores;
+        let first = self.first_sheet();
         self.write(move |tx| {
-            let result = edit_character(tx, &u, &e, now_ms(), starting)?;
+            let result = edit_character(tx, &u, &e, now_ms(), &first)?;
             let applied = result.is_ok();
             let _ = sent.send(result);
             Ok(Wrote { applied, count: 0 })
@@ -915,19 +922,20 @@ impl Store {
 /// Applies an admin's `edit` to `user`'s character in `tx` (the writer's transaction, or the
 /// `zonegraph char` command's); the sheet after, or the refusal. The caller logs it with
 /// [`log_edit`] once committed. The row is written by compare-and-set on the version just read.
-/// A user with no sheet yet gets one with `starting` scores first.
+/// A user with no sheet yet gets their first one (see [`FirstSheet`]) first.
 pub fn edit_character(
     tx: &mut db::Tx<'_>,
     user: &str,
     edit: &CharEdit,
     now: i64,
-    starting: [i32; 6],
+    first: &FirstSheet,
 ) -> Result<Result<Character, Refusal>> {
     let stored = tx.character(user)?;
     let version = stored.as_ref().map(|s| s.version);
-    let mut character = stored
-        .map(|s| s.character)
-        .unwrap_or_else(|| Character::starting(starting));
+    let mut character = match stored {
+        Some(s) => s.character,
+        None => first.of(tx, user)?,
+    };
     if let Err(refusal) = character.edit(edit) {
         return Ok(Err(refusal));
     }
@@ -935,6 +943,75 @@ pub fn edit_character(
         bail!("the character of {user} changed under the edit; try again");
     }
     Ok(Ok(character))
+}
+
+/// How a player's first sheet is made: carried over from gogobee's tables when the database
+/// has the player there (gogobee's level and XP, the scores they chose, and of the items they
+/// carry those a served zone's key lock asks for; gogobee's tables are only read), else the
+/// rules' starting sheet with `starting` scores.
+#[derive(Clone, Debug)]
+pub struct FirstSheet {
+    starting: [i32; 6],
+    key_ids: BTreeSet<String>,
+}
+
+impl FirstSheet {
+    /// On `zones`: the keys their locks ask for are the items carried over as keys.
+    pub fn new(starting: [i32; 6], zones: &[Zone]) -> FirstSheet {
+        let key_ids = zones
+            .iter()
+            .flat_map(|z| z.graph.edge_weights())
+            .filter_map(|e| match &e.lock {
+                zonegraph_core::zone::Lock::KeyRequired { key_id } => {
+                    Some(zonegraph_core::zone::normalize_key(key_id))
+                }
+                _ => None,
+            })
+            .collect();
+        FirstSheet { starting, key_ids }
+    }
+
+    /// `user`'s first sheet.
+    pub fn of(&self, tx: &mut db::Tx<'_>, user: &str) -> Result<Character> {
+        let starting = Character::starting(self.starting);
+        let Some(g) = tx.gogobee_character(user)? else {
+            return Ok(starting);
+        };
+        match self.carried(&g) {
+            Ok(c) => Ok(c),
+            Err(why) => {
+                eprintln!("zonegraph: gogobee's character of {user} is not carried over: {why}");
+                Ok(starting)
+            }
+        }
+    }
+
+    /// gogobee's character as ours, or why it cannot be (a value out of the rules' range).
+    fn carried(&self, g: &db::GogobeeCharacter) -> Result<Character, String> {
+        let level = u32::try_from(g.level)
+            .ok()
+            .filter(|l| (1..=rules::LEVEL_XP.len() as u32).contains(l))
+            .ok_or_else(|| format!("level {} is out of range", g.level))?;
+        let xp = u32::try_from(g.xp).map_err(|_| format!("XP {} is out of range", g.xp))?;
+        let mut c = Character::starting(self.starting);
+        if g.set_up {
+            for (i, &v) in g.scores.iter().enumerate() {
+                c.scores[i] = i32::try_from(v)
+                    .ok()
+                    .filter(|s| (1..=30).contains(s))
+                    .ok_or_else(|| format!("score {v} is out of range"))?;
+            }
+        }
+        c.level = level;
+        c.xp = xp;
+        c.keys = g
+            .items
+            .iter()
+            .map(|i| zonegraph_core::zone::normalize_key(i))
+            .filter(|k| self.key_ids.contains(k))
+            .collect();
+        Ok(c)
+    }
 }
 
 /// The log line of a sheet edit, once it is committed (or refused): who changed whom, and how.

@@ -480,3 +480,82 @@ fn on_gogobees_schema_the_newest_run_is_kept_and_new_runs_are_whole() {
         );
     }
 }
+
+/// gogobee's characters play on: a player's first sheet carries gogobee's level, XP and the
+/// scores they chose, and of their items (not those in the vault) the keys a served zone
+/// asks for; gogobee's own tables are only read. A character gogobee's rules could not hold
+/// (level 0) starts afresh.
+#[test]
+fn gogobee_characters_keep_their_level_scores_and_keys() {
+    for stage in &STAGES {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = gogobee_db(dir.path(), stage.name);
+        let vault = stage.name == "after_purge";
+        {
+            let conn = rusqlite::Connection::open(&path).expect("db");
+            conn.execute_batch(
+                "INSERT INTO dnd_character (user_id, dnd_level, dnd_xp, str_score, dex_score,
+                   con_score, int_score, wis_score, cha_score, pending_setup)
+                 VALUES ('@kay:gogobee.test', 14, 64000, 16, 12, 14, 10, 13, 8, 0),
+                        ('@lee:gogobee.test', 0, 0, 8, 8, 8, 8, 8, 8, 1);
+                 INSERT INTO adventure_inventory (user_id, name, item_type, tier, value)
+                 VALUES ('@kay:gogobee.test', 'Tidewarden_Sigil', 'key', 1, 0),
+                        ('@kay:gogobee.test', 'Iron Sword', 'weapon', 1, 10);",
+            )
+            .expect("a gogobee character");
+            if vault {
+                conn.execute_batch(
+                    "INSERT INTO adventure_inventory (user_id, name, item_type, tier, value,
+                       in_vault)
+                     VALUES ('@kay:gogobee.test', 'orrery_winding_key', 'key', 1, 0, 1);",
+                )
+                .expect("a vaulted item");
+            }
+        }
+        let gogobee_rows = |path: &Path| {
+            let conn = rusqlite::Connection::open(path).expect("db");
+            let mut out = Vec::new();
+            for table in ["dnd_character", "adventure_inventory"] {
+                let mut st = conn
+                    .prepare(&format!("SELECT * FROM {table} ORDER BY rowid"))
+                    .expect("query");
+                let n = st.column_count();
+                let mut rows = st.query([]).expect("rows");
+                while let Some(r) = rows.next().expect("row") {
+                    out.push(
+                        (0..n)
+                            .map(|i| format!("{:?}", r.get_ref(i).expect("value")))
+                            .collect::<Vec<_>>()
+                            .join(" | "),
+                    );
+                }
+            }
+            out
+        };
+        let before = gogobee_rows(&path);
+        let server = Ctx::sqlite(&path).start();
+        let mut c = connect(&server);
+        let sheet = say1(&mut c, "@kay:gogobee.test", "!char");
+        assert!(
+            sheet.contains("Level 14 (64000 XP)")
+                && sheet.contains("STR 16")
+                && sheet.contains("WIS 13")
+                && sheet.contains("Keys: tidewarden_sigil."),
+            "{}: {sheet}",
+            stage.name
+        );
+        let fresh = say1(&mut c, "@lee:gogobee.test", "!char");
+        assert!(
+            fresh.starts_with("Level 1 ") && fresh.contains("STR 15"),
+            "{}: {fresh}",
+            stage.name
+        );
+        server.stop().expect("stops");
+        assert_eq!(
+            gogobee_rows(&path),
+            before,
+            "{}: gogobee's rows",
+            stage.name
+        );
+    }
+}

@@ -50,3 +50,19 @@ pub(super) fn keys_json(c: &Character) -> Result<String> {
         })?
     })
 }
+
+/// A player's character in gogobee's own tables, as stored there (read only).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GogobeeCharacter {
+    /// `dnd_level`, `dnd_xp`.
+    pub level: i64,
+    pub xp: i64,
+    /// `str_score` … `cha_score`, in [`zonegraph_core::Ability`] order.
+    pub scores: [i64; 6],
+    /// `pending_setup = 0`: the player chose their scores (before that they are gogobee's
+    /// placeholders, all 8).
+    pub set_up: bool,
+    /// The names of the items they carry (`adventure_inventory`, not in the vault): what a
+    /// gogobee key lock compares its `key_id` with.
+    pub items: Vec<String>,
+}

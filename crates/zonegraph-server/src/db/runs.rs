@@ -204,12 +204,18 @@ pub struct LegacyColumns {
     /// The run's length in rooms (`INTEGER NOT NULL`, no default, in gogobee's table): the
     /// rooms on the zone's longest entry-to-boss route, as gogobee's graph runs write it.
     pub total_rooms: bool,
+    /// gogobee's characters (`dnd_character`) and their items (`adventure_inventory`, whose
+    /// `in_vault` items do not count), read (never written) for a player's first sheet.
+    pub characters: bool,
+    pub inventory: bool,
+    pub in_vault: bool,
 }
 
-/// Which of gogobee's columns `dnd_zone_run` has.
+/// Which of gogobee's columns `dnd_zone_run` has, and which of its character tables exist.
 pub fn legacy_columns(conn: &Connection) -> Result<LegacyColumns> {
     let cols = super::columns(conn, "dnd_zone_run")?;
     let has = |name: &str| cols.iter().any(|c| c == name);
+    let inventory = super::columns(conn, "adventure_inventory")?;
     Ok(LegacyColumns {
         current_room: has("current_room"),
         room_seq_json: has("room_seq_json"),
@@ -218,6 +224,9 @@ pub fn legacy_columns(conn: &Connection) -> Result<LegacyColumns> {
         completed_at: has("completed_at"),
         rooms_traversed: has("rooms_traversed"),
         total_rooms: has("total_rooms"),
+        characters: !super::columns(conn, "dnd_character")?.is_empty(),
+        inventory: !inventory.is_empty(),
+        in_vault: inventory.iter().any(|c| c == "in_vault"),
     })
 }
 

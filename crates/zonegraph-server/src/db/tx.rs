@@ -6,8 +6,8 @@ use zonegraph_core::engine::{Character, Run};
 
 use super::sql::{Conn, Row, Value, vals};
 use super::{
-    Keys, LegacyColumns, MAX_QUEUED_NOTICES, Notice, RunColumns, StoredCharacter, StoredRun,
-    keys_json, random_hex, values,
+    GogobeeCharacter, Keys, LegacyColumns, MAX_QUEUED_NOTICES, Notice, RunColumns, StoredCharacter,
+    StoredRun, keys_json, random_hex, values,
 };
 
 /// One transaction on the bot's rows (or one read). Writes that race are compare-and-sets on
@@ -117,6 +117,48 @@ impl<'c> Tx<'c> {
                 xp,
             },
             version: r.int(8)?,
+        }))
+    }
+
+    /// The player's character in gogobee's tables, when the database has them and a row.
+    pub fn gogobee_character(&mut self, user: &str) -> Result<Option<GogobeeCharacter>> {
+        if !self.legacy.characters {
+            return Ok(None);
+        }
+        let Some(r) = self.one(
+            "SELECT dnd_level, dnd_xp, str_score, dex_score, con_score, int_score, wis_score,
+               cha_score, pending_setup
+             FROM dnd_character WHERE user_id = ?1",
+            &vals![user],
+        )?
+        else {
+            return Ok(None);
+        };
+        let mut scores = [0; 6];
+        for (i, s) in scores.iter_mut().enumerate() {
+            *s = r.int(2 + i)?;
+        }
+        let items = if self.legacy.inventory {
+            let vault = if self.legacy.in_vault {
+                " AND in_vault = 0"
+            } else {
+                ""
+            };
+            texts(self.conn.query(
+                &format!(
+                    "SELECT name FROM adventure_inventory WHERE user_id = ?1{vault} ORDER BY id"
+                ),
+                &vals![user],
+            )?)?
+        } else {
+            Vec::new()
+        };
+        Ok(Some(GogobeeCharacter {
+            level: r.int(0)?,
+            xp: r.int(1)?,
+            scores,
+            set_up: r.int(8)? == 0,
+            items,
         }))
     }
 
