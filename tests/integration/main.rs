@@ -6,6 +6,7 @@ mod engine;
 mod explain;
 mod format;
 mod host;
+mod import;
 mod map;
 mod matrix;
 mod matrix_takeover;

@@ -1,6 +1,6 @@
 //! zonegraph-server: the shell around zonegraph-core that reads files, terminals, SQLite and
 //! the network. It hosts the CLI (`check`, `explain`, `play`, `schema`, `serve`, `migrate`,
-//! `char`) and the bot's server (`db`, `store`, `http`, `serve`; `matrix`, the Matrix
+//! `char`, `import`; `gogobee` reads gogobee's Go zone sources for `import`) and the bot's server (`db`, `store`, `http`, `serve`; `matrix`, the Matrix
 //! transport); `main.rs` only parses the command line, so tests drive the same code in memory.
 
 pub mod character;
@@ -8,8 +8,10 @@ pub mod check;
 pub mod client;
 pub mod db;
 pub mod explain;
+pub mod gogobee;
 pub mod host;
 pub mod http;
+pub mod import;
 #[cfg(feature = "matrix")]
 pub mod matrix;
 pub mod migrate;
@@ -50,6 +52,8 @@ pub enum Cmd {
     Migrate(migrate::Args),
     /// Show or set a user's character sheet on a database (the admins' `!char set`).
     Char(character::Args),
+    /// Import zones from another game's sources into checked zone files.
+    Import(import::Args),
 }
 
 /// Runs a parsed command line; errors become exit code 2 with the message on stderr.
@@ -61,6 +65,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Cmd::Serve(args) => serve::run(&args),
         Cmd::Migrate(args) => migrate::run(&args),
         Cmd::Char(args) => character::run(&args),
+        Cmd::Import(args) => import::run(&args),
         Cmd::Schema => {
             print!("{}", zonegraph_core::format::json_schema());
             Ok(ExitCode::SUCCESS)

@@ -1,0 +1,803 @@
+//! The Go this importer reads: a file's top-level `const`, `var` and `func` declarations, the
+//! statements of a function body, and expressions made of literals, names, calls and
+//! composite literals (`T{…}`, `[]T{…}`, `map[K]V{…}`, `{…}` with the type elided).
+//!
+//! Everything else is skipped, never misread: an expression of any other form (an operator,
+//! a function literal, a parenthesis) becomes [`ExprKind::Unread`] with its place and text,
+//! and a statement of another form becomes [`Stmt::Other`]; the conversion reports one only
+//! where it needs its value.
+
+use super::lex::{Tok, Token};
+
+/// A place in a file: 1-based line and column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Pos {
+    pub line: u32,
+    pub col: u32,
+}
+
+/// An expression of the forms above.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub at: Pos,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    Str(String),
+    Int(String),
+    Float(String),
+    Char(char),
+    /// `-x`.
+    Neg(Box<Expr>),
+    /// An identifier, or a qualified one (`pkg.Name`).
+    Name(String),
+    /// `f(args…)` with `f` a name.
+    Call {
+        fun: String,
+        args: Vec<Expr>,
+    },
+    /// `T{elems…}`; `ty` is the type as written without spaces (`[]ZoneNode`,
+    /// `map[string]any`), `None` when elided inside another composite.
+    Composite {
+        ty: Option<String>,
+        elems: Vec<Elem>,
+    },
+    /// Something else, as written (shortened).
+    Unread(String),
+}
+
+/// One element of a composite literal: `key: value` or `value`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Elem {
+    pub key: Option<Expr>,
+    pub value: Expr,
+}
+
+/// A top-level `const` or `var` name with its type (as written) and value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Binding {
+    pub name: String,
+    pub ty: Option<String>,
+    pub value: Option<Expr>,
+    pub at: Pos,
+}
+
+/// A top-level function.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Func {
+    pub name: String,
+    /// A method (`func (g T) name…`).
+    pub method: bool,
+    /// It takes parameters (or type parameters).
+    pub params: bool,
+    /// Its result type as written without spaces (`ZoneGraph`, `(ZoneGraph,bool)`).
+    pub result: String,
+    pub body: Vec<Stmt>,
+    /// Every name its body mentions, in order, with its place.
+    pub names: Vec<(String, Pos)>,
+    pub at: Pos,
+}
+
+/// One statement of a function body.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    /// `return x` (the first result only; more results make it `Other`).
+    Return(Expr, Pos),
+    /// `name := x`, or `var name [T] = x`.
+    Define(String, Expr, Pos),
+    /// `name[key] = x`.
+    IndexAssign {
+        name: String,
+        key: Expr,
+        value: Expr,
+        at: Pos,
+    },
+    /// Anything else, as written (shortened).
+    Other(String, Pos),
+}
+
+/// What one file declares at the top level, in file order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct File {
+    pub consts: Vec<Binding>,
+    pub vars: Vec<Binding>,
+    pub funcs: Vec<Func>,
+}
+
+/// How much of a skipped construct a diagnostic quotes.
+const QUOTE_TOKENS: usize = 8;
+
+/// Reads the top-level declarations of a lexed file.
+pub fn parse_file(tokens: &[Token]) -> File {
+    let mut p = Parser { t: tokens, i: 0 };
+    let mut file = File::default();
+    while let Some(tok) = p.peek() {
+        match tok {
+            Tok::Ident(kw) if kw == "const" || kw == "var" => {
+                let is_const = kw == "const";
+                p.i += 1;
+                let specs = if p.eat_op("(") {
+                    let mut specs = Vec::new();
+                    while p.peek().is_some() && !p.eat_op(")") {
+                        if p.eat_semi() {
+                            continue;
+                        }
+                        specs.extend(p.value_spec());
+                    }
+                    specs
+                } else {
+                    p.value_spec()
+                };
+                if is_const {
+                    file.consts.extend(specs);
+                } else {
+                    file.vars.extend(specs);
+                }
+            }
+            Tok::Ident(kw) if kw == "func" => {
+                if let Some(f) = p.func() {
+                    file.funcs.push(f);
+                }
+            }
+            _ => p.skip_to_semi(),
+        }
+    }
+    file
+}
+
+struct Parser<'a> {
+    t: &'a [Token],
+    i: usize,
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<&Tok> {
+        self.t.get(self.i).map(|t| &t.tok)
+    }
+
+    fn peek_at(&self, k: usize) -> Option<&Tok> {
+        self.t.get(self.i + k).map(|t| &t.tok)
+    }
+
+    fn pos(&self) -> Pos {
+        let t = self.t.get(self.i).or(self.t.last());
+        t.map_or(Pos { line: 1, col: 1 }, |t| Pos {
+            line: t.line,
+            col: t.col,
+        })
+    }
+
+    fn is_op(&self, op: &str) -> bool {
+        matches!(self.peek(), Some(Tok::Op(o)) if *o == op)
+    }
+
+    fn eat_op(&mut self, op: &str) -> bool {
+        let yes = self.is_op(op);
+        if yes {
+            self.i += 1;
+        }
+        yes
+    }
+
+    fn eat_semi(&mut self) -> bool {
+        let yes = self.peek() == Some(&Tok::Semi);
+        if yes {
+            self.i += 1;
+        }
+        yes
+    }
+
+    fn ident(&mut self) -> Option<String> {
+        match self.peek() {
+            Some(Tok::Ident(s)) => {
+                let s = s.clone();
+                self.i += 1;
+                Some(s)
+            }
+            _ => None,
+        }
+    }
+
+    /// Skips one balanced group starting at an opening bracket (or one token).
+    fn skip_group(&mut self) {
+        let mut depth = 0usize;
+        while let Some(tok) = self.peek() {
+            match tok {
+                Tok::Op("(" | "[" | "{") => depth += 1,
+                Tok::Op(")" | "]" | "}") => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            self.i += 1;
+            if depth == 0 {
+                break;
+            }
+        }
+    }
+
+    /// Skips to just past the next semicolon outside brackets.
+    fn skip_to_semi(&mut self) {
+        while let Some(tok) = self.peek() {
+            match tok {
+                Tok::Semi => {
+                    self.i += 1;
+                    return;
+                }
+                Tok::Op("(" | "[" | "{") => self.skip_group(),
+                _ => self.i += 1,
+            }
+        }
+    }
+
+    /// Skips one statement: to the next semicolon outside brackets, or for `if`, `for`,
+    /// `switch` and `select`, whose headers may hold semicolons, past the block (and its
+    /// `else`s).
+    fn skip_stmt(&mut self) {
+        let compound = matches!(
+            self.peek(),
+            Some(Tok::Ident(kw)) if matches!(kw.as_str(), "if" | "for" | "switch" | "select")
+        );
+        if !compound {
+            self.skip_to_semi();
+            return;
+        }
+        loop {
+            while let Some(tok) = self.peek() {
+                match tok {
+                    Tok::Op("{") => break,
+                    Tok::Op("(" | "[") => self.skip_group(),
+                    _ => self.i += 1,
+                }
+            }
+            self.skip_group();
+            if !matches!(self.peek(), Some(Tok::Ident(kw)) if kw == "else") {
+                break;
+            }
+        }
+        self.eat_semi();
+    }
+
+    /// Skips to the end of an expression: the next `,` `;` or closing bracket outside
+    /// brackets (not consumed).
+    fn skip_expr(&mut self) {
+        while let Some(tok) = self.peek() {
+            match tok {
+                Tok::Semi | Tok::Op("," | ")" | "]" | "}") => return,
+                Tok::Op("(" | "[" | "{") => self.skip_group(),
+                _ => self.i += 1,
+            }
+        }
+    }
+
+    /// The tokens from `start` to here, as Go-ish text, shortened.
+    fn quote(&self, start: usize) -> String {
+        let end = self.i.max(start + 1).min(self.t.len());
+        let toks = &self.t[start.min(end)..end];
+        let mut s = toks
+            .iter()
+            .take(QUOTE_TOKENS)
+            .map(|t| text(&t.tok))
+            .collect::<Vec<_>>()
+            .join(" ");
+        if toks.len() > QUOTE_TOKENS {
+            s.push_str(" …");
+        }
+        s
+    }
+
+    /// `a, b T = x, y` up to the end of the spec.
+    fn value_spec(&mut self) -> Vec<Binding> {
+        let mut names = Vec::new();
+        while let Some(name) = self.ident() {
+            names.push((name, self.t[self.i - 1].line, self.t[self.i - 1].col));
+            if !self.eat_op(",") {
+                break;
+            }
+        }
+        let ty_start = self.i;
+        while self.peek().is_some() && !self.is_op("=") && self.peek() != Some(&Tok::Semi) {
+            if matches!(self.peek(), Some(Tok::Op("(" | "[" | "{"))) {
+                self.skip_group();
+            } else {
+                self.i += 1;
+            }
+        }
+        let ty = (self.i > ty_start).then(|| type_text(&self.t[ty_start..self.i]));
+        let mut values = Vec::new();
+        if self.eat_op("=") {
+            loop {
+                values.push(self.expr());
+                if !self.eat_op(",") {
+                    break;
+                }
+            }
+        }
+        self.skip_to_semi();
+        names
+            .into_iter()
+            .enumerate()
+            .map(|(k, (name, line, col))| Binding {
+                name,
+                ty: ty.clone(),
+                value: values.get(k).cloned(),
+                at: Pos { line, col },
+            })
+            .collect()
+    }
+
+    fn func(&mut self) -> Option<Func> {
+        let at = self.pos();
+        self.i += 1; // func
+        let method = self.is_op("(");
+        if method {
+            self.skip_group();
+        }
+        let Some(name) = self.ident() else {
+            self.skip_to_semi();
+            return None;
+        };
+        let mut params = false;
+        if self.is_op("[") {
+            params = true;
+            self.skip_group();
+        }
+        if self.is_op("(") {
+            params |= !matches!(self.peek_at(1), Some(Tok::Op(")")));
+            self.skip_group();
+        }
+        let result_start = self.i;
+        while self.peek().is_some() && !self.is_op("{") && self.peek() != Some(&Tok::Semi) {
+            if self.is_op("(") {
+                self.skip_group();
+            } else {
+                self.i += 1;
+            }
+        }
+        let result = type_text(&self.t[result_start..self.i]);
+        if !self.is_op("{") {
+            self.skip_to_semi(); // a declaration without a body
+            return None;
+        }
+        let body_start = self.i + 1;
+        self.skip_group();
+        let body_end = self.i.saturating_sub(1).max(body_start);
+        let body_toks = &self.t[body_start..body_end];
+        let names = body_toks
+            .iter()
+            .filter_map(|t| match &t.tok {
+                Tok::Ident(s) => Some((
+                    s.clone(),
+                    Pos {
+                        line: t.line,
+                        col: t.col,
+                    },
+                )),
+                _ => None,
+            })
+            .collect();
+        let body = statements(body_toks);
+        self.eat_semi();
+        Some(Func {
+            name,
+            method,
+            params,
+            result,
+            body,
+            names,
+            at,
+        })
+    }
+
+    fn stmt(&mut self) -> Stmt {
+        let start = self.i;
+        let at = self.pos();
+        let other = |p: &mut Parser| {
+            p.i = start;
+            p.skip_stmt();
+            let mut end = p.i;
+            if end > start && p.t.get(end - 1).is_some_and(|t| t.tok == Tok::Semi) {
+                end -= 1;
+            }
+            let q = Parser { t: p.t, i: end };
+            Stmt::Other(q.quote(start), at)
+        };
+        let stmt = match (self.peek(), self.peek_at(1)) {
+            (Some(Tok::Ident(kw)), _) if kw == "return" => {
+                self.i += 1;
+                let e = self.expr();
+                Stmt::Return(e, at)
+            }
+            (Some(Tok::Ident(kw)), Some(Tok::Ident(_))) if kw == "var" => {
+                self.i += 1;
+                let name = self.ident().unwrap_or_default();
+                while self.peek().is_some() && !self.is_op("=") && self.peek() != Some(&Tok::Semi) {
+                    self.i += 1;
+                }
+                if !self.eat_op("=") {
+                    return other(self);
+                }
+                Stmt::Define(name, self.expr(), at)
+            }
+            (Some(Tok::Ident(_)), Some(Tok::Op(":="))) => {
+                let name = self.ident().unwrap_or_default();
+                self.i += 1;
+                Stmt::Define(name, self.expr(), at)
+            }
+            (Some(Tok::Ident(_)), Some(Tok::Op("["))) => {
+                let name = self.ident().unwrap_or_default();
+                self.i += 1;
+                let key = self.expr();
+                if !self.eat_op("]") || !self.eat_op("=") {
+                    return other(self);
+                }
+                let value = self.expr();
+                Stmt::IndexAssign {
+                    name,
+                    key,
+                    value,
+                    at,
+                }
+            }
+            _ => return other(self),
+        };
+        // A statement is one of the forms only when it ends here.
+        if self.peek().is_some() && !self.eat_semi() {
+            return other(self);
+        }
+        stmt
+    }
+
+    /// One expression; never fails: a form it does not read is `Unread`.
+    fn expr(&mut self) -> Expr {
+        let start = self.i;
+        let at = self.pos();
+        let unread = |p: &mut Parser| {
+            p.i = start;
+            p.skip_expr();
+            Expr {
+                kind: ExprKind::Unread(p.quote(start)),
+                at,
+            }
+        };
+        let Some(e) = self.operand() else {
+            return unread(self);
+        };
+        // A binary operator or anything else after the operand: not a form read here.
+        match self.peek() {
+            None | Some(Tok::Semi | Tok::Op("," | ")" | "]" | "}" | ":")) => e,
+            _ => unread(self),
+        }
+    }
+
+    fn operand(&mut self) -> Option<Expr> {
+        let at = self.pos();
+        let kind = match self.peek()?.clone() {
+            Tok::Str(s) => {
+                self.i += 1;
+                ExprKind::Str(s)
+            }
+            Tok::Int(s) => {
+                self.i += 1;
+                ExprKind::Int(s)
+            }
+            Tok::Float(s) => {
+                self.i += 1;
+                ExprKind::Float(s)
+            }
+            Tok::Char(c) => {
+                self.i += 1;
+                ExprKind::Char(c)
+            }
+            Tok::Op("-") => {
+                self.i += 1;
+                let inner = self.operand()?;
+                if !matches!(inner.kind, ExprKind::Int(_) | ExprKind::Float(_)) {
+                    return None;
+                }
+                ExprKind::Neg(Box::new(inner))
+            }
+            Tok::Op("{") => self.composite(None)?,
+            Tok::Op("[") => {
+                let ty = self.type_expr()?;
+                if !self.is_op("{") {
+                    return None;
+                }
+                self.composite(Some(ty))?
+            }
+            Tok::Ident(kw) if kw == "map" => {
+                let ty = self.type_expr()?;
+                if !self.is_op("{") {
+                    return None;
+                }
+                self.composite(Some(ty))?
+            }
+            Tok::Ident(kw) if kw == "func" => return None,
+            Tok::Ident(mut name) => {
+                self.i += 1;
+                if self.is_op(".") {
+                    self.i += 1;
+                    name = format!("{name}.{}", self.ident()?);
+                }
+                if self.is_op("{") {
+                    self.composite(Some(name))?
+                } else if self.eat_op("(") {
+                    let mut args = Vec::new();
+                    while !self.eat_op(")") {
+                        self.peek()?;
+                        args.push(self.expr());
+                        if !self.eat_op(",") && !self.is_op(")") {
+                            return None;
+                        }
+                    }
+                    ExprKind::Call { fun: name, args }
+                } else {
+                    ExprKind::Name(name)
+                }
+            }
+            _ => return None,
+        };
+        Some(Expr { kind, at })
+    }
+
+    /// `{elems…}` at `{`, of type `ty`.
+    fn composite(&mut self, ty: Option<String>) -> Option<ExprKind> {
+        if !self.eat_op("{") {
+            return None;
+        }
+        let mut elems = Vec::new();
+        while !self.eat_op("}") {
+            self.peek()?;
+            let first = self.expr();
+            let elem = if self.eat_op(":") {
+                Elem {
+                    key: Some(first),
+                    value: self.expr(),
+                }
+            } else {
+                Elem {
+                    key: None,
+                    value: first,
+                }
+            };
+            elems.push(elem);
+            if !self.eat_op(",") && !self.is_op("}") {
+                return None;
+            }
+        }
+        Some(ExprKind::Composite { ty, elems })
+    }
+
+    /// A type at `[` or `map`: `[]T`, `[N]T`, `map[K]V`, `pkg.T`, `*T`, as text.
+    fn type_expr(&mut self) -> Option<String> {
+        let start = self.i;
+        match self.peek()? {
+            Tok::Op("[") => {
+                self.skip_group();
+                self.type_expr()?;
+            }
+            Tok::Op("*") => {
+                self.i += 1;
+                self.type_expr()?;
+            }
+            Tok::Ident(kw) if kw == "map" => {
+                self.i += 1;
+                if !self.is_op("[") {
+                    return None;
+                }
+                self.skip_group();
+                self.type_expr()?;
+            }
+            Tok::Ident(_) => {
+                self.i += 1;
+                if self.eat_op(".") {
+                    self.ident()?;
+                }
+            }
+            _ => return None,
+        }
+        Some(type_text(&self.t[start..self.i]))
+    }
+}
+
+/// The statements of a function body (the tokens inside its braces).
+fn statements(tokens: &[Token]) -> Vec<Stmt> {
+    let mut p = Parser { t: tokens, i: 0 };
+    let mut out = Vec::new();
+    while p.peek().is_some() {
+        if p.eat_semi() {
+            continue;
+        }
+        out.push(p.stmt());
+    }
+    out
+}
+
+/// Tokens written without spaces, as Go types are compared here (`map[string]any`).
+fn type_text(tokens: &[Token]) -> String {
+    tokens.iter().map(|t| text(&t.tok)).collect()
+}
+
+fn text(t: &Tok) -> String {
+    match t {
+        Tok::Ident(s) | Tok::Int(s) | Tok::Float(s) => s.clone(),
+        Tok::Str(s) => format!("{s:?}"),
+        Tok::Char(c) => format!("{c:?}"),
+        Tok::Op(o) => (*o).to_string(),
+        Tok::Semi => ";".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::lex::lex;
+    use super::*;
+
+    fn file(src: &str) -> File {
+        parse_file(&lex(src).expect("lexes"))
+    }
+
+    fn expr(src: &str) -> ExprKind {
+        let f = file(&format!("var x = {src}\n"));
+        f.vars[0].value.clone().expect("a value").kind
+    }
+
+    #[test]
+    fn top_level_declarations() {
+        let f = file(
+            r#"package p
+
+import (
+	"fmt"
+)
+
+type K string
+
+const (
+	A K = "a" // one
+	B, C = 1, -2
+	D
+)
+const E = 2.5
+
+var R = map[K][]int{A: {1, 2}}
+
+func (g K) m() K { return g }
+func zoneX() ZoneDefinition {
+	return ZoneDefinition{ID: A}
+}
+func p(a int) (int, bool) { if a > 0 { return a, true }; return 0, false }
+"#,
+        );
+        let consts: Vec<(&str, Option<&str>)> = f
+            .consts
+            .iter()
+            .map(|c| (c.name.as_str(), c.ty.as_deref()))
+            .collect();
+        assert_eq!(
+            consts,
+            vec![
+                ("A", Some("K")),
+                ("B", None),
+                ("C", None),
+                ("D", None),
+                ("E", None)
+            ]
+        );
+        assert_eq!(f.consts[0].at, Pos { line: 10, col: 2 });
+        assert!(f.consts[3].value.is_none());
+        assert_eq!(
+            f.consts[2].value.as_ref().map(|v| &v.kind),
+            Some(&ExprKind::Neg(Box::new(Expr {
+                kind: ExprKind::Int("2".into()),
+                at: Pos { line: 11, col: 13 }
+            })))
+        );
+        assert_eq!(f.vars[0].name, "R");
+        let funcs: Vec<(&str, bool, bool, &str)> = f
+            .funcs
+            .iter()
+            .map(|g| (g.name.as_str(), g.method, g.params, g.result.as_str()))
+            .collect();
+        assert_eq!(
+            funcs,
+            vec![
+                ("m", true, false, "K"),
+                ("zoneX", false, false, "ZoneDefinition"),
+                ("p", false, true, "(int,bool)"),
+            ]
+        );
+        assert!(matches!(f.funcs[1].body[..], [Stmt::Return(..)]));
+        assert!(matches!(
+            f.funcs[2].body[..],
+            [Stmt::Other(..), Stmt::Other(..)]
+        ));
+    }
+
+    #[test]
+    fn expressions_of_the_read_forms() {
+        assert_eq!(expr("\"s\""), ExprKind::Str("s".into()));
+        assert_eq!(expr("fmt.X"), ExprKind::Name("fmt.X".into()));
+        let ExprKind::Composite { ty, elems } = expr("[]T{{A: 1}, {B: map[string]any{\"dc\": 2}}}")
+        else {
+            panic!("a composite")
+        };
+        assert_eq!(ty.as_deref(), Some("[]T"));
+        assert_eq!(elems.len(), 2);
+        let ExprKind::Composite {
+            ty: None,
+            elems: inner,
+        } = &elems[1].value.kind
+        else {
+            panic!("an elided composite")
+        };
+        let ExprKind::Composite { ty, .. } = &inner[0].value.kind else {
+            panic!("a map")
+        };
+        assert_eq!(ty.as_deref(), Some("map[string]any"));
+        assert!(matches!(
+            expr("F(Z, \"a\")"),
+            ExprKind::Call { fun, args } if fun == "F" && args.len() == 2
+        ));
+    }
+
+    #[test]
+    fn other_forms_are_unread_with_their_text() {
+        assert_eq!(expr("1 + 2"), ExprKind::Unread("1 + 2".into()));
+        assert_eq!(
+            expr("func(a int) T { return T{a} }"),
+            ExprKind::Unread("func ( a int ) T { return …".into())
+        );
+        // An unread value inside a composite does not spoil its neighbours.
+        let ExprKind::Composite { elems, .. } = expr("T{A: x * 2, B: 3}") else {
+            panic!("a composite")
+        };
+        assert_eq!(elems[0].value.kind, ExprKind::Unread("x * 2".into()));
+        assert_eq!(elems[1].value.kind, ExprKind::Int("3".into()));
+    }
+
+    #[test]
+    fn statements_of_the_read_forms() {
+        let f = file(
+            "func g() ZoneGraph {\n\tn := []N{}\n\tvar e = []E{}\n\tm[K] = []R{}\n\tn = append(n, x)\n\treturn B(Z, n, e)\n\tfor i := 0; i < 2; i++ {\n\t\tx++\n\t}\n\tif a { b() } else if c { d() } else { e() }\n}\n",
+        );
+        let body = &f.funcs[0].body;
+        assert!(matches!(&body[0], Stmt::Define(n, _, _) if n == "n"));
+        assert!(matches!(&body[1], Stmt::Define(n, _, _) if n == "e"));
+        assert!(matches!(&body[2], Stmt::IndexAssign { name, .. } if name == "m"));
+        assert_eq!(
+            body[3],
+            Stmt::Other("n = append ( n , x )".into(), Pos { line: 5, col: 2 })
+        );
+        assert!(matches!(&body[4], Stmt::Return(..)));
+        assert_eq!(
+            body[5],
+            Stmt::Other("for i := 0 ; i < 2 …".into(), Pos { line: 7, col: 2 })
+        );
+        assert!(matches!(&body[6], Stmt::Other(t, _) if t.starts_with("if a {")));
+        assert_eq!(body.len(), 7);
+        assert!(f.funcs[0].names.iter().any(|(n, _)| n == "Z"));
+    }
+
+    #[test]
+    fn malformed_input_never_panics() {
+        for src in [
+            "func",
+            "func (",
+            "func f(",
+            "const (",
+            "var x = ",
+            "var x = []",
+            "var x = T{",
+            "var x = T{a:",
+            "var x = F(",
+            "var x = -",
+            "func f() T { return",
+            "}}}",
+            "x[",
+            "func f() { m[ }",
+        ] {
+            let _ = file(src);
+        }
+    }
+}

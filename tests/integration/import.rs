@@ -1,0 +1,316 @@
+//! `zonegraph import gogobee`: Go sources in gogobee's shape (`tests/fixtures/gogobee_go/`,
+//! made-up zones covering every form read) into checked zone files, and the places of what
+//! cannot be read. With `ZONEGRAPH_GOGOBEE_SRC=DIR` (gogobee's `internal/plugin`), also
+//! gogobee's own zones.
+
+use std::path::Path;
+
+use clap::Parser;
+use zonegraph_core::format::{self, NodeKind};
+use zonegraph_core::validate;
+use zonegraph_server::{Cli, Cmd, gogobee, import};
+
+use crate::support::root;
+
+/// Runs `zonegraph import gogobee DIR --out OUT` and returns (report with the paths made
+/// `FIXTURES/…` and `OUT/…`, failed).
+fn import_cmd(dir: &Path, out: &Path) -> (String, bool) {
+    let argv = [
+        "zonegraph",
+        "import",
+        "gogobee",
+        &dir.to_string_lossy(),
+        "--out",
+        &out.to_string_lossy(),
+    ];
+    let Cmd::Import(a) = Cli::try_parse_from(argv).expect("valid arguments").command else {
+        unreachable!("parsed an import command")
+    };
+    let (report, failed) = import::execute(&a).expect("import runs");
+    let report = report
+        .replace(&dir.display().to_string(), "FIXTURES")
+        .replace(&out.display().to_string(), "OUT");
+    (report, failed)
+}
+
+fn fixtures() -> std::path::PathBuf {
+    root().join("tests/fixtures/gogobee_go")
+}
+
+#[test]
+fn fixtures_import_into_checked_zone_files() {
+    let out = tempfile::tempdir().expect("temp dir");
+    let (report, failed) = import_cmd(&fixtures(), out.path());
+    // The hollow spire's graph is built by code: an error, so the import fails, and that
+    // zone alone is not written.
+    assert!(failed, "{report}");
+    insta::assert_snapshot!(report);
+    let mut written: Vec<String> = std::fs::read_dir(out.path())
+        .expect("out dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    written.sort();
+    assert_eq!(
+        written,
+        [
+            "ember_stair.json",
+            "glass_aqueduct.json",
+            "moth_cellar.json",
+            "salt_barrow.json"
+        ]
+    );
+    let read = |id: &str| {
+        std::fs::read_to_string(out.path().join(format!("{id}.json"))).expect("zone file")
+    };
+    insta::assert_snapshot!("moth_cellar_json", read("moth_cellar"));
+    insta::assert_snapshot!("glass_aqueduct_json", read("glass_aqueduct"));
+
+    // The written files pass the checker on their own, and parse back to what was written.
+    let sources: Vec<(String, String)> = [
+        "ember_stair",
+        "glass_aqueduct",
+        "moth_cellar",
+        "salt_barrow",
+    ]
+    .iter()
+    .map(|id| (format!("{id}.json"), read(id)))
+    .collect();
+    for c in validate::check_sources(&sources) {
+        assert!(!c.has_errors(), "{c:?}");
+    }
+    for (_, text) in &sources {
+        let file = format::parse(text).expect("parses");
+        assert_eq!(&format::to_pretty_json(&file), text, "canonical JSON");
+    }
+
+    // BuildLinearGraph keeps its kinds; a zone without a graph func is gogobee's legacy
+    // compilation of MaxRooms (8) rooms, ids `<zone>.r1`…, the ones its linear runs index.
+    use NodeKind::{Boss, Elite, Entry, Exploration as X, Harvest, Trap};
+    let kinds = |id: &str| format::parse(&read(id)).expect("parses").room_kinds;
+    assert_eq!(
+        kinds("ember_stair"),
+        Some(vec![Entry, X, Trap, Harvest, Elite, Boss])
+    );
+    assert_eq!(
+        kinds("salt_barrow"),
+        Some(vec![Entry, X, X, Trap, X, X, Elite, Boss])
+    );
+    let (zone, _) = zonegraph_core::zone::load(&read("salt_barrow")).expect("loads");
+    assert!(zone.legacy);
+    assert!(
+        zone.graph
+            .node_weights()
+            .any(|n| n.id.0 == "salt_barrow.r8" && n.is_boss)
+    );
+}
+
+#[test]
+fn importing_twice_writes_the_same_bytes() {
+    let (a, b) = (
+        tempfile::tempdir().expect("dir"),
+        tempfile::tempdir().expect("dir"),
+    );
+    let (ra, _) = import_cmd(&fixtures(), a.path());
+    let (rb, _) = import_cmd(&fixtures(), b.path());
+    assert_eq!(ra, rb);
+    for id in [
+        "ember_stair",
+        "glass_aqueduct",
+        "moth_cellar",
+        "salt_barrow",
+    ] {
+        let f = format!("{id}.json");
+        assert_eq!(
+            std::fs::read(a.path().join(&f)).expect("a"),
+            std::fs::read(b.path().join(&f)).expect("b")
+        );
+    }
+}
+
+/// Imports `sources` (`(file, text)`) and returns the zones produced and each error as
+/// `file:line:col: message`, one a line.
+fn imported(sources: &[(&str, &str)]) -> String {
+    let sources: Vec<(String, String)> = sources
+        .iter()
+        .map(|(f, t)| (f.to_string(), t.to_string()))
+        .collect();
+    let out = gogobee::import(&sources);
+    let mut s = String::new();
+    let ids: Vec<&str> = out.zones.iter().map(|z| z.zone_id.as_str()).collect();
+    s.push_str(&format!("zones: {}\n", ids.join(", ")));
+    for e in &out.errors {
+        s.push_str(&format!(
+            "{}:{}:{}: {}\n",
+            e.file, e.line, e.column, e.message
+        ));
+    }
+    s
+}
+
+/// `zoneA` (a.go) defines a zone with no graph; `more` is appended to the same file.
+fn with_legacy_zone(more: &str) -> String {
+    format!(
+        "package p\n\nconst ZoneA ZoneID = \"a\"\n\nfunc zoneA() ZoneDefinition {{\n\treturn \
+         ZoneDefinition{{ID: ZoneA, Display: \"A\", Tier: 1, LevelMin: 1, LevelMax: 3, MaxRooms: \
+         6}}\n}}\n{more}"
+    )
+}
+
+#[test]
+fn a_zone_without_a_graph_is_linear_only_when_no_unread_graph_could_be_its() {
+    // Nothing else: the legacy compilation.
+    assert_eq!(imported(&[("a.go", &with_legacy_zone(""))]), "zones: a\n");
+    // A graph func that cannot be read and names no zone might be a's.
+    insta::assert_snapshot!(
+        "unread_graph_blocks_linear",
+        imported(&[(
+            "a.go",
+            &with_legacy_zone(
+                "
+func someGraph() ZoneGraph {
+	return build(spec)
+}
+"
+            )
+        )])
+    );
+    // A file that is not Go might hold it.
+    insta::assert_snapshot!(
+        "unread_file_blocks_linear",
+        imported(&[
+            ("a.go", &with_legacy_zone("")),
+            (
+                "b.go",
+                "package p
+
+var s = \"open
+"
+            ),
+        ])
+    );
+}
+
+#[test]
+fn what_cannot_be_read_is_an_error_at_its_place() {
+    let def = "func zoneB() ZoneDefinition {\n\treturn ZoneDefinition{ID: \"b\", Display: \"B\", \
+               Tier: 1, LevelMin: 1, LevelMax: 3}\n}\n";
+    let graph = |nodes: &str, edges: &str| {
+        format!(
+            "package p\n\n{def}\nfunc zoneBGraph() ZoneGraph {{\n\tn := []ZoneNode{{\n\t\t{nodes}\n\t}}\n\t\
+             e := []ZoneEdge{{\n\t\t{edges}\n\t}}\n\treturn BuildGraph(\"b\", n, e)\n}}\n"
+        )
+    };
+    let ok_nodes = "{NodeID: \"b.e\", Kind: \"entry\", IsEntry: true}, {NodeID: \"b.z\", Kind: \
+                    \"boss\", IsBoss: true},";
+    let ok_edges = "{From: \"b.e\", To: \"b.z\"},";
+    assert_eq!(
+        imported(&[("b.go", &graph(ok_nodes, ok_edges))]),
+        "zones: b\n"
+    );
+    let cases = [
+        // A constant the sources do not declare, and one whose value is `iota`.
+        (
+            "{NodeID: \"b.e\", Kind: NodeKindEntry, IsEntry: true}, {NodeID: \"b.z\", Kind: \"boss\", IsBoss: true},",
+            ok_edges,
+            "b.go:9:25: cannot read Kind of a room: NodeKindEntry is not a constant declared in the sources read",
+        ),
+        (
+            ok_nodes,
+            "{From: \"b.e\", To: \"b.z\", Weight: w},",
+            "b.go:12:36: cannot read Weight of a passage: w is not a constant declared in the sources read",
+        ),
+        // An expression, an unknown field, a positional element, a kind zonegraph lacks.
+        (
+            "{NodeID: \"b.e\", Kind: \"entry\", IsEntry: true, PosX: 2 * 3}, {NodeID: \"b.z\", Kind: \"boss\", IsBoss: true},",
+            ok_edges,
+            "b.go:9:55: cannot read PosX of a room: `2 * 3` is not an integer",
+        ),
+        (
+            "{NodeID: \"b.e\", Kind: \"entry\", IsEntry: true, Depth: 3}, {NodeID: \"b.z\", Kind: \"boss\", IsBoss: true},",
+            ok_edges,
+            "b.go:9:56: cannot read Depth of a room: ZoneNode has no field Depth the importer reads",
+        ),
+        (
+            ok_nodes,
+            "{\"b.e\", \"b.z\"},",
+            "b.go:12:4: a ZoneEdge has an element without a field name; only `Field: value` elements are read",
+        ),
+        (
+            "{NodeID: \"b.e\", Kind: \"lobby\", IsEntry: true}, {NodeID: \"b.z\", Kind: \"boss\", IsBoss: true},",
+            ok_edges,
+            "b.go:9:25: cannot read Kind of a room: room kind \"lobby\" is not one of zonegraph's",
+        ),
+        (
+            ok_nodes,
+            "{From: \"b.e\", To: \"b.z\", Lock: \"perception_check\", LockData: map[string]any{\"dc\": base + 2}},",
+            "b.go:12:64: cannot read LockData of a passage: \"dc\": `base + 2` is not a string, number or bool",
+        ),
+    ];
+    let (got, want): (Vec<String>, Vec<String>) = cases
+        .iter()
+        .map(|(nodes, edges, want)| {
+            (
+                imported(&[("b.go", &graph(nodes, edges))]),
+                format!("zones: \n{want}\n"),
+            )
+        })
+        .unzip();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn definitions_and_graphs_must_pair_up() {
+    insta::assert_snapshot!(imported(&[(
+        "c.go",
+        "package p\n\nconst (\n\tZoneC ZoneID = \"c\"\n\tTierC ZoneTier = iota\n)\n\n\
+         func zoneC() ZoneDefinition {\n\treturn ZoneDefinition{ID: ZoneC, Display: \"C\", Tier: TierC, LevelMin: 1, LevelMax: 2}\n}\n\
+         func zoneC2() ZoneDefinition {\n\treturn ZoneDefinition{ID: \"c\", Display: \"C\", Tier: 9, LevelMin: 1, LevelMax: 2}\n}\n\
+         func zoneD() ZoneDefinition {\n\tz := ZoneDefinition{ID: \"d\"}\n\treturn z\n}\n\
+         func zoneEGraph() ZoneGraph {\n\treturn BuildLinearGraph(\"e\", []ZoneNodeKind{\"entry\", \"boss\"})\n}\n\
+         func zoneF() ZoneDefinition {\n\treturn ZoneDefinition{ID: \"f\", Display: \"F\", Tier: 1, LevelMin: 1, LevelMax: 2}\n}\n\
+         func zoneF2() ZoneDefinition {\n\treturn ZoneDefinition{ID: \"f\", Display: \"F\", Tier: 1, LevelMin: 1, LevelMax: 2}\n}\n\
+         func zoneFGraph() ZoneGraph {\n\treturn BuildLinearGraph(\"f\", []ZoneNodeKind{\"entry\", \"boss\"})\n}\n\
+         func zoneFGraph2() ZoneGraph {\n\treturn BuildLinearGraph(\"f\", []ZoneNodeKind{\"entry\", \"boss\"})\n}\n"
+    )]));
+}
+
+/// gogobee's own zones, when `ZONEGRAPH_GOGOBEE_SRC` names a directory of its Go sources
+/// (its `internal/plugin`): the report is printed; every zone file written checks without
+/// errors, and whatever is not written is said with its place.
+#[test]
+fn gogobee_sources_when_given() {
+    let Some(src) = std::env::var_os("ZONEGRAPH_GOGOBEE_SRC") else {
+        eprintln!(
+            "import: gogobee's own zones not imported: set ZONEGRAPH_GOGOBEE_SRC to a directory \
+             of its Go zone sources"
+        );
+        return;
+    };
+    let out = tempfile::tempdir().expect("temp dir");
+    let (report, _) = import_cmd(Path::new(&src), out.path());
+    eprintln!("{report}");
+    let mut sources = Vec::new();
+    for e in std::fs::read_dir(out.path()).expect("out dir") {
+        let p = e.expect("entry").path();
+        sources.push((
+            p.display().to_string(),
+            std::fs::read_to_string(&p).expect("zone"),
+        ));
+    }
+    sources.sort();
+    for c in validate::check_sources(&sources) {
+        assert!(!c.has_errors(), "{c:?}");
+    }
+    // Every import error names its Go file and line.
+    let lines: Vec<&str> = report.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        if line.starts_with("error[import]") {
+            let at = lines.get(i + 1).copied().unwrap_or_default();
+            assert!(
+                at.starts_with("  --> ") && at.contains(".go:"),
+                "{line}\n{at}"
+            );
+        }
+    }
+    assert!(report.contains("imported "), "{report}");
+}
