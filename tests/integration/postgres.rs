@@ -238,6 +238,7 @@ fn a_sqlite_database_is_copied_whole_and_played_on() {
         to: Some(url.clone()),
         zones: None,
         purge_legacy: false,
+        dry_run: false,
     };
     let report = zonegraph_server::migrate::migrate(&args).expect("copies");
     assert!(report.contains("dnd_zone_run: 2"), "{report}");

@@ -37,6 +37,10 @@ pub struct Args {
     /// Drop dnd_zone_run.current_room and room_seq_json once every run is warmed up.
     #[arg(long)]
     pub purge_legacy: bool,
+    /// Rehearse: do every step on a copy of the database and report what it would change;
+    /// the database itself is only read.
+    #[arg(long, conflicts_with_all = ["from", "to"])]
+    pub dry_run: bool,
 }
 
 /// Runs the migration and prints what it did.
@@ -47,6 +51,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
 
 /// Does the work of [`run`] and returns its report.
 pub fn migrate(args: &Args) -> Result<String> {
+    if args.dry_run {
+        return rehearse(args);
+    }
     let path = match (&args.db, &args.from) {
         (Some(db), _) => db.clone(),
         (None, Some(from)) => match from.strip_prefix("sqlite:") {
@@ -92,6 +99,13 @@ pub fn migrate(args: &Args) -> Result<String> {
         out.push_str(&line);
         out.push('\n');
     }
+    let carried = db::gogobee_characters_to_carry(&conn)?;
+    if carried > 0 {
+        out.push_str(&format!(
+            "{carried} gogobee character{} will be carried over at their player's first command\n",
+            if carried == 1 { "" } else { "s" }
+        ));
+    }
     if args.purge_legacy {
         if db::purge_legacy(&mut conn)? {
             out.push_str("dropped the legacy columns current_room and room_seq_json\n");
@@ -108,6 +122,45 @@ pub fn migrate(args: &Args) -> Result<String> {
         for (table, n) in copied {
             out.push_str(&format!("  {table}: {n}\n"));
         }
+    }
+    Ok(out)
+}
+
+/// `--dry-run`: the same steps on a copy of the database (in the temporary directory, removed
+/// after), reported as what they would do. The database is opened read-only.
+fn rehearse(args: &Args) -> Result<String> {
+    let Some(path) = &args.db else {
+        bail!("--dry-run needs --db PATH");
+    };
+    if !path.is_file() {
+        bail!("no SQLite database at {}", path.display());
+    }
+    let copy = std::env::temp_dir().join(format!("zonegraph-rehearsal-{}.db", db::random_hex()?));
+    let report = db::copy_database(path, &copy).and_then(|()| {
+        migrate(&Args {
+            db: Some(copy.clone()),
+            dry_run: false,
+            from: None,
+            to: None,
+            zones: args.zones.clone(),
+            purge_legacy: args.purge_legacy,
+        })
+    });
+    for suffix in ["", "-wal", "-shm"] {
+        let mut name = copy.clone().into_os_string();
+        name.push(suffix);
+        let _ = std::fs::remove_file(name);
+    }
+    let report = report?;
+    let shown = copy.display().to_string();
+    let mut out = format!(
+        "dry run: {} was only read; on a copy of it, the migration would do this:\n",
+        path.display()
+    );
+    for line in report.lines() {
+        out.push_str("  ");
+        out.push_str(&line.replace(&shown, &path.display().to_string()));
+        out.push('\n');
     }
     Ok(out)
 }

@@ -353,6 +353,7 @@ fn purging_refuses_while_a_gogobee_row_cannot_be_warmed_up() {
         to: None,
         zones: Some(support::zones()),
         purge_legacy: true,
+        dry_run: false,
     };
     let err = migrate::migrate(&args).expect_err("refuses");
     assert!(
@@ -557,5 +558,63 @@ fn gogobee_characters_keep_their_level_scores_and_keys() {
             "{}: gogobee's rows",
             stage.name
         );
+    }
+}
+
+/// `zonegraph migrate --dry-run` on gogobee's database at each stage: the report says what
+/// the migration would do (the schema step, runs warmed up or abandoned and why, the
+/// characters to carry), the database's bytes are unchanged and nothing is left beside it;
+/// the real migration then reports the same steps.
+#[test]
+fn a_dry_run_reports_the_migration_and_writes_nothing() {
+    for stage in &STAGES {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = gogobee_db(dir.path(), stage.name);
+        let bytes = std::fs::read(&path).expect("read");
+        let listing = || {
+            let mut names: Vec<_> = std::fs::read_dir(dir.path())
+                .expect("dir")
+                .map(|e| e.expect("entry").file_name())
+                .collect();
+            names.sort();
+            names
+        };
+        let files = listing();
+        let args = |dry_run| migrate::Args {
+            db: Some(path.clone()),
+            from: None,
+            to: None,
+            zones: Some(support::zones()),
+            purge_legacy: false,
+            dry_run,
+        };
+        let rehearsal = migrate::migrate(&args(true)).expect("a dry run");
+        assert!(
+            rehearsal.starts_with(&format!("dry run: {} was only read", path.display())),
+            "{rehearsal}"
+        );
+        assert!(
+            rehearsal.contains(&format!("abandoned run {}", stage.superseded)),
+            "{rehearsal}"
+        );
+        for (run_id, why) in stage.stuck {
+            assert!(
+                rehearsal.contains(&format!("kept run {run_id} ")),
+                "{rehearsal}"
+            );
+            assert!(rehearsal.contains(why), "{rehearsal}");
+        }
+        assert!(rehearsal.contains("gogobee character"), "{rehearsal}");
+        assert_eq!(std::fs::read(&path).expect("read"), bytes, "{}", stage.name);
+        assert_eq!(listing(), files, "{}: nothing left beside it", stage.name);
+        // The migration itself does what the rehearsal said, line for line.
+        let done = migrate::migrate(&args(false)).expect("migrates");
+        let said: Vec<String> = rehearsal
+            .lines()
+            .skip(1)
+            .map(|l| l.trim().to_string())
+            .collect();
+        let did: Vec<String> = done.lines().map(|l| l.trim().to_string()).collect();
+        assert_eq!(said, did, "{}", stage.name);
     }
 }

@@ -334,6 +334,34 @@ pub fn random_hex() -> Result<String> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
+/// A copy of the SQLite database at `from`, written to `to` (`VACUUM INTO`), reading `from`
+/// only: it is opened read-only, so not even its journal mode changes (a dry run works on the
+/// copy).
+pub fn copy_database(from: &Path, to: &Path) -> Result<()> {
+    let conn = Connection::open_with_flags(
+        from,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .with_context(|| format!("cannot open {} to read it", from.display()))?;
+    conn.execute("VACUUM INTO ?1", [to.to_string_lossy()])
+        .with_context(|| format!("cannot copy {} to {}", from.display(), to.display()))?;
+    Ok(())
+}
+
+/// How many players have a character in gogobee's `dnd_character` and none of ours yet: the
+/// sheets a first command would carry over (0 without gogobee's table).
+pub fn gogobee_characters_to_carry(conn: &Connection) -> Result<i64> {
+    if columns(conn, "dnd_character")?.is_empty() {
+        return Ok(0);
+    }
+    Ok(conn.query_row(
+        "SELECT count(*) FROM dnd_character
+         WHERE user_id NOT IN (SELECT user_id FROM player_character)",
+        [],
+        |r| r.get(0),
+    )?)
+}
+
 /// Opens (creating if needed) a database with the durability settings of the module docs.
 pub fn open(path: &Path) -> Result<Connection> {
     let conn = Connection::open(path).with_context(|| format!("cannot open {}", path.display()))?;
