@@ -314,3 +314,80 @@ fn gogobee_sources_when_given() {
     }
     assert!(report.contains("imported "), "{report}");
 }
+
+/// gogobee's pre-graph zones, as its sources define them (a definition, no graph func),
+/// import as the linear graphs its G3 compiler made; on gogobee's database from before the
+/// graph, every legacy run of them then warms up (none stays cold for a missing zone or a
+/// room only a linear zone has), `--purge-legacy` succeeds, and the finished pre-graph rows
+/// still read as runs.
+#[test]
+fn legacy_runs_of_imported_zones_warm_up_and_the_purge_succeeds() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (src, out) = (dir.path().join("src"), dir.path().join("zones"));
+    std::fs::create_dir(&src).expect("src");
+    std::fs::write(
+        src.join("zones.go"),
+        r#"package plugin
+
+type ZoneID string
+
+const (
+	ZoneCryptValdris ZoneID = "crypt_valdris"
+	ZoneHollowBarrow ZoneID = "hollow_barrow"
+	ZoneCinderSpire  ZoneID = "cinder_spire"
+)
+
+func zoneCryptValdris() ZoneDefinition {
+	return ZoneDefinition{ID: ZoneCryptValdris, Display: "Crypt of Valdris", Tier: 1,
+		LevelMin: 1, LevelMax: 5, MinRooms: 6, MaxRooms: 8}
+}
+
+func zoneHollowBarrow() ZoneDefinition {
+	return ZoneDefinition{ID: ZoneHollowBarrow, Display: "Hollow Barrow", Tier: 1,
+		LevelMin: 1, LevelMax: 5, MinRooms: 5, MaxRooms: 6}
+}
+
+func zoneCinderSpire() ZoneDefinition {
+	return ZoneDefinition{ID: ZoneCinderSpire, Display: "Cinder Spire", Tier: 2,
+		LevelMin: 2, LevelMax: 6, MinRooms: 8, MaxRooms: 9}
+}
+"#,
+    )
+    .expect("a Go source");
+    let (report, failed) = import_cmd(&src, &out);
+    assert!(!failed, "{report}");
+    let db_path = dir.path().join("gogobee.db");
+    let sql = std::fs::read_to_string(root().join("tests/fixtures/gogobee_before_graph.sql"))
+        .expect("fixture");
+    rusqlite::Connection::open(&db_path)
+        .expect("db")
+        .execute_batch(&sql)
+        .expect("gogobee's database");
+    let rows: i64 = rusqlite::Connection::open(&db_path)
+        .expect("db")
+        .query_row("SELECT count(*) FROM dnd_zone_run", [], |r| r.get(0))
+        .expect("count");
+    let report = zonegraph_server::migrate::migrate(&zonegraph_server::migrate::Args {
+        db: Some(db_path.clone()),
+        from: None,
+        to: None,
+        zones: Some(out),
+        purge_legacy: true,
+        dry_run: false,
+    })
+    .expect("migrates and purges");
+    assert!(!report.contains("kept run"), "{report}");
+    assert!(
+        report.contains("dropped the legacy columns current_room and room_seq_json"),
+        "{report}"
+    );
+    let conn = zonegraph_server::db::open(&db_path).expect("open");
+    let runs = zonegraph_server::db::Tx::new(&conn, zonegraph_server::db::LegacyColumns::default())
+        .all_runs()
+        .expect("every row reads as a run");
+    assert_eq!(runs.len() as i64, rows, "no row lost: {report}");
+    assert!(
+        runs.iter()
+            .any(|r| r.run.run_id == "g1-ash-0" && r.run.outcome.is_some())
+    );
+}
