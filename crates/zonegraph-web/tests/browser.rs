@@ -65,9 +65,18 @@ fn status_on_page(root: &Element) -> Vec<String> {
     out
 }
 
-/// What [`status_on_page`] must read for the chat's `status` text.
-fn status_expected(status: &str) -> Vec<String> {
-    let (headline, lines) = status_lines(status);
+/// What [`status_on_page`] must read for the chat's `status` reply.
+fn status_expected(status: &zonegraph_core::chat::Reply) -> Vec<String> {
+    let choices: Vec<zonegraph_web::doc::Choice> = status
+        .choices
+        .iter()
+        .map(|c| zonegraph_web::doc::Choice {
+            number: c.number,
+            line: c.line,
+            words: c.words.clone(),
+        })
+        .collect();
+    let (headline, lines) = status_lines(&status.text, &choices);
     let mut out = vec![headline];
     out.extend(lines.into_iter().map(|l| match l {
         StatusLine::Text(t) => t,
@@ -325,7 +334,7 @@ async fn check_run_page(token: &str, s: &Scenario, click_all: bool) {
         assert!(name.starts_with("Unknown room"), "{what}: {name}");
         assert!(text(&room).contains('?'), "{what}: {}", text(&room));
     }
-    let status = zonegraph_core::chat::status(&view.status).text;
+    let status = zonegraph_core::chat::status(&view.status);
     assert_eq!(status_on_page(&root), status_expected(&status), "{what}");
     let forbidden = scenarios::forbidden(&s.zone, &view);
     let mut shown = page_text();
