@@ -49,12 +49,23 @@ pub type SyncLock = db::HeldLock;
 /// What opening the store found worth saying.
 #[derive(Debug, Default)]
 pub struct Opened {
-    /// Zone warnings (the start goes on).
+    /// Warnings about the zones and the database (the start goes on).
     pub warnings: Vec<String>,
     pub warm_up: WarmUp,
 }
 
 pub use crate::db::DbAt;
+
+/// Said at the start on a database that still has gogobee's linear run columns: what
+/// zonegraph keeps readable for gogobee there, and what it cannot.
+pub const GOGOBEE_SHARED: &str = "this database still has gogobee's linear run columns \
+    (current_room, room_seq_json): zonegraph keeps current_room, total_rooms, rooms_traversed \
+    and gogobee's times up to date beside its own columns, so gogobee still sees where each \
+    run is; but a fork zonegraph offers is stored in zonegraph's shape, which gogobee reads as \
+    no fork pending, and a fork gogobee offers or a linear run it starts is carried over only \
+    when zonegraph starts again. Do not let gogobee serve zone commands from this database \
+    while zonegraph does; `zonegraph migrate --purge-legacy` drops those columns once every \
+    run is warm.";
 
 /// The database plus the zones loaded from it.
 #[derive(Debug)]
@@ -338,10 +349,13 @@ impl Store {
     /// several instances starting together apply each once) and there is no legacy warm-up
     /// (a gogobee database is SQLite: migrate it there first, then copy it over).
     pub fn open_at(at: &DbAt, zones_dir: &Path) -> Result<(Store, Opened)> {
-        let (files, warnings) = read_zone_dir(zones_dir)?;
+        let (files, mut warnings) = read_zone_dir(zones_dir)?;
         let db = db::Database::open(at)?;
         let at = db.import_zones(&files, now_ms())?;
         let warm_up = db.warm_up_legacy(&at.zones, now_ms())?;
+        if db.has_gogobee_run_columns() {
+            warnings.push(GOGOBEE_SHARED.to_string());
+        }
         let store = Store {
             db,
             zone_version: at.version.into(),

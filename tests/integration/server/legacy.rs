@@ -207,6 +207,18 @@ fn serve_opens_gogobee_databases_at_every_stage_directly() {
         let path = gogobee_db(dir.path(), stage.name);
         let before = gogobee_active(&path);
         let server = Ctx::sqlite(&path).start();
+        // While gogobee's linear columns exist, the start says what sharing cannot do.
+        assert_eq!(
+            server
+                .opened
+                .warnings
+                .iter()
+                .any(|w| w == zonegraph_server::store::GOGOBEE_SHARED),
+            stage.name != "after_purge",
+            "{}: {:?}",
+            stage.name,
+            server.opened.warnings
+        );
         let warm = &server.opened.warm_up;
         let mut stuck: Vec<(&str, &str)> = warm
             .stuck

@@ -199,6 +199,16 @@ impl Database {
         }
     }
 
+    /// Whether gogobee's linear run columns (`current_room`, `room_seq_json`) are still in
+    /// the run table: gogobee may still be serving zones from this database, which zonegraph
+    /// cannot share with it both ways (see `crate::store::Opened::warnings`).
+    pub fn has_gogobee_run_columns(&self) -> bool {
+        match &self.backend {
+            Backend::Sqlite { legacy, .. } => legacy.current_room || legacy.room_seq_json,
+            Backend::Postgres(_) => false,
+        }
+    }
+
     /// Gives legacy runs (gogobee's rows without a graph position) their place in `zones`.
     /// Nothing on PostgreSQL: a gogobee database is SQLite, migrated there first and then
     /// copied over.
