@@ -94,6 +94,11 @@ pub fn migrate(args: &Args) -> Result<String> {
         ));
     }
     let zones = db::load_zones(&conn)?;
+    let (rows, cold) = db::run_rows(&conn)?;
+    out.push_str(&format!(
+        "dnd_zone_run: {rows} row{}, {cold} without a graph position\n",
+        if rows == 1 { "" } else { "s" }
+    ));
     let warm = db::warm_up_legacy(&mut conn, &zones, store::now_ms())?;
     for line in warm.report() {
         out.push_str(&line);

@@ -617,6 +617,7 @@ fn a_dry_run_reports_the_migration_and_writes_nothing() {
             assert!(rehearsal.contains(why), "{rehearsal}");
         }
         assert!(rehearsal.contains("gogobee character"), "{rehearsal}");
+        assert!(rehearsal.contains("dnd_zone_run: "), "{rehearsal}");
         assert_eq!(std::fs::read(&path).expect("read"), bytes, "{}", stage.name);
         assert_eq!(listing(), files, "{}: nothing left beside it", stage.name);
         // The migration itself does what the rehearsal said, line for line.

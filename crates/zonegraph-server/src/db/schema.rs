@@ -348,6 +348,16 @@ pub fn copy_database(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
+/// `dnd_zone_run`'s rows, and how many of them have no graph position yet (gogobee's runs
+/// from before the graph, which the warm-up gives one).
+pub fn run_rows(conn: &Connection) -> Result<(i64, i64)> {
+    Ok(conn.query_row(
+        "SELECT count(*), count(*) FILTER (WHERE current_node = '') FROM dnd_zone_run",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?)
+}
+
 /// How many players have a character in gogobee's `dnd_character` and none of ours yet: the
 /// sheets a first command would carry over (0 without gogobee's table).
 pub fn gogobee_characters_to_carry(conn: &Connection) -> Result<i64> {
