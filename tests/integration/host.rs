@@ -130,3 +130,155 @@ fn serve_hands_encounters_to_the_host_game() {
     );
     server.stop().expect("stops");
 }
+
+/// A host game that misbehaves on purpose, on loopback: each connection gets `answer`
+/// (after reading the request's head); how many connections it took.
+fn hostile(
+    answer: impl Fn(&mut std::net::TcpStream) + Send + Sync + 'static,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{BufRead, BufReader};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}/game", listener.local_addr().expect("addr"));
+    let taken = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = taken.clone();
+    let answer = std::sync::Arc::new(answer);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let answer = answer.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                    line.clear();
+                }
+                answer(&mut stream);
+            });
+        }
+    });
+    (url, taken)
+}
+
+fn hook(url: &str, timeout: Duration) -> HostHook {
+    let mut h = HostHook::new(url, None).expect("hook url");
+    h.timeout = timeout;
+    h
+}
+
+/// Hostile host games: each call fails with what went wrong, within the call's one deadline,
+/// and the server's process survives (a huge announced body is refused before it is read).
+#[test]
+fn a_hostile_host_game_fails_its_call_in_time_and_harms_nothing() {
+    use std::io::Write as _;
+    let timeout = Duration::from_millis(800);
+    let cases: Vec<(
+        &str,
+        Box<dyn Fn(&mut std::net::TcpStream) + Send + Sync>,
+        &str,
+    )> = vec![
+        (
+            "a trickle of one byte at a time",
+            Box::new(|s| {
+                let _ = s.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\n");
+                for _ in 0..100 {
+                    std::thread::sleep(Duration::from_millis(150));
+                    if s.write_all(b" ").is_err() {
+                        return;
+                    }
+                }
+            }),
+            "did not answer in time",
+        ),
+        (
+            "headers one byte at a time",
+            Box::new(|s| {
+                for b in b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}" {
+                    std::thread::sleep(Duration::from_millis(150));
+                    if s.write_all(&[*b]).is_err() {
+                        return;
+                    }
+                }
+            }),
+            "did not answer in time",
+        ),
+        (
+            "a 60 GB body announced",
+            Box::new(|s| {
+                let _ = s.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 60000000000\r\n\r\n{");
+                std::thread::sleep(Duration::from_millis(200));
+            }),
+            "over 65536 bytes",
+        ),
+        (
+            "endless chunks",
+            Box::new(|s| {
+                let _ = s.write_all(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n");
+                let chunk = format!("1000\r\n{}\r\n", " ".repeat(0x1000));
+                while s.write_all(chunk.as_bytes()).is_ok() {}
+            }),
+            "over 65536 bytes",
+        ),
+        (
+            "garbage",
+            Box::new(|s| {
+                let _ = s.write_all(b"\x00\x01 not http at all\r\n\r\n");
+            }),
+            "no answer from the host game",
+        ),
+        (
+            "not JSON",
+            Box::new(|s| {
+                let _ = s.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello");
+            }),
+            "answer is not valid",
+        ),
+        (
+            "a sheet out of range",
+            Box::new(|s| {
+                let body = r#"{"level": 0, "scores": {"str": 1000}}"#;
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{body}",
+                    body.len()
+                );
+            }),
+            "level 0 is not in 1-20",
+        ),
+    ];
+    for (what, answer, says) in cases {
+        let (url, _) = hostile(answer);
+        let h = hook(&url, timeout);
+        let started = std::time::Instant::now();
+        let err = h.character("@p:test").expect_err(what);
+        let took = started.elapsed();
+        assert!(format!("{err:#}").contains(says), "{what}: {err:#}");
+        assert!(
+            took < timeout + Duration::from_millis(700),
+            "{what}: the call took {took:?}, past its deadline of {timeout:?}"
+        );
+    }
+}
+
+/// After [`TRIP_AFTER`] failures in a row the host is left alone: the next calls fail at once
+/// without reaching it, so a host that is down does not make every command wait.
+#[test]
+fn a_failing_host_game_is_left_alone_for_a_while() {
+    let (url, taken) = hostile(|s| {
+        use std::io::Write as _;
+        let _ = s.write_all(b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\n\r\n");
+    });
+    let h = hook(&url, Duration::from_secs(2));
+    for _ in 0..zonegraph_server::host::TRIP_AFTER {
+        let err = h.character("@p:test").expect_err("a 500");
+        assert!(format!("{err:#}").contains("answered 500"), "{err:#}");
+    }
+    let asked = taken.load(std::sync::atomic::Ordering::SeqCst);
+    let err = h.character("@p:test").expect_err("left alone");
+    assert!(format!("{err:#}").contains("left alone"), "{err:#}");
+    assert_eq!(
+        taken.load(std::sync::atomic::Ordering::SeqCst),
+        asked,
+        "not asked while left alone"
+    );
+}

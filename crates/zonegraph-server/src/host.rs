@@ -6,11 +6,19 @@
 //! `{"outcome": "won"|"lost"|"fled", "message"?, "keys"?}`. Both with
 //! `Authorization: Bearer $ZONEGRAPH_HOST_HOOK_TOKEN` when that is set. The core decides
 //! when a decision is needed and applies it ([`zonegraph_core::bot::Game::Host`]); this
-//! module only carries the question and the answer. Plain `http://` (a host game runs next
-//! to the bot), a blocking client: commands run on blocking threads already.
+//! module only carries the question and the answer.
+//!
+//! The host is not trusted to be quick or well-behaved: each call has one deadline for all of
+//! it (name resolution, connecting, the headers and the body together), the body is read up
+//! to [`MAX_BODY`] and no further (a larger announced length is refused before anything is
+//! read), a sheet out of the rules' range is refused, and after [`TRIP_AFTER`] failures in a
+//! row the host is left alone for [`PAUSE`]: meanwhile every call fails at once, so commands
+//! answer "the game master is busy" instead of each waiting for a host that is down. `http://`
+//! and `https://` (the system's roots) URLs; the client is reqwest's blocking one, as commands
+//! run on blocking threads already.
 
-use std::io::{BufReader, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::io::Read as _;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
@@ -18,28 +26,40 @@ use serde::{Deserialize, Serialize};
 use zonegraph_core::Ability;
 use zonegraph_core::engine::{Character, EncounterRequest, HostOutcome};
 
-/// How long a call to the host may take, connecting included.
+/// How long a call to the host may take, all of it.
 pub const HOOK_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Largest answer read from the host.
-const MAX_BODY: usize = 64 * 1024;
+pub const MAX_BODY: usize = 64 * 1024;
+
+/// Failures in a row after which the host is left alone for [`PAUSE`].
+pub const TRIP_AFTER: u32 = 3;
+
+/// How long the host is left alone after [`TRIP_AFTER`] failures in a row.
+pub const PAUSE: Duration = Duration::from_secs(30);
 
 /// Where the host game listens.
 #[derive(Clone)]
 pub struct HostHook {
-    /// `host:port`, for the connection and the `Host` header.
-    authority: String,
-    /// The URL's path, without a trailing slash (`""` for the root).
-    base_path: String,
+    /// The URL, without a trailing slash.
+    base: String,
     token: Option<String>,
     pub timeout: Duration,
+    client: reqwest::blocking::Client,
+    breaker: Arc<Mutex<Breaker>>,
+}
+
+/// Failures in a row, and until when the host is left alone.
+#[derive(Debug, Default)]
+struct Breaker {
+    failures: u32,
+    open_until: Option<Instant>,
 }
 
 impl std::fmt::Debug for HostHook {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HostHook")
-            .field("authority", &self.authority)
-            .field("base_path", &self.base_path)
+            .field("base", &self.base)
             .field("token", &self.token.as_ref().map(|_| "…"))
             .field("timeout", &self.timeout)
             .finish()
@@ -47,35 +67,43 @@ impl std::fmt::Debug for HostHook {
 }
 
 impl HostHook {
-    /// A hook at `url` (`http://host:port/path`), with the bearer token to send, if any.
+    /// A hook at `url` (`http://host:port/path` or `https://…`), with the bearer token to
+    /// send, if any.
     pub fn new(url: &str, token: Option<String>) -> Result<HostHook> {
-        let rest = url
-            .trim()
-            .strip_prefix("http://")
-            .with_context(|| format!("--host-hook {url:?} must be an http:// URL"))?;
-        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
-        if authority.is_empty() {
+        let url = url.trim();
+        let parsed = reqwest::Url::parse(url)
+            .with_context(|| format!("--host-hook {url:?} is not a URL"))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            bail!("--host-hook {url:?} must be an http:// or https:// URL");
+        }
+        if parsed.host_str().is_none_or(str::is_empty) {
             bail!("--host-hook {url:?} names no host");
         }
-        let authority = if authority.contains(':') {
-            authority.to_string()
-        } else {
-            format!("{authority}:80")
-        };
+        if !parsed.username().is_empty() || parsed.password().is_some() {
+            bail!(
+                "--host-hook: give the hook's secret as ZONEGRAPH_HOST_HOOK_TOKEN, not in the URL"
+            );
+        }
+        let client = reqwest::blocking::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .context("cannot make the host hook's HTTP client")?;
         Ok(HostHook {
-            authority,
-            base_path: format!("/{}", path.trim_end_matches('/'))
-                .trim_end_matches('/')
-                .to_string(),
+            base: url.trim_end_matches('/').to_string(),
             token: token.filter(|t| !t.trim().is_empty()),
             timeout: HOOK_TIMEOUT,
+            client,
+            breaker: Arc::default(),
         })
     }
 
-    /// The host's sheet of `user`.
+    /// The host's sheet of `user`, refused when it is out of the rules' range.
     pub fn character(&self, user: &str) -> Result<Character> {
-        let sheet: HostCharacter = self.post("/character", &serde_json::json!({ "user": user }))?;
-        Ok(sheet.into_character())
+        let sheet: HostCharacter = self.call("/character", &serde_json::json!({ "user": user }))?;
+        sheet.into_character().map_err(|why| {
+            self.failed();
+            anyhow::anyhow!("the host game's sheet of {user} is refused: {why}")
+        })
     }
 
     /// The host's decision of the encounter `request` of `user`'s run `run_token`.
@@ -92,7 +120,7 @@ impl HostHook {
             #[serde(flatten)]
             request: &'a EncounterRequest,
         }
-        self.post(
+        self.call(
             "/encounter",
             &Body {
                 user,
@@ -102,55 +130,88 @@ impl HostHook {
         )
     }
 
-    /// `POST {base}{path}` with a JSON body; the JSON answer of a 2xx response.
-    fn post<T: for<'de> Deserialize<'de>>(&self, path: &str, body: &impl Serialize) -> Result<T> {
-        let deadline = Instant::now() + self.timeout;
-        let left = || {
-            deadline
-                .checked_duration_since(Instant::now())
-                .filter(|d| !d.is_zero())
-                .context("the host game did not answer in time")
-        };
-        let body = serde_json::to_vec(body)?;
-        let addrs: Vec<_> = self
-            .authority
-            .to_socket_addrs()
-            .with_context(|| format!("cannot resolve {}", self.authority))?
-            .collect();
-        let mut stream = None;
-        for a in &addrs {
-            if let Ok(s) = TcpStream::connect_timeout(a, left()?) {
-                stream = Some(s);
-                break;
+    /// [`HostHook::post`] behind the breaker.
+    fn call<T: for<'de> Deserialize<'de>>(&self, path: &str, body: &impl Serialize) -> Result<T> {
+        {
+            let b = self.breaker.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(until) = b.open_until
+                && Instant::now() < until
+            {
+                bail!(
+                    "the host game failed {TRIP_AFTER} times in a row; it is left alone for {} s",
+                    PAUSE.as_secs()
+                );
             }
         }
-        let mut stream = stream.with_context(|| format!("cannot connect to {}", self.authority))?;
-        stream.set_write_timeout(Some(left()?))?;
-        stream.set_read_timeout(Some(left()?))?;
-        let mut head = format!(
-            "POST {}{path} HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\n\
-             content-length: {}\r\nconnection: close\r\n",
-            self.base_path,
-            self.authority,
-            body.len()
-        );
+        match self.post(path, body) {
+            Ok(v) => {
+                *self.breaker.lock().unwrap_or_else(|p| p.into_inner()) = Breaker::default();
+                Ok(v)
+            }
+            Err(e) => {
+                self.failed();
+                Err(e)
+            }
+        }
+    }
+
+    /// Counts a failure; the [`TRIP_AFTER`]th in a row opens the breaker.
+    fn failed(&self) {
+        let mut b = self.breaker.lock().unwrap_or_else(|p| p.into_inner());
+        b.failures += 1;
+        if b.failures >= TRIP_AFTER {
+            b.open_until = Some(Instant::now() + PAUSE);
+            b.failures = 0;
+        }
+    }
+
+    /// `POST {base}{path}` with a JSON body; the JSON answer of a 2xx response, all of it
+    /// within the deadline.
+    fn post<T: for<'de> Deserialize<'de>>(&self, path: &str, body: &impl Serialize) -> Result<T> {
+        let deadline = Instant::now() + self.timeout;
+        let url = format!("{}{path}", self.base);
+        let mut request = self
+            .client
+            .post(&url)
+            .timeout(self.timeout)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(serde_json::to_vec(body)?);
         if let Some(t) = &self.token {
-            head.push_str(&format!("authorization: Bearer {t}\r\n"));
+            request = request.bearer_auth(t);
         }
-        head.push_str("\r\n");
-        stream.write_all(head.as_bytes())?;
-        stream.write_all(&body)?;
-        stream.flush()?;
-        let response = crate::client::read_response(&mut BufReader::new(stream))
-            .context("no answer from the host game")?;
-        left()?;
-        if !(200..300).contains(&response.status) {
-            bail!("the host game answered {}", response.status);
+        let response = request.send().map_err(|e| {
+            if e.is_timeout() {
+                anyhow::anyhow!("the host game did not answer in time")
+            } else {
+                anyhow::Error::new(e).context("no answer from the host game")
+            }
+        })?;
+        let status = response.status();
+        if !status.is_success() {
+            bail!("the host game answered {}", status.as_u16());
         }
-        if response.body.len() > MAX_BODY {
+        if response
+            .content_length()
+            .is_some_and(|n| n > MAX_BODY as u64)
+        {
             bail!("the host game's answer is over {MAX_BODY} bytes");
         }
-        serde_json::from_slice(&response.body).context("the host game's answer is not valid")
+        // The client's timeout covers reading the body too; the cap is read, not trusted.
+        let mut body = Vec::new();
+        response
+            .take(MAX_BODY as u64 + 1)
+            .read_to_end(&mut body)
+            .map_err(|e| {
+                if Instant::now() >= deadline {
+                    anyhow::anyhow!("the host game did not answer in time")
+                } else {
+                    anyhow::Error::new(e).context("the host game's answer broke off")
+                }
+            })?;
+        if body.len() > MAX_BODY {
+            bail!("the host game's answer is over {MAX_BODY} bytes");
+        }
+        serde_json::from_slice(&body).context("the host game's answer is not valid")
     }
 }
 
@@ -165,19 +226,52 @@ struct HostCharacter {
     keys: Vec<String>,
 }
 
+/// The range a host's level must be in (the rules' levels).
+const LEVELS: std::ops::RangeInclusive<u32> = 1..=20;
+
+/// The range a host's ability score must be in.
+const SCORES: std::ops::RangeInclusive<i32> = 1..=30;
+
+/// The most keys, and the longest key, a host's sheet may carry.
+const MAX_KEYS: usize = 256;
+const MAX_KEY_LEN: usize = 200;
+
 impl HostCharacter {
-    fn into_character(self) -> Character {
+    /// The sheet as a character, or why it is out of range.
+    fn into_character(self) -> Result<Character, String> {
+        if !LEVELS.contains(&self.level) {
+            return Err(format!(
+                "level {} is not in {}-{}",
+                self.level,
+                LEVELS.start(),
+                LEVELS.end()
+            ));
+        }
+        if self.keys.len() > MAX_KEYS {
+            return Err(format!("{} keys, over {MAX_KEYS}", self.keys.len()));
+        }
         let mut c = Character {
             level: self.level,
             ..Character::default()
         };
         for (a, v) in self.scores {
+            if !SCORES.contains(&v) {
+                return Err(format!(
+                    "{} {v} is not in {}-{}",
+                    a.as_str().to_ascii_uppercase(),
+                    SCORES.start(),
+                    SCORES.end()
+                ));
+            }
             c.set_score(a, v);
         }
         for k in &self.keys {
+            if k.len() > MAX_KEY_LEN {
+                return Err(format!("a key is over {MAX_KEY_LEN} bytes"));
+            }
             c.add_key(k);
         }
-        c
+        Ok(c)
     }
 }
 
@@ -186,19 +280,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn urls_split_into_authority_and_path() {
+    fn urls_are_http_or_https_with_a_host_and_no_secret() {
         let h = HostHook::new("http://127.0.0.1:9/game/", None).expect("url");
-        assert_eq!(
-            (h.authority.as_str(), h.base_path.as_str()),
-            ("127.0.0.1:9", "/game")
-        );
-        let h = HostHook::new("http://localhost", Some(" ".into())).expect("url");
-        assert_eq!(
-            (h.authority.as_str(), h.base_path.as_str()),
-            ("localhost:80", "")
-        );
+        assert_eq!(h.base, "http://127.0.0.1:9/game");
+        let h = HostHook::new("https://host.example", Some(" ".into())).expect("url");
         assert!(h.token.is_none());
-        assert!(HostHook::new("https://x", None).is_err());
-        assert!(HostHook::new("http:///x", None).is_err());
+        for bad in ["ftp://x", "http:///x", "no url", "http://u:secret@x/"] {
+            assert!(HostHook::new(bad, None).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn sheets_out_of_range_are_refused() {
+        let sheet = |level, str_score| HostCharacter {
+            level,
+            scores: [(Ability::Str, str_score)].into_iter().collect(),
+            keys: Vec::new(),
+        };
+        assert!(sheet(3, 12).into_character().is_ok());
+        assert_eq!(
+            sheet(0, 12).into_character().expect_err("level 0"),
+            "level 0 is not in 1-20"
+        );
+        assert_eq!(
+            sheet(3, 1000).into_character().expect_err("STR 1000"),
+            "STR 1000 is not in 1-30"
+        );
     }
 }
