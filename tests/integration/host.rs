@@ -160,6 +160,9 @@ fn hostile(
     (url, taken)
 }
 
+/// What a hostile host does with one connection.
+type Answer = Box<dyn Fn(&mut std::net::TcpStream) + Send + Sync>;
+
 fn hook(url: &str, timeout: Duration) -> HostHook {
     let mut h = HostHook::new(url, None).expect("hook url");
     h.timeout = timeout;
@@ -172,11 +175,7 @@ fn hook(url: &str, timeout: Duration) -> HostHook {
 fn a_hostile_host_game_fails_its_call_in_time_and_harms_nothing() {
     use std::io::Write as _;
     let timeout = Duration::from_millis(800);
-    let cases: Vec<(
-        &str,
-        Box<dyn Fn(&mut std::net::TcpStream) + Send + Sync>,
-        &str,
-    )> = vec![
+    let cases: Vec<(&str, Answer, &str)> = vec![
         (
             "a trickle of one byte at a time",
             Box::new(|s| {

@@ -439,6 +439,14 @@ async fn publish(
                  nothing was changed"
             ),
         ),
+        Ok(Ok(Err(store::Refused::FileTaken { zone_id, file }))) => error(
+            StatusCode::CONFLICT,
+            format!(
+                "zone {zone_id:?} would be written to {file}, which is another zone's file \
+                 (file names are compared without case); choose another zone id; nothing was \
+                 changed"
+            ),
+        ),
         Ok(Err(e)) => internal(&e),
         Err(join) => internal(&anyhow::anyhow!("publish task failed: {join}")),
     }

@@ -209,6 +209,9 @@ pub enum Refused {
     Findings(Vec<CheckedZone>),
     /// The zone id cannot name a file.
     BadId(String),
+    /// A new zone's file name (`<id>.json`, compared without case, as a case-insensitive file
+    /// system would) is the file of another zone, or of a file that is not a zone.
+    FileTaken { zone_id: String, file: String },
 }
 
 /// How many change notices a slow follower may fall behind before it is told it lagged
@@ -472,8 +475,19 @@ impl Store {
                 (paths[i].clone(), before)
             }
             None => {
-                let path = dir.join(format!("{id}.json"));
-                sources.push((format!("{id}.json"), text.to_string()));
+                let name = format!("{id}.json");
+                // The file of another zone (or of no zone), perhaps in other case.
+                if let Some((taken, _)) = sources
+                    .iter()
+                    .find(|(file, _)| file.eq_ignore_ascii_case(&name))
+                {
+                    return Ok(Err(Refused::FileTaken {
+                        zone_id: id,
+                        file: taken.clone(),
+                    }));
+                }
+                let path = dir.join(&name);
+                sources.push((name, text.to_string()));
                 (path, None)
             }
         };
@@ -1102,21 +1116,42 @@ fn is_file_stem(id: &str) -> bool {
     !id.is_empty()
         && id.len() <= 128
         && !id.starts_with('.')
+        // `<id>.schema.json` is the folder's JSON Schema, never read as a zone.
+        && !id.to_ascii_lowercase().ends_with(".schema")
         && id
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
 }
 
-/// Writes `text` to `path` through a temporary file beside it (not a `*.json`, so no reader
-/// takes it for a zone) and a rename: a reader sees the old file or the new one.
+/// Writes `text` to `path` so that a reader, or a power cut, finds the old file or the new
+/// one: a temporary file beside it of a name no other writer uses (not a `*.json`, so no
+/// reader takes it for a zone), synced, renamed over `path`, and the directory synced.
 fn write_atomically(path: &Path, text: &str) -> Result<()> {
+    use std::io::Write as _;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.tmp"));
-    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", crate::db::random_hex()?));
+    let written = (|| -> std::io::Result<()> {
+        let mut f = std::fs::File::create_new(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        if let Some(dir) = path.parent() {
+            std::fs::File::open(if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            })?
+            .sync_all()?;
+        }
+        Ok(())
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(anyhow::Error::new(e).context(format!("cannot write {}", path.display())));
+    }
     Ok(())
 }
 

@@ -410,3 +410,25 @@ fn a_run_round_trips_through_its_row_exactly() {
 fn lite(conn: &rusqlite::Connection) -> db::Tx<'_> {
     db::Tx::new(conn, db::LegacyColumns::default())
 }
+
+/// The database holds every run-link token: a new one, and its `-wal` and `-shm` files, can
+/// be read by their owner only.
+#[cfg(unix)]
+#[test]
+fn a_new_database_is_readable_by_its_owner_only() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("z.db");
+    let (server, mut c) = Ctx::sqlite(&path).spawn();
+    say1(&mut c, "@p:test", "!zone enter crypt_valdris");
+    for suffix in ["", "-wal", "-shm"] {
+        let file = dir.path().join(format!("z.db{suffix}"));
+        let mode = std::fs::metadata(&file)
+            .expect("exists")
+            .permissions()
+            .mode()
+            & 0o777;
+        assert_eq!(mode, 0o600, "{}: {mode:o}", file.display());
+    }
+    server.stop().expect("stops");
+}

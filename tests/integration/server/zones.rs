@@ -349,3 +349,45 @@ fn sighup_reloads_the_zone_files_all_or_nothing() {
     let _ = p.child.kill();
     let _ = p.child.wait();
 }
+
+/// A new zone's file must not be another zone's file, even in other case (a case-insensitive
+/// file system would write over it), and an id ending in `.schema` (whose file would be the
+/// folder's JSON Schema, never served) is refused; a publish leaves no temporary file.
+#[test]
+fn a_publish_never_writes_over_another_zones_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let zones = support::copy_zones(dir.path());
+    // The Belfry lives in a file whose name is crypt_copy's, in other case.
+    std::fs::rename(
+        zones.join("drowned_belfry.json"),
+        zones.join("Crypt_Copy.json"),
+    )
+    .expect("rename");
+    let (_server, mut c) = Ctx::new(dir.path()).zones(zones.clone()).spawn();
+    let before = dir_state(&zones);
+    let r = publish(&mut c, &crypt_copy("Main Hall"));
+    assert_eq!(r.status, 409, "{}", r.text());
+    let error = r.json()["error"].as_str().unwrap_or_default().to_string();
+    assert!(
+        error.contains("Crypt_Copy.json") && error.contains("another zone's file"),
+        "{error}"
+    );
+    assert_eq!(dir_state(&zones), before, "nothing was written");
+    let r = publish(
+        &mut c,
+        &crypt_copy("Main Hall").replace("\"crypt_copy\"", "\"zone.schema\""),
+    );
+    assert_eq!(r.status, 422, "{}", r.text());
+    assert_eq!(dir_state(&zones), before);
+    // Under another name it is published, and only its file is new.
+    let r = publish(
+        &mut c,
+        &crypt_copy("Main Hall").replace("\"crypt_copy\"", "\"crypt_other\""),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let after: Vec<String> = dir_state(&zones).into_iter().map(|(n, _)| n).collect();
+    let mut expected: Vec<String> = before.into_iter().map(|(n, _)| n).collect();
+    expected.push("crypt_other.json".into());
+    expected.sort();
+    assert_eq!(after, expected, "no temporary file is left");
+}

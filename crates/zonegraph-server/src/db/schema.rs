@@ -372,8 +372,29 @@ pub fn gogobee_characters_to_carry(conn: &Connection) -> Result<i64> {
     )?)
 }
 
-/// Opens (creating if needed) a database with the durability settings of the module docs.
+/// Opens (creating if needed) a database with the durability settings of the module docs. A
+/// new file is made readable by its owner only (0600: it holds every run-link token); SQLite
+/// gives its `-wal` and `-shm` files the database file's permissions.
 pub fn open(path: &Path) -> Result<Connection> {
+    #[cfg(unix)]
+    if !path.exists() {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        let made = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path);
+        match made {
+            Ok(_) => {}
+            // Made meanwhile by another process: open it as it is.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => {
+                return Err(
+                    anyhow::Error::new(e).context(format!("cannot create {}", path.display()))
+                );
+            }
+        }
+    }
     let conn = Connection::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     configure(&conn).with_context(|| format!("cannot configure {}", path.display()))?;
     Ok(conn)
