@@ -363,3 +363,70 @@ fn bot_keys_granted_in_one_zone_open_locks_in_another() {
         );
     }
 }
+
+/// Secrets stay secret: a command line full of them prints none in its `Debug` form (what a
+/// log or a panic would show), a PostgreSQL URL is shown without its password in either place
+/// it may be given, and a libpq `key=value` string is refused instead of becoming a SQLite
+/// file named after the password.
+#[test]
+fn secrets_on_the_command_line_are_never_printed() {
+    let url = "postgres://zg:pw-in-userinfo@db.example/zg?sslmode=require&password=pw-in-query";
+    let argv = [
+        "zonegraph",
+        "serve",
+        "--db",
+        url,
+        "--api-token",
+        "the-api-token",
+        "--host-hook",
+        "http://127.0.0.1:9/game",
+        "--matrix-password",
+        "the-matrix-password",
+    ];
+    let cli = Cli::try_parse_from(argv).expect("valid arguments");
+    let shown = format!("{cli:?}");
+    for secret in [
+        "pw-in-userinfo",
+        "pw-in-query",
+        "the-api-token",
+        "the-matrix-password",
+    ] {
+        assert!(!shown.contains(secret), "{secret} in {shown}");
+    }
+    assert!(
+        shown.contains("db.example/zg?sslmode=require&password=***"),
+        "{shown}"
+    );
+    let Cmd::Serve(serve) = cli.command else {
+        unreachable!("parsed a serve command")
+    };
+    assert_eq!(
+        serve.db.to_string(),
+        "postgres://zg:***@db.example/zg?sslmode=require&password=***"
+    );
+    let migrate =
+        Cli::try_parse_from(["zonegraph", "migrate", "--from", "sqlite:z.db", "--to", url])
+            .expect("valid arguments");
+    let shown = format!("{migrate:?}");
+    assert!(
+        !shown.contains("pw-in-userinfo") && !shown.contains("pw-in-query"),
+        "{shown}"
+    );
+    let Cmd::Serve(conninfo) = Cli::try_parse_from([
+        "zonegraph",
+        "serve",
+        "--db",
+        "host=db.example user=zg password=pw-in-conninfo",
+    ])
+    .expect("parses")
+    .command
+    else {
+        unreachable!("parsed a serve command")
+    };
+    let err = format!(
+        "{:#}",
+        zonegraph_server::db::Database::open(&conninfo.db).expect_err("a libpq string is refused")
+    );
+    assert!(err.contains("libpq connection string"), "{err}");
+    assert!(!err.contains("pw-in-conninfo"), "{err}");
+}

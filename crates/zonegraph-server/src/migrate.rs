@@ -13,7 +13,7 @@ use anyhow::{Result, bail};
 use crate::db;
 use crate::store;
 
-#[derive(Debug, clap::Args)]
+#[derive(clap::Args)]
 pub struct Args {
     /// The SQLite database.
     #[arg(long, required_unless_present = "from", conflicts_with_all = ["from", "to"])]
@@ -41,6 +41,20 @@ pub struct Args {
     /// the database itself is only read.
     #[arg(long, conflicts_with_all = ["from", "to"])]
     pub dry_run: bool,
+}
+
+/// With the PostgreSQL URL shown without its password.
+impl std::fmt::Debug for Args {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Args")
+            .field("db", &self.db)
+            .field("from", &self.from)
+            .field("to", &self.to.as_deref().map(db::pg::redacted))
+            .field("zones", &self.zones)
+            .field("purge_legacy", &self.purge_legacy)
+            .field("dry_run", &self.dry_run)
+            .finish()
+    }
 }
 
 /// Runs the migration and prints what it did.

@@ -15,7 +15,7 @@ use crate::http::{self, Access, AppState, Limits};
 use crate::service::{self, Service};
 use crate::store::{self, CharacterRules, CommandSettings, DbAt, GameSettings, RunIds, Store};
 
-#[derive(Debug, clap::Args)]
+#[derive(clap::Args)]
 pub struct Args {
     /// The database: a SQLite file (created on first start), or a PostgreSQL URL
     /// (postgres://user@host/dbname) that several instances share. Prefer
@@ -82,11 +82,35 @@ pub struct Args {
     pub matrix: crate::matrix::MatrixArgs,
 }
 
+/// Without its secrets: the API token and the hook's token say only whether they are set,
+/// the database URL is shown without its password.
+impl std::fmt::Debug for Args {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let set = |o: &Option<String>| o.as_ref().map(|_| "…");
+        let mut d = f.debug_struct("Args");
+        d.field("db", &self.db)
+            .field("zones", &self.zones)
+            .field("listen", &self.listen)
+            .field("web", &self.web)
+            .field("public_url", &self.public_url)
+            .field("api_token", &set(&self.api_token))
+            .field("no_auth", &self.no_auth)
+            .field("admins", &self.admins)
+            .field("host_hook", &self.host_hook)
+            .field("host_hook_token", &set(&self.host_hook_token));
+        #[cfg(feature = "matrix")]
+        d.field("matrix", &self.matrix);
+        d.finish_non_exhaustive()
+    }
+}
+
 /// `--db`: a PostgreSQL URL or a SQLite path.
 pub fn parse_db(s: &str) -> Result<DbAt, String> {
     if s.trim().is_empty() {
         return Err("--db is empty: give a SQLite file or a postgres:// URL".into());
     }
+    // A libpq `key=value …` string is refused when the database is opened
+    // (`db::Database::open`): an error here would be printed with the value, password and all.
     Ok(DbAt::parse(s))
 }
 

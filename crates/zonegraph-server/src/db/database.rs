@@ -20,6 +20,18 @@ const MAX_IDLE_READERS: usize = 32;
 /// Most write jobs committed together.
 const MAX_BATCH: usize = 64;
 
+/// Whether `s` is a libpq `key=value …` connection string rather than a file or a URL.
+pub fn looks_like_conninfo(s: &str) -> bool {
+    const KEYS: [&str; 8] = [
+        "host", "hostaddr", "port", "dbname", "user", "password", "sslmode", "service",
+    ];
+    !s.contains("://")
+        && s.split_whitespace().any(|word| {
+            word.split_once('=')
+                .is_some_and(|(k, _)| KEYS.contains(&k.trim().to_ascii_lowercase().as_str()))
+        })
+}
+
 /// Where the bot's rows live: `--db PATH` (SQLite) or `--db postgres://…`.
 #[derive(Clone, PartialEq, Eq)]
 pub enum DbAt {
@@ -125,6 +137,15 @@ impl Database {
     /// PostgreSQL the migrations run under a lock, so instances starting together apply each
     /// once.
     pub fn open(at: &DbAt) -> Result<Database> {
+        if let DbAt::Sqlite(path) = at
+            && looks_like_conninfo(&path.to_string_lossy())
+        {
+            // Not shown: it may hold a password.
+            bail!(
+                "--db looks like a libpq connection string (key=value …), which would be taken \
+                 for a SQLite file name: give a postgres://user@host/dbname URL instead"
+            );
+        }
         let backend = match at {
             DbAt::Sqlite(path) => {
                 let mut conn = super::open(path)?;

@@ -206,15 +206,32 @@ pub fn redacted(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };
+    let (rest, query) = match rest.split_once('?') {
+        Some((r, q)) => (r, Some(q)),
+        None => (rest, None),
+    };
     let (auth, host) = match rest.rsplit_once('@') {
         Some((auth, host)) => (Some(auth), host),
         None => (None, rest),
     };
-    match auth.map(|a| a.split_once(':')) {
+    let mut out = match auth.map(|a| a.split_once(':')) {
         Some(Some((user, _))) => format!("{scheme}://{user}:***@{host}"),
         Some(None) => format!("{scheme}://{}@{host}", auth.unwrap_or_default()),
         None => format!("{scheme}://{host}"),
+    };
+    if let Some(q) = query {
+        // `?password=…` (and libpq's `sslpassword`) is a password too.
+        let shown: Vec<String> = q
+            .split('&')
+            .map(|kv| match kv.split_once('=') {
+                Some((k, _)) if k.to_ascii_lowercase().ends_with("password") => format!("{k}=***"),
+                _ => kv.to_string(),
+            })
+            .collect();
+        out.push('?');
+        out.push_str(&shown.join("&"));
     }
+    out
 }
 
 /// A pool of connections to one PostgreSQL database, and the runtime that drives them.

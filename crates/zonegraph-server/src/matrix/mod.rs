@@ -57,7 +57,7 @@ const PRUNE_EVERY: Duration = Duration::from_secs(3_600);
 const SYNC_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Matrix flags of `zonegraph serve`. Secrets belong in the environment or the config file.
-#[derive(Debug, Default, Clone, clap::Args)]
+#[derive(Default, Clone, clap::Args)]
 #[command(next_help_heading = "Matrix (with --matrix)")]
 pub struct MatrixArgs {
     /// Also run the Matrix bot (needs a homeserver, a user and a password or token).
@@ -92,8 +92,24 @@ pub struct MatrixArgs {
     pub matrix_allow: Vec<String>,
 }
 
+/// Without the password and the token (only whether they are set).
+impl std::fmt::Debug for MatrixArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let set = |o: &Option<String>| o.as_ref().map(|_| "…");
+        f.debug_struct("MatrixArgs")
+            .field("matrix", &self.matrix)
+            .field("matrix_config", &self.matrix_config)
+            .field("matrix_homeserver", &self.matrix_homeserver)
+            .field("matrix_user", &self.matrix_user)
+            .field("matrix_password", &set(&self.matrix_password))
+            .field("matrix_token", &set(&self.matrix_token))
+            .field("matrix_allow", &self.matrix_allow)
+            .finish()
+    }
+}
+
 /// The config file's shape.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileConfig {
     homeserver: Option<String>,
@@ -102,6 +118,19 @@ struct FileConfig {
     token: Option<String>,
     #[serde(default)]
     allow: Vec<String>,
+}
+
+/// Without the password and the token (only whether they are set).
+impl std::fmt::Debug for FileConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileConfig")
+            .field("homeserver", &self.homeserver)
+            .field("user", &self.user)
+            .field("password", &self.password.as_ref().map(|_| "…"))
+            .field("token", &self.token.as_ref().map(|_| "…"))
+            .field("allow", &self.allow)
+            .finish()
+    }
 }
 
 /// How the bot logs in.

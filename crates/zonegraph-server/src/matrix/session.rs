@@ -27,7 +27,7 @@ const STORE_FILES: [&str; 4] = [
 ];
 
 /// The persisted session.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Serialize, Deserialize)]
 struct SavedSession {
     homeserver: String,
     user_id: String,
@@ -36,6 +36,17 @@ struct SavedSession {
     /// Encrypts the SDK's stores (the device's private keys among them).
     #[serde(default)]
     store_passphrase: String,
+}
+
+/// Without the access token and the store's passphrase.
+impl std::fmt::Debug for SavedSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SavedSession")
+            .field("homeserver", &self.homeserver)
+            .field("user_id", &self.user_id)
+            .field("device_id", &self.device_id)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Creates `dir` with mode 0700 (and narrows an existing one to it).
