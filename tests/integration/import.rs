@@ -381,6 +381,17 @@ func zoneCinderSpire() ZoneDefinition {
         report.contains("dropped the legacy columns current_room and room_seq_json"),
         "{report}"
     );
+    // The columns went only after a copy of the database as it was before the purge.
+    let copy = dir.path().join("gogobee.db.pre-purge.bak");
+    let kept: i64 = rusqlite::Connection::open(&copy)
+        .expect("the copy")
+        .query_row(
+            "SELECT count(*) FROM pragma_table_info('dnd_zone_run') WHERE name = 'current_room'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("columns");
+    assert_eq!(kept, 1, "the copy still has current_room");
     let conn = zonegraph_server::db::open(&db_path).expect("open");
     let runs = zonegraph_server::db::Tx::new(&conn, zonegraph_server::db::LegacyColumns::default())
         .all_runs()

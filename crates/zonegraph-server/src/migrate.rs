@@ -165,7 +165,8 @@ fn rehearse(args: &Args) -> Result<String> {
             purge_legacy: args.purge_legacy,
         })
     });
-    for suffix in ["", "-wal", "-shm"] {
+    // The copy's own copies (its first migration, its purge) go with it.
+    for suffix in ["", "-wal", "-shm", ".pre-zonegraph.bak", ".pre-purge.bak"] {
         let mut name = copy.clone().into_os_string();
         name.push(suffix);
         let _ = std::fs::remove_file(name);

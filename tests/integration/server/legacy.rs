@@ -631,3 +631,54 @@ fn a_dry_run_reports_the_migration_and_writes_nothing() {
         assert_eq!(said, did, "{}", stage.name);
     }
 }
+
+/// Before the first migration, gogobee's database is copied beside itself as it was (the purge's
+/// copy: `import::legacy_runs_of_imported_zones_warm_up_and_the_purge_succeeds`); a database
+/// zonegraph made itself is not copied.
+#[test]
+fn a_copy_is_kept_before_the_first_migration_and_the_purge() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = gogobee_db(dir.path(), "after_purge");
+    let rows = |p: &Path| -> (i64, i64, bool) {
+        let conn = rusqlite::Connection::open(p).expect("db");
+        let n = conn
+            .query_row("SELECT count(*) FROM dnd_zone_run", [], |r| r.get(0))
+            .expect("count");
+        let v = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .expect("version");
+        let cols: Vec<String> = conn
+            .prepare("SELECT name FROM pragma_table_info('dnd_zone_run')")
+            .expect("columns")
+            .query_map([], |r| r.get(0))
+            .expect("columns")
+            .collect::<rusqlite::Result<_>>()
+            .expect("columns");
+        (n, v, cols.iter().any(|c| c == "current_room"))
+    };
+    let before = rows(&path);
+    migrate_cli(&path);
+    let first = PathBuf::from(format!("{}.pre-zonegraph.bak", path.display()));
+    assert_eq!(
+        rows(&first),
+        before,
+        "the copy is the database as gogobee left it"
+    );
+    // A second migration has nothing irreversible to do: no second copy.
+    migrate_cli(&path);
+    let copies = |dir: &Path| {
+        std::fs::read_dir(dir)
+            .expect("dir")
+            .filter(|e| {
+                e.as_ref()
+                    .is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".bak"))
+            })
+            .count()
+    };
+    assert_eq!(copies(dir.path()), 1);
+    // A database zonegraph made is not copied.
+    let ours = tempfile::tempdir().expect("temp dir");
+    let server = Ctx::sqlite(&ours.path().join("z.db")).start();
+    server.stop().expect("stops");
+    assert_eq!(copies(ours.path()), 0);
+}

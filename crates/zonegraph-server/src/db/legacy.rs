@@ -600,6 +600,8 @@ pub fn purge_legacy(conn: &mut Connection) -> Result<bool> {
             cold.join(", ")
         );
     }
+    // Irreversible: a copy first, beside the database.
+    super::keep_a_copy(conn, "pre-purge")?;
     let tx = conn.transaction()?;
     for c in present {
         tx.execute_batch(&format!("ALTER TABLE dnd_zone_run DROP COLUMN {c}"))?;

@@ -334,6 +334,34 @@ pub fn random_hex() -> Result<String> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
+/// Before an irreversible step: a copy of `conn`'s database as `<db>.<step>.bak` beside it
+/// (`<db>.<step>-<unix seconds>.bak` when that exists already: an older copy is never
+/// overwritten), said on stderr. An in-memory database has nothing to copy.
+pub fn keep_a_copy(conn: &Connection, step: &str) -> Result<Option<std::path::PathBuf>> {
+    let Some(path) = conn
+        .path()
+        .filter(|p| !p.is_empty())
+        .map(std::path::PathBuf::from)
+    else {
+        return Ok(None);
+    };
+    let mut copy = std::path::PathBuf::from(format!("{}.{step}.bak", path.display()));
+    if copy.exists() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        copy = std::path::PathBuf::from(format!("{}.{step}-{now}.bak", path.display()));
+    }
+    conn.execute("VACUUM INTO ?1", [copy.to_string_lossy()])
+        .with_context(|| format!("cannot copy {} to {} first", path.display(), copy.display()))?;
+    eprintln!(
+        "zonegraph: copied {} to {} before changing it ({step})",
+        path.display(),
+        copy.display()
+    );
+    Ok(Some(copy))
+}
+
 /// A copy of the SQLite database at `from`, written to `to` (`VACUUM INTO`), reading `from`
 /// only: it is opened read-only, so not even its journal mode changes (a dry run works on the
 /// copy).
@@ -417,6 +445,11 @@ pub fn configure(conn: &Connection) -> rusqlite::Result<()> {
 /// starting together apply each migration once (the second waits for the write lock, then
 /// finds the version already raised). A database written by a newer zonegraph is refused.
 pub fn migrate(conn: &mut Connection) -> Result<()> {
+    // A database zonegraph did not create (gogobee's: tables, and no migration of ours yet)
+    // is copied before it is changed, since nothing here can be undone.
+    if user_version(conn)? == 0 && !columns(conn, "dnd_zone_run")?.is_empty() {
+        keep_a_copy(conn, "pre-zonegraph")?;
+    }
     loop {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
