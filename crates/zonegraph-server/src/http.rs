@@ -115,6 +115,50 @@ fn internal(e: &anyhow::Error) -> Response {
     )
 }
 
+/// Why a request is a browser's from another site, if it is: `Sec-Fetch-Site: cross-site`, or
+/// an `Origin` (a browser's, `null` included) that is not the `Host` the request was sent to
+/// (nor the `X-Forwarded-Host` a reverse proxy passes on: a page on another site cannot send
+/// that header without asking first, which this server never grants). Programs that are not
+/// browsers send neither, and are not affected; the server's own pages send their own origin.
+fn cross_site(headers: &HeaderMap) -> Option<String> {
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if text("sec-fetch-site").is_some_and(|s| s.eq_ignore_ascii_case("cross-site")) {
+        return Some("Sec-Fetch-Site: cross-site".into());
+    }
+    let origin = text("origin")?;
+    let host = text("host").unwrap_or_default();
+    let forwarded = text("x-forwarded-host");
+    let authority = origin
+        .split_once("://")
+        .map(|(_, rest)| rest.trim_end_matches('/'));
+    match authority {
+        Some(a) if a.eq_ignore_ascii_case(host) => None,
+        Some(a) if forwarded.is_some_and(|f| a.eq_ignore_ascii_case(f.trim())) => None,
+        _ => Some(format!("Origin {origin:?}, not {host:?}")),
+    }
+}
+
+/// Headers every answer carries: no page of this server may be framed by another
+/// (`frame-ancestors`), no answer is read as another type than it says (`nosniff`), and no
+/// link followed from a page sends its URL on (`no-referrer`: a run page's URL holds its
+/// token).
+async fn security_headers(mut r: Response) -> Response {
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        header::HeaderValue::from_static("frame-ancestors 'none'"),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        header::HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        header::HeaderValue::from_static("no-referrer"),
+    );
+    r
+}
+
 /// The router of the whole server, with its limits.
 pub fn router(state: AppState, limits: &Limits) -> Router {
     Router::new()
@@ -138,6 +182,7 @@ pub fn router(state: AppState, limits: &Limits) -> Router {
         .route("/healthz", get(healthz))
         .fallback(fallback)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::map_response(security_headers))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(
             // A request past the limit is refused at once (waiting for a slot would not be
@@ -179,6 +224,15 @@ async fn overloaded(e: tower::BoxError) -> Response {
 /// `--no-auth`, one that does not name this machine in its `Host`.
 #[allow(clippy::result_large_err)] // a Response is the error we hand back
 fn authorize(state: &AppState, headers: &HeaderMap) -> Result<(), Response> {
+    if let Some(why) = cross_site(headers) {
+        return Err(error(
+            StatusCode::FORBIDDEN,
+            format!(
+                "a request from another site ({why}) is refused: the API answers this \
+                 server's own pages and programs that are not browsers"
+            ),
+        ));
+    }
     match &state.access {
         Access::Token(expected) => {
             let given = headers
@@ -398,6 +452,19 @@ async fn publish(
 ) -> Response {
     if let Err(r) = authorize(&state, &headers) {
         return r;
+    }
+    let json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"));
+    if !json {
+        // A form or a `text/plain` POST is what a page on another site can send without
+        // asking first: a zone file comes as JSON.
+        return error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "send the zone file with Content-Type: application/json; nothing was changed",
+        );
     }
     let body = match body {
         Ok(b) => b,

@@ -223,3 +223,78 @@ fn serve_flags_close_the_api_by_default() {
     let bad = args(&["--fork-timeout", "soon"]).expect_err("not a duration");
     assert!(bad.to_string().contains("not a duration like 6h"), "{bad}");
 }
+
+/// A page on another site cannot drive the API, with `--no-auth` or with a token it found:
+/// a cross-site `Origin` or `Sec-Fetch-Site` is refused (the server's own origin, or the
+/// host a reverse proxy forwards, is not); a zone arrives as JSON only (a `text/plain` POST
+/// needs no preflight); and every answer says not to be framed, sniffed or referred.
+#[test]
+fn cross_site_requests_are_refused_and_pages_carry_security_headers() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let zones = crate::support::copy_zones(dir.path());
+    for auth in [Auth::Off, Auth::Token("s3cret".into())] {
+        let token = match &auth {
+            Auth::Token(t) => Some(t.clone()),
+            _ => None,
+        };
+        let server = Ctx::new(dir.path()).zones(zones.clone()).auth(auth).start();
+        let host = format!("127.0.0.1:{}", server.addr.port());
+        let send = |extra: &str, path: &str, content_type: &str, body: &str| {
+            let auth = token
+                .as_ref()
+                .map(|t| format!("authorization: Bearer {t}\r\n"))
+                .unwrap_or_default();
+            let req = format!(
+                "POST {path} HTTP/1.1\r\nhost: {host}\r\n{auth}{extra}content-type: \
+                 {content_type}\r\ncontent-length: {}\r\n\r\n{body}",
+                body.len()
+            );
+            Conn::connect(server.addr)
+                .expect("connect")
+                .raw(req.as_bytes())
+                .expect("request")
+        };
+        let command = r#"{"user":"@x:test","text":"!zone enter crypt_valdris"}"#;
+        let json = "application/json";
+        for extra in [
+            "origin: https://evil.example\r\n".to_string(),
+            "origin: null\r\n".to_string(),
+            "sec-fetch-site: cross-site\r\n".to_string(),
+        ] {
+            let r = send(&extra, "/api/command", json, command);
+            assert_eq!(r.status, 403, "{extra:?}: {}", r.text());
+            let err = r.json()["error"].as_str().unwrap_or_default().to_string();
+            assert!(err.contains("another site"), "{err}");
+        }
+        for extra in [
+            format!("origin: http://{host}\r\nsec-fetch-site: same-origin\r\n"),
+            "origin: https://zones.example\r\nx-forwarded-host: zones.example\r\n".to_string(),
+            String::new(),
+        ] {
+            let r = send(&extra, "/api/command", json, command);
+            assert_eq!(r.status, 200, "{extra:?}: {}", r.text());
+        }
+        // The zone file as text/plain (what a form or a plain fetch elsewhere can send).
+        let zone =
+            crate::support::zone_text("crypt_valdris").replace("crypt_valdris", "crypt_plain");
+        let before = std::fs::read_dir(&zones).expect("zones").count();
+        let r = send("", "/api/zones", "text/plain", &zone);
+        assert_eq!(r.status, 415, "{}", r.text());
+        assert_eq!(
+            std::fs::read_dir(&zones).expect("zones").count(),
+            before,
+            "nothing written"
+        );
+        let r = Conn::connect(server.addr)
+            .expect("connect")
+            .get("/healthz")
+            .expect("health");
+        assert_eq!(
+            r.header("content-security-policy"),
+            Some("frame-ancestors 'none'")
+        );
+        assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
+        assert_eq!(r.header("referrer-policy"), Some("no-referrer"));
+        server.stop().expect("stops");
+    }
+}
