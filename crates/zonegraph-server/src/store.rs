@@ -102,12 +102,6 @@ impl Default for GameSettings {
     }
 }
 
-impl GameSettings {
-    fn new_character(&self) -> Character {
-        Character::starting(self.starting_scores)
-    }
-}
-
 /// The zones served, and the graphs they replaced that runs in progress still walk.
 ///
 /// A run keeps the graph it started with: a run that started before its zone was replaced
@@ -906,14 +900,15 @@ impl Store {
         if !is_token(token) {
             return Ok(None);
         }
+        let first = self.first_sheet();
         let Some((stored, character)) = self.read(|c| {
             let Some(stored) = c.run_by_token(token)? else {
                 return Ok(None);
             };
-            let character = c
-                .character(&stored.user_id)?
-                .map(|s| s.character)
-                .unwrap_or_else(|| self.game.new_character());
+            let character = match c.character(&stored.user_id)? {
+                Some(s) => s.character,
+                None => first.of(c, &stored.user_id)?,
+            };
             Ok(Some((stored, character)))
         })?
         else {

@@ -38,9 +38,14 @@ fn gogobee_active(path: &Path) -> BTreeMap<String, bool> {
 
 /// Every row of `dnd_zone_run` and the old game's `dnd_character`, as text.
 fn dump_runs(path: &Path) -> Vec<String> {
+    dump_tables(path, &["dnd_zone_run", "dnd_character"])
+}
+
+/// Every row of `tables`, in row order, as text.
+fn dump_tables(path: &Path, tables: &[&str]) -> Vec<String> {
     let conn = rusqlite::Connection::open(path).expect("db");
     let mut out = Vec::new();
-    for table in ["dnd_zone_run", "dnd_character"] {
+    for table in tables {
         let mut st = conn
             .prepare(&format!("SELECT * FROM {table} ORDER BY rowid"))
             .expect("query");
@@ -525,26 +530,8 @@ fn gogobee_characters_keep_their_level_scores_and_keys() {
                 .expect("a vaulted item");
             }
         }
-        let gogobee_rows = |path: &Path| {
-            let conn = rusqlite::Connection::open(path).expect("db");
-            let mut out = Vec::new();
-            for table in ["dnd_character", "adventure_inventory"] {
-                let mut st = conn
-                    .prepare(&format!("SELECT * FROM {table} ORDER BY rowid"))
-                    .expect("query");
-                let n = st.column_count();
-                let mut rows = st.query([]).expect("rows");
-                while let Some(r) = rows.next().expect("row") {
-                    out.push(
-                        (0..n)
-                            .map(|i| format!("{:?}", r.get_ref(i).expect("value")))
-                            .collect::<Vec<_>>()
-                            .join(" | "),
-                    );
-                }
-            }
-            out
-        };
+        let gogobee_rows =
+            |path: &Path| dump_tables(path, &["dnd_character", "adventure_inventory"]);
         let before = gogobee_rows(&path);
         let server = Ctx::sqlite(&path).start();
         let mut c = connect(&server);
