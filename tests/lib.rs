@@ -74,13 +74,25 @@ pub mod synapse {
     }
 
     impl Synapse {
-        /// Starts Synapse on a free loopback port, its files in `dir`.
+        /// Starts Synapse on a free loopback port, its files in `dir`, its rate limits raised
+        /// so a test is never throttled.
         pub fn start(dir: &Path) -> Synapse {
+            Synapse::start_as(dir, "raised")
+        }
+
+        /// [`Synapse::start`] with Synapse's own default rate limits (`rc_message` 0.2/s,
+        /// burst 10, and the rest), as a homeserver an operator installs has them.
+        pub fn start_with_default_limits(dir: &Path) -> Synapse {
+            Synapse::start_as(dir, "default-limits")
+        }
+
+        fn start_as(dir: &Path, limits: &str) -> Synapse {
             let port = super::free_port();
             let status = Command::new(script())
                 .arg("start")
                 .arg(dir)
                 .arg(port.to_string())
+                .arg(limits)
                 .status()
                 .expect("run tests/synapse/synapse.sh");
             let s = Synapse {

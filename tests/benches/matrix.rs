@@ -257,6 +257,8 @@ fn main() {
         homeserver: synapse.url.clone(),
         user: BOT.into(),
         secret: matrix::Secret::Password("bot-password".into()),
+        recovery_key: None,
+        store_passphrase: None,
         state_dir: matrix::state_dir(&db),
         allow: Vec::new(),
     };

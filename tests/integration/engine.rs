@@ -380,6 +380,15 @@ fn fork_and_merge_rooms_resolve_at_once() {
         assert_eq!(later_lines[c.line], format!("  {}. {}", c.number, c.words));
     }
     assert_eq!(later.choices.len(), 2);
+    // Joined into one message after another reply, the options keep their lines too.
+    let one = chat::one_message(&[chat::character(&wis(14)), reply.clone()]).expect("two replies");
+    let one_lines: Vec<&str> = one.text.lines().collect();
+    assert_eq!(one.choices.len(), 2);
+    for c in &one.choices {
+        assert_eq!(one_lines[c.line], format!("  {}. {}", c.number, c.words), "{one:?}");
+    }
+    assert!(one.text.starts_with(&chat::character(&wis(14)).text));
+    assert!(chat::one_message(&[]).is_none());
 }
 
 // ---- refusals --------------------------------------------------------------------------

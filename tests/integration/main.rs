@@ -2,6 +2,7 @@
 
 mod cli;
 mod difficulty;
+mod element;
 mod engine;
 mod explain;
 mod format;

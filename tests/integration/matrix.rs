@@ -158,10 +158,23 @@ pub(crate) fn bodies(notices: &[Value]) -> String {
 }
 
 /// The users the test's bot answers (`--matrix-allow`); mallory is not one of them.
-const ALLOWED: [&str; 3] = ["@alice:localhost", "@bob:localhost", "@carol:localhost"];
+const ALLOWED: [&str; 4] = [
+    "@alice:localhost",
+    "@bob:localhost",
+    "@carol:localhost",
+    "@erin:localhost",
+];
 
 /// The server with the bot, as `zonegraph serve --matrix` starts it.
-fn start_bot(dir: &Path, synapse: &Synapse) -> (serve::Server, PathBuf) {
+pub(crate) fn start_bot(dir: &Path, synapse: &Synapse) -> (serve::Server, PathBuf) {
+    try_start_bot(dir, synapse).expect("the bot logs in")
+}
+
+/// [`start_bot`], or why the bot did not start.
+pub(crate) fn try_start_bot(
+    dir: &Path,
+    synapse: &Synapse,
+) -> anyhow::Result<(serve::Server, PathBuf)> {
     let db = dir.join("z.db");
     let mut config = ServerConfig::new(
         db.clone(),
@@ -179,11 +192,13 @@ fn start_bot(dir: &Path, synapse: &Synapse) -> (serve::Server, PathBuf) {
         homeserver: synapse.url.clone(),
         user: BOT.into(),
         secret: matrix::Secret::Password("bot-password".into()),
+        recovery_key: None,
+        store_passphrase: None,
         state_dir: matrix::state_dir(&db),
         allow: ALLOWED.iter().map(|s| (*s).to_string()).collect(),
     };
-    matrix::start(server.runtime(), &server.state.service, &bot_config).expect("the bot logs in");
-    (server, db)
+    matrix::start(server.runtime(), &server.state.service, &bot_config)?;
+    Ok((server, db))
 }
 
 fn saved_device(db: &Path) -> String {

@@ -23,6 +23,9 @@ use zonegraph_tests::postgres;
 use zonegraph_tests::room_told;
 use zonegraph_tests::synapse::Synapse;
 
+use zonegraph_server::matrix;
+
+use crate::element::ElementPlayer;
 use crate::matrix::{BOT, Player, bodies};
 
 /// A `zonegraph serve --matrix` process on the shared database, its log collected.
@@ -37,14 +40,30 @@ impl Instance {
     /// Starts `zonegraph serve --db <url> --matrix` in `dir` (its working directory, where
     /// its `zonegraph.matrix/` state goes).
     fn start(name: &'static str, dir: &Path, url: &str, synapse: &Synapse) -> Instance {
+        Instance::start_with_key(name, dir, url, synapse, None)
+    }
+
+    /// [`Instance::start`] with the recovery key in the environment.
+    fn start_with_key(
+        name: &'static str,
+        dir: &Path,
+        url: &str,
+        synapse: &Synapse,
+        key: Option<&str>,
+    ) -> Instance {
         std::fs::create_dir_all(dir).expect("instance dir");
-        let mut child = crate::postgres::serve_process(url, dir, "takeover-token")
+        let mut command = crate::postgres::serve_process(url, dir, "takeover-token");
+        match key {
+            Some(k) => command.env(matrix::identity::RECOVERY_ENV, k),
+            None => command.env_remove(matrix::identity::RECOVERY_ENV),
+        };
+        let mut child = command
             .current_dir(dir)
             .arg("--matrix")
             .env("ZONEGRAPH_MATRIX_HOMESERVER", &synapse.url)
             .env("ZONEGRAPH_MATRIX_USER", BOT)
             .env("ZONEGRAPH_MATRIX_PASSWORD", "bot-password")
-            .env("ZONEGRAPH_MATRIX_ALLOW", "@alice:localhost")
+            .env("ZONEGRAPH_MATRIX_ALLOW", "@alice:localhost,@erin:localhost")
             .env_remove("ZONEGRAPH_MATRIX_TOKEN")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -116,6 +135,7 @@ fn a_standby_instance_takes_the_matrix_sync_over_and_answers_the_gap_once() {
     let synapse = Synapse::start(&dir.path().join("synapse"));
     synapse.register("zonebot", "bot-password");
     synapse.register("alice", "alice-password");
+    synapse.register("erin", "erin-password");
     let url = cluster.fresh_db();
 
     // The first instance runs alone and takes the sync lock.
@@ -154,9 +174,41 @@ fn a_standby_instance_takes_the_matrix_sync_over_and_answers_the_gap_once() {
     let t = bodies(&rt.block_on(say("!zone enter crypt_valdris", "You enter")));
     assert!(t.contains("Room 1 of 6"), "{t}");
 
-    // The second logs in as a device of its own, uploads its keys and stands by.
-    let standby = Instance::start("two", &dir.path().join("two"), &url, &synapse);
+    // Erin plays on Element's crypto stack in its default mode (only cross-signed devices).
+    let mut erin = ElementPlayer::start(&synapse.url, "erin", "erin-password", dir.path());
+    erin.wait_for_signed(&holder_device);
+    let erin_dm = erin.dm();
+    let t = erin.say(&erin_dm, "!zone enter crypt_valdris", "You enter");
+    assert!(t.contains("Room 1 of 6"), "{t}");
+
+    // Without the recovery key, another instance of the account refuses to start: it would
+    // be a device nobody signed.
+    let keyless = Instance::start("keyless", &dir.path().join("keyless"), &url, &synapse);
+    keyless.wait_to_say(matrix::identity::RECOVERY_ENV, Duration::from_secs(120));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut keyless = keyless;
+    while keyless.child.try_wait().expect("wait").is_none() {
+        assert!(Instant::now() < deadline, "the keyless instance did not stop");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(keyless);
+
+    // The second logs in as a device of its own with the recovery key the first start wrote,
+    // joins the identity, uploads its keys and stands by.
+    let key = std::fs::read_to_string(dir.path().join("one/zonegraph.matrix-recovery-key"))
+        .expect("the first start wrote the recovery key beside its state");
+    let standby = Instance::start_with_key(
+        "two",
+        &dir.path().join("two"),
+        &url,
+        &synapse,
+        Some(key.trim()),
+    );
     standby.wait_to_say(STANDING_BY, Duration::from_secs(120));
+    assert!(
+        standby.said("joined @zonebot:localhost's cross-signing identity"),
+        "the standby did not join the identity"
+    );
     assert!(
         standby.said("uploaded the keys of device"),
         "the standby did not upload its keys"
@@ -165,6 +217,8 @@ fn a_standby_instance_takes_the_matrix_sync_over_and_answers_the_gap_once() {
     assert!(holder.said(LISTENING) && !standby.said(LISTENING));
     let standby_device = device(&standby);
     assert_ne!(holder_device, standby_device, "one device each");
+    // Erin's client trusts the standby's device too: it will get her room keys.
+    erin.wait_for_signed(&standby_device);
 
     rt.block_on(async {
         // Alice's client learns the new device (it shares its room keys with both now).
@@ -213,6 +267,9 @@ fn a_standby_instance_takes_the_matrix_sync_over_and_answers_the_gap_once() {
                 .expect("send in the gap");
         }
         // The first answer after the kill, then the last command's.
+        // Erin too: answered once the standby took over, and it decrypts.
+        let erin_gap = erin.say(&erin_dm, "!zone advance", "Bone Corridor");
+        assert!(erin_gap.contains("Room 2 of 6"), "{erin_gap}");
         let first = alice
             .wait_for(before, "", Duration::from_secs(120), "the takeover")
             .await;

@@ -246,20 +246,7 @@ fn apt_install(packages: &[&str]) -> Result<()> {
 /// `npm ci` when node_modules does not match package-lock.json (npm records what it installed
 /// in node_modules/.package-lock.json) or wasm-opt is not binaryen's.
 fn npm_ci_if_needed() -> Result<()> {
-    let installed = std::fs::read_to_string(root().join("node_modules/.package-lock.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
-    let locked: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(root().join("package-lock.json"))
-            .context("read package-lock.json")?,
-    )
-    .context("package-lock.json is not JSON")?;
-    let packages = |v: &serde_json::Value| {
-        let mut p = v["packages"].as_object().cloned().unwrap_or_default();
-        p.remove("");
-        p
-    };
-    let current = installed.is_some_and(|i| packages(&i) == packages(&locked));
+    let current = npm_installed_as_locked(&root())?;
     let wasm_opt = root().join("node_modules/.bin/wasm-opt");
     let opt_ok =
         tool_version(&wasm_opt.to_string_lossy()).is_some_and(|v| v.contains(WASM_OPT_VERSION));
@@ -267,6 +254,25 @@ fn npm_ci_if_needed() -> Result<()> {
         run("npm", &["ci", "--no-audit", "--no-fund"])?;
     }
     Ok(())
+}
+
+/// Whether `dir/node_modules` holds what `dir/package-lock.json` locks (npm records what it
+/// installed in node_modules/.package-lock.json).
+pub(crate) fn npm_installed_as_locked(dir: &Path) -> Result<bool> {
+    let installed = std::fs::read_to_string(dir.join("node_modules/.package-lock.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+    let lock = dir.join("package-lock.json");
+    let locked: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(&lock).with_context(|| format!("read {}", lock.display()))?,
+    )
+    .with_context(|| format!("{} is not JSON", lock.display()))?;
+    let packages = |v: &serde_json::Value| {
+        let mut p = v["packages"].as_object().cloned().unwrap_or_default();
+        p.remove("");
+        p
+    };
+    Ok(installed.is_some_and(|i| packages(&i) == packages(&locked)))
 }
 
 fn test() -> Result<()> {

@@ -26,8 +26,29 @@ pub fn setup_synapse(root: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Sets Synapse up and returns the environment that turns the Synapse test on.
+/// `npm ci` in `tests/element` (the player on Element's crypto stack, matrix-js-sdk) when its
+/// node_modules is not what its lockfile says.
+pub fn setup_element_player(root: &Path) -> Result<()> {
+    let dir = root.join("tests/element");
+    if crate::npm_installed_as_locked(&dir)? {
+        return Ok(());
+    }
+    eprintln!("+ npm ci (tests/element/)");
+    let status = Command::new("npm")
+        .args(["ci", "--no-audit", "--no-fund"])
+        .current_dir(&dir)
+        .status()
+        .context("could not start npm")?;
+    if !status.success() {
+        bail!("npm ci in tests/element/ failed ({status})");
+    }
+    Ok(())
+}
+
+/// Sets Synapse and the Element player up and returns the environment that turns the
+/// Synapse tests on.
 pub fn slow_test_env(root: &Path) -> Result<[(&'static str, &'static str); 1]> {
     setup_synapse(root)?;
+    setup_element_player(root)?;
     Ok([("ZONEGRAPH_SLOW_TESTS", "1")])
 }

@@ -917,6 +917,27 @@ pub fn after_dropped_notices(notice: &Reply, dropped: u64) -> Reply {
     }
 }
 
+/// Several replies as one message, in order, a blank line between them: a transport whose
+/// homeserver limits messages per second sends one per command. Private if any part is
+/// (join only replies bound for the same place); the first link; the choices renumbered to
+/// their lines in the whole. None for no reply.
+pub fn one_message(replies: &[Reply]) -> Option<Reply> {
+    let (first, rest) = replies.split_first()?;
+    let mut whole = first.clone();
+    for r in rest {
+        let offset = whole.text.matches('\n').count() + 2;
+        whole.text = format!("{}\n\n{}", whole.text, r.text);
+        whole.html = format!("{}<br>\n<br>\n{}", whole.html, r.html);
+        whole.private |= r.private;
+        whole.link = whole.link.take().or_else(|| r.link.clone());
+        whole.choices.extend(r.choices.iter().map(|c| Choice {
+            line: c.line + offset,
+            ..c.clone()
+        }));
+    }
+    Some(whole)
+}
+
 /// A chat message longer than a host accepts.
 pub fn too_long(max_bytes: usize) -> Reply {
     notice(&format!(

@@ -697,7 +697,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         Some(m) => {
             // On a shared database, the instance that holds the sync lock runs the bot.
             let task = if args.db.is_shared() {
-                crate::matrix::start_when_held(server.runtime(), &server.state.service, m)
+                crate::matrix::start_when_held(server.runtime(), &server.state.service, m)?
             } else {
                 crate::matrix::start(server.runtime(), &server.state.service, m)?
             };

@@ -8,6 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{Context as _, Result, bail};
 use matrix_sdk::ruma::events::room::encrypted::OriginalSyncRoomEncryptedEvent;
+use matrix_sdk::ruma::events::room::history_visibility::HistoryVisibility;
+use matrix_sdk::ruma::events::room::join_rules::JoinRule;
 use matrix_sdk::ruma::events::room::member::{
     MembershipState, OriginalSyncRoomMemberEvent, StrippedRoomMemberEvent,
 };
@@ -271,7 +273,7 @@ impl Bot {
             ev.sender,
             room.room_id()
         );
-        if !is_shared(room) {
+        if is_private_with(room, &ev.sender).await {
             let room = room.clone();
             tokio::spawn(async move {
                 if let Err(e) = send_notice(&room, notice(&chat::undecryptable())).await {
@@ -360,10 +362,28 @@ async fn joined_at(room: &Room, me: &UserId) -> Option<MilliSecondsSinceUnixEpoc
     member.event().origin_server_ts()
 }
 
-/// Whether others than the player may read this room: more than two members, joined or
-/// invited, or counts not known yet (0), so private things never go where they are unsure.
-pub fn is_shared(room: &Room) -> bool {
-    !(1..=2).contains(&room.active_members_count())
+/// Whether `room` is `player`'s private room with the bot, where what is theirs alone (a
+/// run link, a sheet, a notice) may be said: invite-only (join rule `invite`), its history
+/// not world-readable, its members (joined or invited) exactly the player and the bot, and,
+/// where the bot's `m.direct` marks the room as direct, marked for the player. Anything not
+/// known yet (state or counts not synced) counts as not private: private things never go
+/// where the bot is unsure.
+pub async fn is_private_with(room: &Room, player: &UserId) -> bool {
+    if room.join_rule() != Some(JoinRule::Invite)
+        || room.history_visibility_or_default() == HistoryVisibility::WorldReadable
+        || room.active_members_count() != 2
+    {
+        return false;
+    }
+    let player_in = room
+        .get_member_no_sync(player)
+        .await
+        .ok()
+        .flatten()
+        .is_some_and(|m| matches!(m.membership(), MembershipState::Join | MembershipState::Invite));
+    let targets = room.direct_targets();
+    player_in
+        && (targets.is_empty() || targets.iter().any(|t| t.as_user_id() == Some(player)))
 }
 
 /// Leaves `room` when no one but the bot is left in it (a count of exactly one: the bot; a
@@ -418,7 +438,7 @@ async fn answer(s: &Shared, user: &UserId, event_id: &OwnedEventId, room: &Room,
             return;
         }
     }
-    if !is_shared(room) {
+    if is_private_with(room, user).await {
         remember_dm(s, user, room.room_id()).await;
     }
     let answer = match s.state.command(user.as_str(), body).await {
@@ -464,7 +484,7 @@ async fn answer(s: &Shared, user: &UserId, event_id: &OwnedEventId, room: &Room,
 /// once the homeserver took it, then the replies; private replies go to the player's direct
 /// messages when the room is shared, with a word in the room.
 async fn send_answer(s: &Shared, user: &UserId, room: &Room, answer: &Answer) {
-    let shared = is_shared(room);
+    let shared = !is_private_with(room, user).await;
     let private =
         if shared && (!answer.notices.is_empty() || answer.replies.iter().any(|r| r.private)) {
             match private_room(s, user, room).await {
@@ -491,30 +511,30 @@ async fn send_answer(s: &Shared, user: &UserId, room: &Room, answer: &Answer) {
             }
         }
     }
-    let mut told = false;
-    for reply in &answer.replies {
-        let to = if reply.private && shared {
-            if !told {
-                told = true;
-                let word = match &private {
-                    Some(_) => chat::sent_privately(user.as_str()),
-                    None => chat::private_failed(user.as_str()),
-                };
-                if let Err(e) = send_notice(room, notice(&word)).await {
-                    eprintln!("zonegraph: matrix: {e:#}");
-                }
-            }
-            match &private {
-                Some(dm) => dm,
-                None => continue,
-            }
-        } else {
-            room
-        };
-        if let Err(e) = send_notice(to, notice(reply)).await {
-            eprintln!("zonegraph: matrix: {e:#}");
-            break;
-        }
+    // One message per place (homeservers limit messages per second): the replies for the
+    // room joined into one, and in a shared room the player's own joined into one for their
+    // direct messages, the room told where it went.
+    let (mut here, mine): (Vec<Reply>, Vec<Reply>) = if shared {
+        answer.replies.iter().cloned().partition(|r| !r.private)
+    } else {
+        (answer.replies.clone(), Vec::new())
+    };
+    if !mine.is_empty() {
+        here.push(match &private {
+            Some(_) => chat::sent_privately(user.as_str()),
+            None => chat::private_failed(user.as_str()),
+        });
+    }
+    if let Some(reply) = chat::one_message(&here)
+        && let Err(e) = send_notice(room, notice(&reply)).await
+    {
+        eprintln!("zonegraph: matrix: {e:#}");
+        return;
+    }
+    if let (Some(dm), Some(reply)) = (&private, chat::one_message(&mine))
+        && let Err(e) = send_notice(dm, notice(&reply)).await
+    {
+        eprintln!("zonegraph: matrix: {e:#}");
     }
 }
 
@@ -544,8 +564,12 @@ async fn known_dm(s: &Shared, client: &Client, user: &UserId) -> Result<Option<R
     let room = RoomId::parse(&id)
         .ok()
         .and_then(|id| client.get_room(&id))
-        // Still joined, and not grown into a group (counts not known yet: still theirs).
-        .filter(|r| r.state() == RoomState::Joined && r.active_members_count() <= 2);
+        .filter(|r| r.state() == RoomState::Joined);
+    // Still private: not grown into a group, nor made public.
+    let room = match room {
+        Some(r) if is_private_with(&r, user).await => Some(r),
+        _ => None,
+    };
     if room.is_none() {
         let u = user.to_string();
         s.state

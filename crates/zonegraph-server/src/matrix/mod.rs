@@ -19,6 +19,7 @@
 //! - What is sent: `send` (an `m.notice`, cut under the event size limit).
 
 mod bot;
+pub mod identity;
 mod queue;
 mod send;
 mod session;
@@ -44,7 +45,7 @@ use serde::Deserialize;
 
 use crate::service::{Failing, Service};
 
-pub use bot::{Allow, Bot, is_shared};
+pub use bot::{Allow, Bot, is_private_with};
 pub use queue::MAX_WAITING;
 pub use send::{MAX_CONTENT_BYTES, SendError, notice, notice_within, send_notice};
 pub use session::{build_client, login};
@@ -149,6 +150,20 @@ impl std::fmt::Debug for Secret {
     }
 }
 
+/// A secret from the environment, kept out of `Debug`.
+#[derive(Clone)]
+pub struct Hidden(pub String);
+
+impl std::fmt::Debug for Hidden {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<set>")
+    }
+}
+
+/// The environment variable with the passphrase of the SDK's stores (else a passphrase made
+/// at the first login is kept in `session.json`).
+pub const STORE_PASSPHRASE_ENV: &str = "ZONEGRAPH_MATRIX_STORE_PASSPHRASE";
+
 /// A resolved Matrix configuration.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -159,6 +174,20 @@ pub struct Config {
     pub state_dir: PathBuf,
     /// `--matrix-allow` (empty: the bot's own homeserver).
     pub allow: Vec<String>,
+    /// The recovery key (`ZONEGRAPH_MATRIX_RECOVERY_KEY`); none: the file the first start
+    /// wrote beside the database ([`identity::recovery_key_file`]).
+    pub recovery_key: Option<Hidden>,
+    /// The stores' passphrase (`ZONEGRAPH_MATRIX_STORE_PASSPHRASE`).
+    pub store_passphrase: Option<Hidden>,
+}
+
+/// A non-empty environment variable.
+fn env_secret(name: &str) -> Option<Hidden> {
+    std::env::var(name)
+        .ok()
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+        .map(Hidden)
 }
 
 impl Config {
@@ -202,6 +231,8 @@ impl Config {
             secret,
             state_dir: state_dir(db),
             allow,
+            recovery_key: env_secret(identity::RECOVERY_ENV),
+            store_passphrase: env_secret(STORE_PASSPHRASE_ENV),
         })
     }
 }
@@ -350,20 +381,41 @@ pub fn start_when_held(
     runtime: &tokio::runtime::Handle,
     state: &Service,
     config: &Config,
-) -> tokio::task::JoinHandle<()> {
+) -> Result<tokio::task::JoinHandle<()>> {
+    // The first attempt at once, so a refusal stops the start; a homeserver that is away is
+    // tried again in the background.
+    let first = match runtime.block_on(connect(config)) {
+        Ok(connected) => Some(connected),
+        Err(e) if identity::is_refusal(&e) => return Err(e),
+        Err(e) => {
+            eprintln!("zonegraph: matrix: cannot log in: {e:#}; trying again in 30 s");
+            None
+        }
+    };
     let (state, config) = (state.clone(), config.clone());
-    runtime.spawn(async move {
-        let client = loop {
-            match login(&config).await {
-                Ok(client) => break client,
-                Err(e) => {
-                    eprintln!("zonegraph: matrix: cannot log in: {e:#}; trying again in 30 s");
-                    tokio::time::sleep(LOCK_EVERY * 6).await;
+    Ok(runtime.spawn(async move {
+        let connected = match first {
+            Some(connected) => connected,
+            None => loop {
+                tokio::time::sleep(LOCK_EVERY * 6).await;
+                match connect(&config).await {
+                    Ok(connected) => break connected,
+                    Err(e) if identity::is_refusal(&e) => {
+                        eprintln!("zonegraph: matrix: {e:#}; the bot stays off");
+                        return;
+                    }
+                    Err(e) => {
+                        eprintln!("zonegraph: matrix: cannot log in: {e:#}; trying again in 30 s")
+                    }
                 }
-            }
+            },
         };
-        // Where the first sync after taking the lock starts: before the key upload's sync.
-        let from = upload_keys(&client).await;
+        // Held while the task runs.
+        let Connected {
+            client,
+            lock: _lock,
+            from,
+        } = connected;
         // Whether a sync since the lock was taken went through (then the client's stored
         // token is where to go on from).
         let caught_up = Arc::new(AtomicBool::new(false));
@@ -438,7 +490,62 @@ pub fn start_when_held(
                 }
             }
         }
-    })
+    }))
+}
+
+/// A logged-in device ready to answer: its state directory locked, its keys on the
+/// homeserver, cross-signed by the account's identity.
+struct Connected {
+    client: Client,
+    lock: session::StateLock,
+    /// Where its first sync starts (see [`upload_keys`]).
+    from: SyncToken,
+}
+
+/// Locks the state directory, logs in (or resumes), uploads the device's keys and makes the
+/// device cross-signed ([`identity::ensure`]), saying what it did.
+async fn connect(config: &Config) -> Result<Connected> {
+    let lock = session::lock_state_dir(&config.state_dir)?;
+    let client = login(config).await?;
+    let from = upload_keys(&client).await;
+    let device = client.device_id().map(|d| d.to_string()).unwrap_or_default();
+    let outcome = match identity::ensure(&client, config).await {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            if identity::is_refusal(&e) {
+                // Leave no device behind that nobody signed (players' clients would list it).
+                if let Err(out) = client.logout().await {
+                    eprintln!("zonegraph: matrix: cannot log the refused device out: {out}");
+                }
+                let _ = std::fs::remove_file(config.state_dir.join("session.json"));
+            }
+            return Err(e);
+        }
+    };
+    match outcome {
+        identity::Outcome::Created(Some(file)) => say(format!(
+            "set up cross-signing for {}: its recovery key is in {} (mode 0600). Back it up: \
+             every new device of the bot (another instance, a lost store) needs it, from that \
+             file or from {}",
+            config.user,
+            file.display(),
+            identity::RECOVERY_ENV
+        )),
+        identity::Outcome::Created(None) => say(format!(
+            "set up cross-signing for {} under the recovery key in {}",
+            config.user,
+            identity::RECOVERY_ENV
+        )),
+        identity::Outcome::Recovered => say(format!(
+            "device {device} joined {}'s cross-signing identity with the recovery key",
+            config.user
+        )),
+        identity::Outcome::Kept => say(format!(
+            "device {device} is cross-signed by {}",
+            config.user
+        )),
+    }
+    Ok(Connected { client, lock, from })
 }
 
 /// Makes sure this device's keys are on the homeserver before the instance may answer, so
@@ -519,13 +626,16 @@ pub fn start(
     state: &Service,
     config: &Config,
 ) -> Result<tokio::task::JoinHandle<()>> {
-    let (client, bot, settings) = runtime.block_on(async {
-        let client = login(config).await?;
-        let (bot, settings) = prepare(&client, state, config).await?;
-        catch_up(&client, &bot, &settings, SyncToken::ReusePrevious).await;
-        anyhow::Ok((client, bot, settings))
+    let (connected, bot, settings) = runtime.block_on(async {
+        let connected = connect(config).await?;
+        let (bot, settings) = prepare(&connected.client, state, config).await?;
+        catch_up(&connected.client, &bot, &settings, connected.from.clone()).await;
+        anyhow::Ok((connected, bot, settings))
     })?;
-    Ok(runtime.spawn(run(client, bot, settings)))
+    Ok(runtime.spawn(async move {
+        let _lock = connected.lock;
+        run(connected.client, bot, settings).await
+    }))
 }
 
 /// The bot of a logged-in client, its handlers registered, and the sync settings.

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use matrix_sdk::Room;
+use matrix_sdk::ruma::api::error::{ErrorKind, RetryAfter};
 use matrix_sdk::ruma::events::room::message::RoomMessageEventContent;
 
 use zonegraph_core::chat::{self, Reply, escape};
@@ -85,8 +86,16 @@ impl std::fmt::Display for SendError {
     }
 }
 
-/// Sends one notice; the SDK retries rate limits and network errors with backoff, this adds a
-/// few slower attempts on top for a homeserver that is down for a while.
+/// How long one notice waits out a homeserver's rate limit before it is given up. Synapse's
+/// default (`rc_message`: 0.2/s, burst 10) answers a burst of 30 commands from 10 players in
+/// about 100 s; a reply must not be lost to a busy minute.
+/// (Three seconds in the mock-homeserver tests.)
+pub const RATE_LIMITED_FOR: Duration = Duration::from_secs(if cfg!(test) { 3 } else { 600 });
+
+/// Sends one notice. A rate limit (`M_LIMIT_EXCEEDED`) is waited out for as long as the
+/// homeserver asks (`retry_after_ms`), for up to [`RATE_LIMITED_FOR`], and is not a failed
+/// attempt; other failures that may pass (network, 5xx) get a few slower attempts on top of
+/// the SDK's own retries, for a homeserver that is down for a while.
 pub async fn send_notice(
     room: &Room,
     content: RoomMessageEventContent,
@@ -94,10 +103,17 @@ pub async fn send_notice(
     // Short in tests, which exercise the retries against a mock homeserver.
     let mut delay = Duration::from_millis(if cfg!(test) { 10 } else { 500 });
     let mut attempt = 1;
+    let limited_until = tokio::time::Instant::now() + RATE_LIMITED_FOR;
     loop {
         match room.send(content.clone()).await {
             Ok(_) => return Ok(()),
-            Err(e) if attempt < 4 && !is_permanent(&e) => {
+            Err(e)
+                if let Some(wait) = rate_limited(&e)
+                    && tokio::time::Instant::now() + wait < limited_until =>
+            {
+                tokio::time::sleep(wait).await;
+            }
+            Err(e) if attempt < 4 && !is_permanent(&e) && rate_limited(&e).is_none() => {
                 eprintln!(
                     "zonegraph: matrix: sending to {} failed (attempt {attempt}): {e}; retrying in {delay:?}",
                     room.room_id()
@@ -115,6 +131,24 @@ pub async fn send_notice(
             }
         }
     }
+}
+
+/// How long a rate-limited homeserver asks to wait (`retry_after_ms`; a second when it does
+/// not say), or None for any other error.
+fn rate_limited(e: &matrix_sdk::Error) -> Option<Duration> {
+    let api = e.as_client_api_error()?;
+    if api.status_code.as_u16() != 429 {
+        return None;
+    }
+    let asked = match api.error_kind() {
+        Some(ErrorKind::LimitExceeded(l)) => match l.retry_after {
+            Some(RetryAfter::Delay(d)) => Some(d),
+            Some(RetryAfter::DateTime(at)) => at.duration_since(std::time::SystemTime::now()).ok(),
+            None => None,
+        },
+        _ => None,
+    };
+    Some(asked.unwrap_or(Duration::from_secs(1)).max(Duration::from_millis(10)))
 }
 
 /// Errors that a retry cannot fix (forbidden, unknown room, bad request).

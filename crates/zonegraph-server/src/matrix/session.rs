@@ -3,7 +3,10 @@
 //! from its first byte) and `store/`, the SDK's SQLite state and crypto stores (the device's
 //! keys, the room keys, the sync token; each file 0600 from its first byte). A restart
 //! restores the session over the same stores: the same device, no new login, the sync goes
-//! on from its stored token.
+//! on from its stored token. `ZONEGRAPH_MATRIX_STORE_PASSPHRASE`, when set, is the stores'
+//! passphrase instead (and is then never written down). The directory is locked
+//! ([`StateLock`]): a second process on it refuses to start rather than share one device's
+//! olm state.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -12,6 +15,7 @@ use std::time::Duration;
 use anyhow::{Context as _, Result};
 use matrix_sdk::authentication::matrix::MatrixSession;
 use matrix_sdk::config::RequestConfig;
+use matrix_sdk::encryption::{BackupDownloadStrategy, EncryptionSettings};
 use matrix_sdk::{Client, SessionMeta, SessionTokens};
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +29,35 @@ const STORE_FILES: [&str; 4] = [
     "matrix-sdk-event-cache.sqlite3",
     "matrix-sdk-media.sqlite3",
 ];
+
+/// The state directory's lock (`<state>/lock`, an advisory lock held while the bot runs):
+/// released when dropped, or when the process ends however it ends.
+#[derive(Debug)]
+pub struct StateLock {
+    _file: std::fs::File,
+}
+
+/// Locks `state_dir` for this process, or refuses: two processes on one directory would
+/// share one device's olm state (its one-time keys, its sessions), which breaks encryption
+/// for both.
+pub fn lock_state_dir(state_dir: &Path) -> Result<StateLock> {
+    private_dir(state_dir)?;
+    let path = state_dir.join("lock");
+    let file = create_private(&path, false)
+        .with_context(|| format!("cannot create {}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(StateLock { _file: file }),
+        Err(std::fs::TryLockError::WouldBlock) => Err(super::identity::Refused(format!(
+            "another process runs the Matrix bot over {} (its lock is held): each instance \
+             needs a state directory of its own (on PostgreSQL: its own working directory)",
+            state_dir.display()
+        ))
+        .into()),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(e).with_context(|| format!("cannot lock {}", path.display()))
+        }
+    }
+}
 
 /// The persisted session.
 #[derive(Serialize, Deserialize)]
@@ -81,7 +114,9 @@ fn create_private(path: &Path, truncate: bool) -> std::io::Result<std::fs::File>
 
 /// Writes `bytes` to `path` atomically, mode 0600 from the first byte.
 pub fn write_private(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension("tmp");
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
     let _ = std::fs::remove_file(&tmp);
     let mut f =
         create_private(&tmp, true).with_context(|| format!("cannot write {}", tmp.display()))?;
@@ -116,6 +151,12 @@ pub async fn build_client(homeserver: &str, store: Option<(&Path, &str)>) -> Res
     if let Some((dir, passphrase)) = store {
         b = b.sqlite_store(dir, Some(passphrase));
     }
+    // A room key this device missed (sent while another instance synced) is fetched from
+    // the key backup when a message fails to decrypt.
+    b = b.with_encryption_settings(EncryptionSettings {
+        backup_download_strategy: BackupDownloadStrategy::AfterDecryptionFailure,
+        ..EncryptionSettings::default()
+    });
     b.build()
         .await
         .with_context(|| format!("cannot set up a Matrix client for {homeserver}"))
@@ -134,18 +175,24 @@ fn new_passphrase() -> Result<String> {
 pub async fn login(config: &Config) -> Result<Client> {
     private_dir(&config.state_dir)?;
     let session_path = config.state_dir.join("session.json");
+    let given = config.store_passphrase.as_ref().map(|p| p.0.clone());
     let saved = std::fs::read_to_string(&session_path)
         .ok()
         .and_then(|t| serde_json::from_str::<SavedSession>(&t).ok())
         .filter(|s| {
             s.homeserver == config.homeserver
                 && s.user_id == config.user
-                && !s.store_passphrase.is_empty()
+                && (given.is_some() || !s.store_passphrase.is_empty())
         });
     if let Some(saved) = saved {
         let store = store_dir(&config.state_dir)?;
-        let client =
-            build_client(&config.homeserver, Some((&store, &saved.store_passphrase))).await?;
+        let passphrase = given.clone().unwrap_or_else(|| saved.store_passphrase.clone());
+        let client = build_client(&config.homeserver, Some((&store, &passphrase)))
+            .await
+            .context(
+                "cannot open the bot's encrypted stores (was ZONEGRAPH_MATRIX_STORE_PASSPHRASE \
+                 changed since they were made?)",
+            )?;
         client
             .restore_session(MatrixSession {
                 meta: SessionMeta {
@@ -190,7 +237,10 @@ pub async fn login(config: &Config) -> Result<Client> {
             .with_context(|| format!("cannot clear {}", store.display()))?;
     }
     let store = store_dir(&config.state_dir)?;
-    let passphrase = new_passphrase()?;
+    let passphrase = match &given {
+        Some(p) => p.clone(),
+        None => new_passphrase()?,
+    };
     let client = build_client(&config.homeserver, Some((&store, &passphrase))).await?;
     match &config.secret {
         Secret::Password(pw) => {
@@ -246,7 +296,12 @@ pub async fn login(config: &Config) -> Result<Client> {
         user_id: session.meta.user_id.to_string(),
         device_id: session.meta.device_id.to_string(),
         access_token: session.tokens.access_token,
-        store_passphrase: passphrase,
+        // A passphrase from the environment is not written down.
+        store_passphrase: if given.is_some() {
+            String::new()
+        } else {
+            passphrase
+        },
     };
     write_private(&session_path, &serde_json::to_vec_pretty(&saved)?)?;
     eprintln!(

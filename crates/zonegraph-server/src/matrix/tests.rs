@@ -202,22 +202,37 @@ fn member(user: &str, room: &str) -> Value {
     })
 }
 
+/// A room's join rule (`invite`: a DM as clients make one; `public`: anyone may join).
+fn join_rule(rule: &str, room: &str) -> Value {
+    json!({
+        "type": "m.room.join_rules", "state_key": "", "sender": BOT,
+        "content": {"join_rule": rule}, "event_id": format!("$j{}", &room[1..3]),
+        "origin_server_ts": 1
+    })
+}
+
 fn sync_with(timeline: Vec<Value>) -> Value {
     json!({
         "next_batch": "s1",
         "rooms": {"join": {ROOM: {
-            "state": {"events": [member(BOT, ROOM), member(PLAYER, ROOM)]},
+            "state": {"events": [member(BOT, ROOM), member(PLAYER, ROOM), join_rule("invite", ROOM)]},
             "timeline": {"events": timeline, "limited": false},
             "summary": {"m.joined_member_count": 2}
         }}}
     })
 }
 
-/// A sync into rooms given as (room id, members besides the bot).
+/// A sync into invite-only rooms given as (room id, members besides the bot).
 fn sync_rooms(rooms: &[(&str, &[&str])]) -> Value {
+    let rooms: Vec<(&str, &[&str], &str)> = rooms.iter().map(|&(r, m)| (r, m, "invite")).collect();
+    sync_rooms_ruled(&rooms)
+}
+
+/// A sync into rooms given as (room id, members besides the bot, join rule).
+fn sync_rooms_ruled(rooms: &[(&str, &[&str], &str)]) -> Value {
     let mut join = serde_json::Map::new();
-    for (room, members) in rooms {
-        let mut state = vec![member(BOT, room)];
+    for (room, members, rule) in rooms {
+        let mut state = vec![member(BOT, room), join_rule(rule, room)];
         state.extend(members.iter().map(|m| member(m, room)));
         join.insert(
             (*room).to_string(),
@@ -390,6 +405,64 @@ async fn rate_limits_are_retried_then_sent() {
         sent_bodies(&server.received_requests().await.unwrap()).len(),
         3
     );
+}
+
+/// A homeserver that stays over its rate limit for a while (a burst of many players) delays
+/// a reply; it does not lose it: 429s are waited out, not counted as failed attempts.
+#[tokio::test]
+async fn a_long_rate_limit_is_waited_out_not_given_up() {
+    let server = MockServer::start().await;
+    let client = synced_client(&server).await;
+    sends()
+        .respond_with(ResponseTemplate::new(429).set_body_json(json!({
+            "errcode": "M_LIMIT_EXCEEDED", "error": "slow down", "retry_after_ms": 5
+        })))
+        .up_to_n_times(40)
+        .mount(&server)
+        .await;
+    sends().respond_with(sent_ok()).mount(&server).await;
+    let room = client.get_room(<&RoomId>::try_from(ROOM).unwrap()).unwrap();
+    send_notice(&room, notice(&reply("hi", "hi")))
+        .await
+        .unwrap();
+    assert_eq!(
+        sent_bodies(&server.received_requests().await.unwrap()).len(),
+        41
+    );
+}
+
+/// Two processes on one state directory would share one device's olm state: the second is
+/// refused, and may start once the first let go.
+#[test]
+fn a_second_process_on_one_state_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = state_dir(&dir.path().join("z.db"));
+    let held = session::lock_state_dir(&state).unwrap();
+    let e = session::lock_state_dir(&state).unwrap_err();
+    assert!(identity::is_refusal(&e), "{e:#}");
+    assert!(format!("{e:#}").contains("another process"), "{e:#}");
+    drop(held);
+    session::lock_state_dir(&state).unwrap();
+}
+
+/// The recovery key sits beside the database, outside the state directory (a lost store
+/// keeps it), and secrets from the environment stay out of Debug.
+#[test]
+fn the_recovery_key_file_is_beside_the_state_and_secrets_stay_hidden() {
+    let state = state_dir(Path::new("/srv/z.db"));
+    assert_eq!(
+        identity::recovery_key_file(&state),
+        Path::new("/srv/z.db.matrix-recovery-key")
+    );
+    let mut args = MatrixArgs::default();
+    args.matrix_homeserver = Some("https://hs".into());
+    args.matrix_user = Some("@bot:hs".into());
+    args.matrix_password = Some("pw".into());
+    let mut c = Config::from_args(&args, Path::new("z.db")).unwrap();
+    c.recovery_key = Some(Hidden("EsTj 3yST y93F".into()));
+    c.store_passphrase = Some(Hidden("hunter2".into()));
+    let debug = format!("{c:?}");
+    assert!(!debug.contains("EsTj") && !debug.contains("hunter2"), "{debug}");
 }
 
 #[tokio::test]
@@ -725,6 +798,39 @@ async fn private_replies_in_a_shared_room_go_to_the_players_dm() {
     settle(&bot).await;
     assert_eq!(sent_to(&server, DM).await.len(), in_dm.len() + 1);
     assert_eq!(sent_to(&server, SHARED).await.len(), in_room.len());
+}
+
+/// A room of two is not a DM unless it is invite-only: a public room the player made (or
+/// another user made and left) gets the run's progress but not the link nor the sheet.
+#[tokio::test]
+async fn a_public_room_of_two_gets_no_private_reply() {
+    let server = MockServer::start().await;
+    let client = synced_into(
+        &server,
+        sync_rooms_ruled(&[(SHARED, &[PLAYER], "public"), (DM, &[PLAYER], "invite")]),
+    )
+    .await;
+    sends().respond_with(sent_ok()).mount(&server).await;
+    let dir = tempfile::tempdir().unwrap();
+    let bot = bot_over_store(dir.path());
+    bot.state().store.set_dm_room(PLAYER, DM, true).unwrap();
+    let public = room(&client, SHARED);
+    assert!(!is_private_with(&public, <&UserId>::try_from(PLAYER).unwrap()).await);
+    assert!(is_private_with(&room(&client, DM), <&UserId>::try_from(PLAYER).unwrap()).await);
+    for body in ["!zone enter crypt_valdris", "!zone map", "!char"] {
+        bot.on_message(&message(body), &public).await;
+    }
+    settle(&bot).await;
+    let in_room = sent_to(&server, SHARED).await;
+    assert!(in_room[0].contains("You enter Crypt of Valdris"), "{in_room:?}");
+    assert!(
+        in_room.iter().all(|b| !b.contains("/run/") && !b.contains("Keys:")),
+        "{in_room:?}"
+    );
+    let in_dm = sent_to(&server, DM).await;
+    assert!(in_dm.iter().any(|b| b.contains("/run/")), "{in_dm:?}");
+    // The public room was not taken for the player's DM.
+    assert_eq!(bot.state().store.dm_room(PLAYER).unwrap().as_deref(), Some(DM));
 }
 
 #[tokio::test]
