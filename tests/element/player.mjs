@@ -195,7 +195,13 @@ async function handle(req) {
         const status = await crypto.getDeviceVerificationStatus(req.user, id);
         devices.push({ id, signedByOwner: !!status?.signedByOwner });
       }
-      return { devices };
+      // What the homeserver holds, for a failure's message.
+      const res = await fetch(`${homeserver}/_matrix/client/v3/keys/query`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${session.access_token}` },
+        body: JSON.stringify({ device_keys: { [req.user]: [] } }),
+      });
+      return { devices, homeserver_keys: await res.json() };
     }
     case "quit":
       client.stopClient();

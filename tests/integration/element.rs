@@ -8,7 +8,8 @@
 //! - The strict player plays the Crypt to the boss in an encrypted DM; every reply decrypts;
 //!   the bot's device is signed by its owner.
 //! - A restart with a lost store (a new device) is signed again from the recovery key file,
-//!   and the strict player goes on.
+//!   answers what the player said while it was down (its room key from the key backup), and
+//!   the strict player goes on.
 //! - A second bot with no recovery key for the same account refuses to start.
 //! - A public room of two gets no run link.
 //!
@@ -33,6 +34,8 @@ pub(crate) struct ElementPlayer {
     /// Answers read so far.
     read: usize,
     pub(crate) device: String,
+    /// The homeserver's `/keys/query` answer for the bot at the last [`Self::bot_devices`].
+    last_keys: Value,
 }
 
 impl ElementPlayer {
@@ -62,6 +65,7 @@ impl ElementPlayer {
             results,
             read: 0,
             device: String::new(),
+            last_keys: Value::Null,
         };
         let ready = p.next_answer(Duration::from_secs(120), "the player's login");
         p.device = ready["device"].as_str().expect("device").to_string();
@@ -95,9 +99,28 @@ impl ElementPlayer {
     /// Sends a request and waits for its answer (which must be ok).
     pub(crate) fn ask(&mut self, req: Value, within: Duration) -> Value {
         let what = req.to_string();
+        self.request(&req);
+        self.next_answer(within, &what)
+    }
+
+    /// Sends a request without waiting for its answer (see [`Self::said`]).
+    fn request(&mut self, req: &Value) {
         writeln!(self.stdin, "{req}").expect("write to the player");
         self.stdin.flush().expect("flush");
-        self.next_answer(within, &what)
+    }
+
+    /// Says `text` in `room` now; [`Self::said`] waits for the bot's answer later.
+    pub(crate) fn say_later(&mut self, room: &str, text: &str, expect: &str) {
+        self.request(
+            &json!({"op": "say", "room": room, "text": text, "expect": expect, "timeout_ms": 120_000}),
+        );
+    }
+
+    /// The answer to [`Self::say_later`], every reply decrypted.
+    pub(crate) fn said(&mut self) -> String {
+        let v = self.next_answer(Duration::from_secs(130), "the answer to a message said earlier");
+        assert_eq!(v["failures"], json!([]), "replies did not decrypt: {v:#}");
+        bodies(&v)
     }
 
     /// An encrypted DM with the bot, made as Element makes one; returns once the bot joined.
@@ -118,8 +141,10 @@ impl ElementPlayer {
     }
 
     /// The bot's devices as this player's client judges them: (device id, signed by owner).
+    /// Her client tracks them (and so judges them) once she shares an encrypted room with it.
     pub(crate) fn bot_devices(&mut self) -> Vec<(String, bool)> {
         let v = self.ask(json!({"op": "devices", "user": BOT}), Duration::from_secs(30));
+        self.last_keys = v["homeserver_keys"].clone();
         v["devices"]
             .as_array()
             .expect("devices")
@@ -144,7 +169,8 @@ impl ElementPlayer {
             assert!(
                 Instant::now() < deadline,
                 "the player's client does not see the bot's device {device} as signed by its \
-                 owner: {devices:?}"
+                 owner: {devices:?}; the homeserver holds {:#}",
+                self.last_keys
             );
             std::thread::sleep(Duration::from_millis(500));
         }
@@ -204,7 +230,7 @@ fn an_element_player_in_its_default_trust_mode_plays_the_crypt_with_the_bot() {
     // Synapse as installed: its own rate limits (0.2 messages/s after a burst of 10).
     let synapse = Synapse::start_with_default_limits(&dir.path().join("synapse"));
     synapse.register("zonebot", "bot-password");
-    synapse.register("erin", "erin-password");
+    synapse.register("edda", "edda-password");
     let (server, db) = crate::matrix::start_bot(dir.path(), &synapse);
     let first_device = bot_device(&db);
 
@@ -219,49 +245,57 @@ fn an_element_player_in_its_default_trust_mode_plays_the_crypt_with_the_bot() {
         assert_eq!(mode & 0o777, 0o600, "the recovery key file is private");
     }
 
-    let mut erin = ElementPlayer::start(&synapse.url, "erin", "erin-password", dir.path());
-    erin.wait_for_signed(&first_device);
-    let dm = erin.dm();
-    let t = erin.say(&dm, "!zone enter crypt_valdris", "You enter");
+    // (Her name fixes her run's rolls, `@edda:localhost/1`: she wins Main Hall's fight.)
+    let mut edda = ElementPlayer::start(&synapse.url, "edda", "edda-password", dir.path());
+    let dm = edda.dm();
+    // (Her client tracks the bot's devices once they share an encrypted room.)
+    edda.wait_for_signed(&first_device);
+    let t = edda.say(&dm, "!zone enter crypt_valdris", "You enter");
     assert!(t.contains("You enter Crypt of Valdris."), "{t}");
     assert!(t.contains("Room 1 of 6: Crypt Threshold"), "{t}");
-    let t = erin.say(&dm, "!zone advance", "Bone Corridor");
+    let t = edda.say(&dm, "!zone advance", "Bone Corridor");
     assert!(t.contains("Room 2 of 6"), "{t}");
-    let t = erin.say(&dm, "!zone advance", "Main Hall");
+    let t = edda.say(&dm, "!zone advance", "Main Hall");
     assert!(t.contains("1. Main Hall (elite)"), "the fork: {t}");
-    erin.say(&dm, "!zone go 1", "Main Hall");
+    edda.say(&dm, "!zone go 1", "Main Hall");
 
-    // A restart with a lost store: a new device, signed again from the key file.
+    // The bot goes down and Edda speaks meanwhile: her client shares the room key with the
+    // devices it knows, the dead one alone.
     drop(server);
+    edda.say_later(&dm, "!zone status", "Main Hall");
+    std::thread::sleep(Duration::from_secs(2));
+    // It comes back with a lost store: a new device, signed again from the key file, which
+    // reads her message with its room key from the key backup and answers it.
     std::fs::remove_dir_all(matrix::state_dir(&db)).expect("lose the store");
     let (server, _) = crate::matrix::start_bot(dir.path(), &synapse);
     let second_device = bot_device(&db);
     assert_ne!(first_device, second_device, "a lost store is a new device");
-    erin.wait_for_signed(&second_device);
-    // On to the boss: the elite fight, then Valdris's Sanctum.
-    let mut t = erin.say(&dm, "!zone status", "Room");
-    for _ in 0..6 {
-        if t.contains("Sanctum") {
+    let t = edda.said();
+    assert!(t.contains("You are in Main Hall"), "{t}");
+    edda.wait_for_signed(&second_device);
+    // On to the boss: Main Hall's elite, the Antechamber, then Valdris's Sanctum (the rolls
+    // are fixed by the run id, so this is the same walk every time).
+    let mut t = edda.say(&dm, "!zone status", "Main Hall");
+    for _ in 0..8 {
+        if t.contains("Valdris's Sanctum") || t.contains("Your run ends") {
             break;
         }
-        t = erin.say(&dm, "!zone advance", "Room");
-        if t.contains("Your run ends") {
-            break;
-        }
+        let next = if t.contains("!zone fight") { "!zone fight" } else { "!zone advance" };
+        t = edda.say(&dm, next, "");
     }
-    assert!(t.contains("Sanctum"), "the boss's room: {t}");
-    let t = erin.say(&dm, "!zone fight", "");
+    assert!(t.contains("Valdris's Sanctum"), "the boss's room: {t}");
+    let t = edda.say(&dm, "!zone fight", "");
     assert!(!t.is_empty(), "the boss fight was answered");
-    let (all, failures) = erin.messages(&dm);
+    let (all, failures) = edda.messages(&dm);
     assert!(failures.is_empty(), "messages of the bot that did not decrypt: {failures:?}\n{all}");
 
     // A public room of the player and the bot is not private: no run link there.
-    let public = erin
+    let public = edda
         .ask(json!({"op": "public_room", "bot": BOT}), Duration::from_secs(60))["room"]
         .as_str()
         .expect("room")
         .to_string();
-    let t = erin.say(&public, "!zone map", "direct message");
+    let t = edda.say(&public, "!zone map", "direct message");
     assert!(!t.contains("/run/"), "a run link in a public room: {t}");
 
     // A second bot for the account, with a store of its own and no recovery key: refused.
@@ -273,6 +307,20 @@ fn an_element_player_in_its_default_trust_mode_plays_the_crypt_with_the_bot() {
         format!("{refused:#}").contains(matrix::identity::RECOVERY_ENV),
         "{refused:#}"
     );
+    // It left no device behind: every device of the bot Edda's client lists is signed.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let devices = edda.bot_devices();
+        if devices.iter().all(|(_, signed)| *signed) {
+            assert!(devices.iter().any(|(d, _)| *d == second_device), "{devices:?}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "a device of the bot nobody signed is left: {devices:?}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
     drop(server);
     eprintln!(
         "matrix: the Element test took {:.1} s",

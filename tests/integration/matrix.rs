@@ -162,7 +162,7 @@ const ALLOWED: [&str; 4] = [
     "@alice:localhost",
     "@bob:localhost",
     "@carol:localhost",
-    "@erin:localhost",
+    "@edda:localhost",
 ];
 
 /// The server with the bot, as `zonegraph serve --matrix` starts it.

@@ -176,8 +176,8 @@ fn a_standby_instance_takes_the_matrix_sync_over_and_answers_the_gap_once() {
 
     // Erin plays on Element's crypto stack in its default mode (only cross-signed devices).
     let mut erin = ElementPlayer::start(&synapse.url, "erin", "erin-password", dir.path());
-    erin.wait_for_signed(&holder_device);
     let erin_dm = erin.dm();
+    erin.wait_for_signed(&holder_device);
     let t = erin.say(&erin_dm, "!zone enter crypt_valdris", "You enter");
     assert!(t.contains("Room 1 of 6"), "{t}");
 

@@ -7,7 +7,10 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
 use anyhow::{Context as _, Result, bail};
-use matrix_sdk::ruma::events::room::encrypted::OriginalSyncRoomEncryptedEvent;
+use matrix_sdk::ruma::events::room::encrypted::{
+    EncryptedEventScheme, OriginalSyncRoomEncryptedEvent,
+};
+use matrix_sdk::ruma::serde::Raw;
 use matrix_sdk::ruma::events::room::history_visibility::HistoryVisibility;
 use matrix_sdk::ruma::events::room::join_rules::JoinRule;
 use matrix_sdk::ruma::events::room::member::{
@@ -237,8 +240,23 @@ impl Bot {
     /// told once, so they are not left waiting. It is claimed like a command: one another
     /// instance already answered (read with its own device's keys, before this device was
     /// known to the sender) is passed over in silence.
-    pub async fn on_undecryptable(&self, ev: &OriginalSyncRoomEncryptedEvent, room: &Room) {
+    ///
+    /// First, the room key may be in the key backup (another device of the bot received it
+    /// while this one was away, or before it existed): then the message is fetched from
+    /// there, decrypted and handled as any other (`raw`: the event as it came).
+    pub async fn on_undecryptable(
+        &self,
+        ev: &OriginalSyncRoomEncryptedEvent,
+        raw: Option<&Raw<OriginalSyncRoomEncryptedEvent>>,
+        room: &Room,
+    ) {
         if !self.takes(&ev.sender, ev.origin_server_ts, room).await {
+            return;
+        }
+        if let Some(raw) = raw
+            && let Some(message) = from_backup(room, ev, raw).await
+        {
+            self.on_message(&message, room).await;
             return;
         }
         let (e, r) = (ev.event_id.to_string(), room.room_id().to_string());
@@ -354,6 +372,50 @@ impl Bot {
         }
         Ok(())
     }
+}
+
+/// An encrypted message decrypted with its room key from the key backup, when the backup is
+/// on and holds the key.
+async fn from_backup(
+    room: &Room,
+    ev: &OriginalSyncRoomEncryptedEvent,
+    raw: &Raw<OriginalSyncRoomEncryptedEvent>,
+) -> Option<OriginalSyncRoomMessageEvent> {
+    let EncryptedEventScheme::MegolmV1AesSha2(content) = &ev.content.scheme else {
+        return None;
+    };
+    let backups = room.client().encryption().backups();
+    if !backups.are_enabled().await {
+        return None;
+    }
+    match backups
+        .download_room_key(room.room_id(), &content.session_id)
+        .await
+    {
+        Ok(true) => {}
+        Ok(false) => return None,
+        Err(e) => {
+            eprintln!(
+                "zonegraph: matrix: cannot fetch a room key of {} from the key backup: {e}",
+                room.room_id()
+            );
+            return None;
+        }
+    }
+    // Still undecryptable, the event reads as `m.room.encrypted`, not as a message.
+    let message = room
+        .decrypt_event(raw, None)
+        .await
+        .ok()?
+        .raw()
+        .deserialize_as_unchecked::<OriginalSyncRoomMessageEvent>()
+        .ok()?;
+    eprintln!(
+        "zonegraph: matrix: read a message of {} in {} with its room key from the key backup",
+        ev.sender,
+        room.room_id()
+    );
+    Some(message)
 }
 
 /// When the bot's own membership in `room` was last set (its join), from the room's state.

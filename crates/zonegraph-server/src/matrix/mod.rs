@@ -39,6 +39,7 @@ use matrix_sdk::ruma::events::room::member::{
     OriginalSyncRoomMemberEvent, StrippedRoomMemberEvent,
 };
 use matrix_sdk::ruma::events::room::message::OriginalSyncRoomMessageEvent;
+use matrix_sdk::ruma::serde::Raw;
 use matrix_sdk::store::StateStoreDataKey;
 use matrix_sdk::{Client, Room};
 use serde::Deserialize;
@@ -262,10 +263,16 @@ pub fn add_handlers(client: &Client, bot: &Bot) {
         async move { b.on_message(&ev, &room).await }
     });
     let b = bot.clone();
-    client.add_event_handler(move |ev: OriginalSyncRoomEncryptedEvent, room: Room| {
-        let b = b.clone();
-        async move { b.on_undecryptable(&ev, &room).await }
-    });
+    client.add_event_handler(
+        move |raw: Raw<OriginalSyncRoomEncryptedEvent>, room: Room| {
+            let b = b.clone();
+            async move {
+                if let Ok(ev) = raw.deserialize() {
+                    b.on_undecryptable(&ev, Some(&raw), &room).await;
+                }
+            }
+        },
+    );
 }
 
 /// Events per room in one sync response. A sync that resumes after a gap (a restart, a

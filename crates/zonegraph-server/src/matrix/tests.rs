@@ -495,8 +495,8 @@ async fn an_undecryptable_message_is_told_once_in_a_dm_and_nothing_crashes() {
                     "sender_key": "k", "device_id": "D", "session_id": "s"}
     }))
     .unwrap();
-    bot.on_undecryptable(&ev, &room).await;
-    bot.on_undecryptable(&ev, &room).await;
+    bot.on_undecryptable(&ev, None, &room).await;
+    bot.on_undecryptable(&ev, None, &room).await;
     // Sent off the sync loop.
     let deadline = Instant::now() + Duration::from_secs(5);
     while sent_bodies(&server.received_requests().await.unwrap()).is_empty() {
@@ -891,9 +891,9 @@ async fn an_undecryptable_message_another_instance_answered_is_not_told() {
             .await
             .unwrap()
     );
-    bot.on_undecryptable(&utd("$answered"), &room).await;
+    bot.on_undecryptable(&utd("$answered"), None, &room).await;
     // One no instance answered is told (the room's one word was not used up above).
-    bot.on_undecryptable(&utd("$lost"), &room).await;
+    bot.on_undecryptable(&utd("$lost"), None, &room).await;
     let deadline = Instant::now() + Duration::from_secs(5);
     while sent_bodies(&server.received_requests().await.unwrap()).is_empty() {
         assert!(Instant::now() < deadline, "nothing was said");
