@@ -22,12 +22,14 @@
 #![recursion_limit = "256"]
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use matrix_sdk::config::SyncSettings;
 use matrix_sdk::ruma::api::client::room::create_room;
 use matrix_sdk::ruma::events::InitialStateEvent;
+use matrix_sdk::ruma::events::room::encrypted::OriginalSyncRoomEncryptedEvent;
 use matrix_sdk::ruma::events::room::encryption::RoomEncryptionEventContent;
 use matrix_sdk::ruma::events::room::member::MembershipState;
 use matrix_sdk::ruma::events::room::message::{
@@ -41,6 +43,8 @@ use zonegraph_server::serve::{self, Auth, ServerConfig};
 use zonegraph_tests::synapse::{Synapse, root};
 
 const BOT: &str = "@zonebot:localhost";
+/// Messages of the bot that a player's client could not decrypt, over the whole run.
+static UNREADABLE: AtomicUsize = AtomicUsize::new(0);
 const TOKEN: &str = "bench-token";
 /// The room every player shares with the bot.
 static SHARED: std::sync::OnceLock<OwnedRoomId> = std::sync::OnceLock::new();
@@ -115,6 +119,13 @@ impl Player {
                 if let Some(t) = token_of(ev.content.body()) {
                     a.lock().unwrap().entry(t).or_insert_with(Instant::now);
                 }
+            }
+        });
+        // The bot's messages this player's client could not decrypt (then its answer is
+        // there but unread: not lost by the bot).
+        client.add_event_handler(move |ev: OriginalSyncRoomEncryptedEvent| async move {
+            if ev.sender.as_str() == BOT {
+                UNREADABLE.fetch_add(1, Ordering::SeqCst);
             }
         });
         client.sync_once(SyncSettings::new()).await.unwrap();
@@ -224,6 +235,25 @@ async fn matrix_phase(
         latencies.extend(t.await.unwrap());
     }
     let answered: Vec<Duration> = latencies.iter().flatten().copied().collect();
+    // Late or lost: the answers not there within 60 s get another 60 s.
+    let missing: Vec<(usize, String)> = (0..players.len())
+        .flat_map(|i| (0..k).map(move |n| (i, format!("nowhere-{prefix}{i}-{n}"))))
+        .filter(|(i, t)| !players[*i].arrivals.lock().unwrap().contains_key(t))
+        .collect();
+    if !missing.is_empty() {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        let late = missing
+            .iter()
+            .filter(|(i, t)| players[*i].arrivals.lock().unwrap().contains_key(t))
+            .count();
+        println!(
+            "{what}: {} answers not there within 60 s: {late} came within 60 s more, {} never \
+             (messages of the bot that players' clients could not decrypt, so far: {})",
+            missing.len(),
+            missing.len() - late,
+            UNREADABLE.load(Ordering::SeqCst)
+        );
+    }
     Figures {
         what,
         commands: players.len() * k,

@@ -16,7 +16,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a benchmark")]
 #![recursion_limit = "256"]
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 

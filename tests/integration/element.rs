@@ -44,7 +44,9 @@ impl ElementPlayer {
     pub(crate) fn start(homeserver: &str, user: &str, password: &str, dir: &Path) -> Self {
         let script = root().join("tests/element/player.mjs");
         assert!(
-            root().join("tests/element/node_modules/matrix-js-sdk").exists(),
+            root()
+                .join("tests/element/node_modules/matrix-js-sdk")
+                .exists(),
             "tests/element/node_modules is missing: `cargo xtask setup` runs npm ci there"
         );
         let results = dir.join(format!("{user}-answers.jsonl"));
@@ -91,7 +93,10 @@ impl ElementPlayer {
             if let Ok(Some(status)) = self.child.try_wait() {
                 panic!("{what}: the player process ended ({status}); see its -node.log");
             }
-            assert!(Instant::now() < deadline, "{what}: no answer within {within:?}");
+            assert!(
+                Instant::now() < deadline,
+                "{what}: no answer within {within:?}"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
     }
@@ -118,7 +123,10 @@ impl ElementPlayer {
 
     /// The answer to [`Self::say_later`], every reply decrypted.
     pub(crate) fn said(&mut self) -> String {
-        let v = self.next_answer(Duration::from_secs(130), "the answer to a message said earlier");
+        let v = self.next_answer(
+            Duration::from_secs(130),
+            "the answer to a message said earlier",
+        );
         assert_eq!(v["failures"], json!([]), "replies did not decrypt: {v:#}");
         bodies(&v)
     }
@@ -136,14 +144,21 @@ impl ElementPlayer {
             json!({"op": "say", "room": room, "text": text, "expect": expect, "timeout_ms": 60_000}),
             Duration::from_secs(70),
         );
-        assert_eq!(v["failures"], json!([]), "replies to {text:?} did not decrypt: {v:#}");
+        assert_eq!(
+            v["failures"],
+            json!([]),
+            "replies to {text:?} did not decrypt: {v:#}"
+        );
         bodies(&v)
     }
 
     /// The bot's devices as this player's client judges them: (device id, signed by owner).
     /// Her client tracks them (and so judges them) once she shares an encrypted room with it.
     pub(crate) fn bot_devices(&mut self) -> Vec<(String, bool)> {
-        let v = self.ask(json!({"op": "devices", "user": BOT}), Duration::from_secs(30));
+        let v = self.ask(
+            json!({"op": "devices", "user": BOT}),
+            Duration::from_secs(30),
+        );
         self.last_keys = v["homeserver_keys"].clone();
         v["devices"]
             .as_array()
@@ -178,7 +193,10 @@ impl ElementPlayer {
 
     /// Every message of the bot in `room` so far: (bodies, decryption failures).
     pub(crate) fn messages(&mut self, room: &str) -> (String, Vec<Value>) {
-        let v = self.ask(json!({"op": "messages", "room": room}), Duration::from_secs(30));
+        let v = self.ask(
+            json!({"op": "messages", "room": room}),
+            Duration::from_secs(30),
+        );
         let failures = v["failures"].as_array().cloned().unwrap_or_default();
         (bodies(&v), failures)
     }
@@ -241,7 +259,10 @@ fn an_element_player_in_its_default_trust_mode_plays_the_crypt_with_the_bot() {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;
-        let mode = std::fs::metadata(&key_file).expect("key file").permissions().mode();
+        let mode = std::fs::metadata(&key_file)
+            .expect("key file")
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o600, "the recovery key file is private");
     }
 
@@ -280,18 +301,27 @@ fn an_element_player_in_its_default_trust_mode_plays_the_crypt_with_the_bot() {
         if t.contains("Valdris's Sanctum") || t.contains("Your run ends") {
             break;
         }
-        let next = if t.contains("!zone fight") { "!zone fight" } else { "!zone advance" };
+        let next = if t.contains("!zone fight") {
+            "!zone fight"
+        } else {
+            "!zone advance"
+        };
         t = edda.say(&dm, next, "");
     }
     assert!(t.contains("Valdris's Sanctum"), "the boss's room: {t}");
     let t = edda.say(&dm, "!zone fight", "");
     assert!(!t.is_empty(), "the boss fight was answered");
     let (all, failures) = edda.messages(&dm);
-    assert!(failures.is_empty(), "messages of the bot that did not decrypt: {failures:?}\n{all}");
+    assert!(
+        failures.is_empty(),
+        "messages of the bot that did not decrypt: {failures:?}\n{all}"
+    );
 
     // A public room of the player and the bot is not private: no run link there.
-    let public = edda
-        .ask(json!({"op": "public_room", "bot": BOT}), Duration::from_secs(60))["room"]
+    let public = edda.ask(
+        json!({"op": "public_room", "bot": BOT}),
+        Duration::from_secs(60),
+    )["room"]
         .as_str()
         .expect("room")
         .to_string();
@@ -312,7 +342,10 @@ fn an_element_player_in_its_default_trust_mode_plays_the_crypt_with_the_bot() {
     loop {
         let devices = edda.bot_devices();
         if devices.iter().all(|(_, signed)| *signed) {
-            assert!(devices.iter().any(|(d, _)| *d == second_device), "{devices:?}");
+            assert!(
+                devices.iter().any(|(d, _)| *d == second_device),
+                "{devices:?}"
+            );
             break;
         }
         assert!(

@@ -385,7 +385,11 @@ fn fork_and_merge_rooms_resolve_at_once() {
     let one_lines: Vec<&str> = one.text.lines().collect();
     assert_eq!(one.choices.len(), 2);
     for c in &one.choices {
-        assert_eq!(one_lines[c.line], format!("  {}. {}", c.number, c.words), "{one:?}");
+        assert_eq!(
+            one_lines[c.line],
+            format!("  {}. {}", c.number, c.words),
+            "{one:?}"
+        );
     }
     assert!(one.text.starts_with(&chat::character(&wis(14)).text));
     assert!(chat::one_message(&[]).is_none());

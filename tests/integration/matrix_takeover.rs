@@ -188,7 +188,10 @@ fn a_standby_instance_takes_the_matrix_sync_over_and_answers_the_gap_once() {
     let deadline = Instant::now() + Duration::from_secs(30);
     let mut keyless = keyless;
     while keyless.child.try_wait().expect("wait").is_none() {
-        assert!(Instant::now() < deadline, "the keyless instance did not stop");
+        assert!(
+            Instant::now() < deadline,
+            "the keyless instance did not stop"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     drop(keyless);

@@ -10,13 +10,13 @@ use anyhow::{Context as _, Result, bail};
 use matrix_sdk::ruma::events::room::encrypted::{
     EncryptedEventScheme, OriginalSyncRoomEncryptedEvent,
 };
-use matrix_sdk::ruma::serde::Raw;
 use matrix_sdk::ruma::events::room::history_visibility::HistoryVisibility;
 use matrix_sdk::ruma::events::room::join_rules::JoinRule;
 use matrix_sdk::ruma::events::room::member::{
     MembershipState, OriginalSyncRoomMemberEvent, StrippedRoomMemberEvent,
 };
 use matrix_sdk::ruma::events::room::message::{MessageType, OriginalSyncRoomMessageEvent};
+use matrix_sdk::ruma::serde::Raw;
 use matrix_sdk::ruma::{
     MilliSecondsSinceUnixEpoch, OwnedEventId, OwnedServerName, OwnedUserId, RoomId, ServerName,
     UserId,
@@ -442,10 +442,14 @@ pub async fn is_private_with(room: &Room, player: &UserId) -> bool {
         .await
         .ok()
         .flatten()
-        .is_some_and(|m| matches!(m.membership(), MembershipState::Join | MembershipState::Invite));
+        .is_some_and(|m| {
+            matches!(
+                m.membership(),
+                MembershipState::Join | MembershipState::Invite
+            )
+        });
     let targets = room.direct_targets();
-    player_in
-        && (targets.is_empty() || targets.iter().any(|t| t.as_user_id() == Some(player)))
+    player_in && (targets.is_empty() || targets.iter().any(|t| t.as_user_id() == Some(player)))
 }
 
 /// Leaves `room` when no one but the bot is left in it (a count of exactly one: the bot; a

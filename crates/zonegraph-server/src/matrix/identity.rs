@@ -116,9 +116,7 @@ pub async fn ensure(client: &Client, config: &Config) -> Result<Outcome> {
             bootstrap(client, config).await?;
             Outcome::Created(create_recovery(client, &key).await?)
         }
-        Some(_) if local.is_some_and(|s| s.is_complete()) && signed(client).await? => {
-            Outcome::Kept
-        }
+        Some(_) if local.is_some_and(|s| s.is_complete()) && signed(client).await? => Outcome::Kept,
         Some(_) => {
             let Some(k) = key.given() else {
                 return Err(Refused(format!(

@@ -515,7 +515,10 @@ async fn connect(config: &Config) -> Result<Connected> {
     let lock = session::lock_state_dir(&config.state_dir)?;
     let client = login(config).await?;
     let from = upload_keys(&client).await;
-    let device = client.device_id().map(|d| d.to_string()).unwrap_or_default();
+    let device = client
+        .device_id()
+        .map(|d| d.to_string())
+        .unwrap_or_default();
     let outcome = match identity::ensure(&client, config).await {
         Ok(outcome) => outcome,
         Err(e) => {

@@ -148,7 +148,11 @@ fn rate_limited(e: &matrix_sdk::Error) -> Option<Duration> {
         },
         _ => None,
     };
-    Some(asked.unwrap_or(Duration::from_secs(1)).max(Duration::from_millis(10)))
+    Some(
+        asked
+            .unwrap_or(Duration::from_secs(1))
+            .max(Duration::from_millis(10)),
+    )
 }
 
 /// Errors that a retry cannot fix (forbidden, unknown room, bad request).

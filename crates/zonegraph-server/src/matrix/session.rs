@@ -186,7 +186,9 @@ pub async fn login(config: &Config) -> Result<Client> {
         });
     if let Some(saved) = saved {
         let store = store_dir(&config.state_dir)?;
-        let passphrase = given.clone().unwrap_or_else(|| saved.store_passphrase.clone());
+        let passphrase = given
+            .clone()
+            .unwrap_or_else(|| saved.store_passphrase.clone());
         let client = build_client(&config.homeserver, Some((&store, &passphrase)))
             .await
             .context(

@@ -454,15 +454,20 @@ fn the_recovery_key_file_is_beside_the_state_and_secrets_stay_hidden() {
         identity::recovery_key_file(&state),
         Path::new("/srv/z.db.matrix-recovery-key")
     );
-    let mut args = MatrixArgs::default();
-    args.matrix_homeserver = Some("https://hs".into());
-    args.matrix_user = Some("@bot:hs".into());
-    args.matrix_password = Some("pw".into());
+    let args = MatrixArgs {
+        matrix_homeserver: Some("https://hs".into()),
+        matrix_user: Some("@bot:hs".into()),
+        matrix_password: Some("pw".into()),
+        ..MatrixArgs::default()
+    };
     let mut c = Config::from_args(&args, Path::new("z.db")).unwrap();
     c.recovery_key = Some(Hidden("EsTj 3yST y93F".into()));
     c.store_passphrase = Some(Hidden("hunter2".into()));
     let debug = format!("{c:?}");
-    assert!(!debug.contains("EsTj") && !debug.contains("hunter2"), "{debug}");
+    assert!(
+        !debug.contains("EsTj") && !debug.contains("hunter2"),
+        "{debug}"
+    );
 }
 
 #[tokio::test]
@@ -822,15 +827,23 @@ async fn a_public_room_of_two_gets_no_private_reply() {
     }
     settle(&bot).await;
     let in_room = sent_to(&server, SHARED).await;
-    assert!(in_room[0].contains("You enter Crypt of Valdris"), "{in_room:?}");
     assert!(
-        in_room.iter().all(|b| !b.contains("/run/") && !b.contains("Keys:")),
+        in_room[0].contains("You enter Crypt of Valdris"),
+        "{in_room:?}"
+    );
+    assert!(
+        in_room
+            .iter()
+            .all(|b| !b.contains("/run/") && !b.contains("Keys:")),
         "{in_room:?}"
     );
     let in_dm = sent_to(&server, DM).await;
     assert!(in_dm.iter().any(|b| b.contains("/run/")), "{in_dm:?}");
     // The public room was not taken for the player's DM.
-    assert_eq!(bot.state().store.dm_room(PLAYER).unwrap().as_deref(), Some(DM));
+    assert_eq!(
+        bot.state().store.dm_room(PLAYER).unwrap().as_deref(),
+        Some(DM)
+    );
 }
 
 #[tokio::test]
