@@ -86,6 +86,13 @@ pub mod synapse {
             Synapse::start_as(dir, "default-limits")
         }
 
+        /// [`Synapse::start`] with only `rc_message` at Synapse's default (0.2 messages/s,
+        /// burst 10): the limit a bot meets when it answers; logins and joins stay raised (by
+        /// default one address logs in 5 times, then once every 5 minutes).
+        pub fn start_with_default_message_limit(dir: &Path) -> Synapse {
+            Synapse::start_as(dir, "default-message-limit")
+        }
+
         fn start_as(dir: &Path, limits: &str) -> Synapse {
             let port = super::free_port();
             let status = Command::new(script())

@@ -2,11 +2,12 @@
 # A throwaway Synapse for the Matrix integration test (ZONEGRAPH_SLOW_TESTS=1).
 #
 #   synapse.sh setup                 create the venv (idempotent; cached in ~/.cache/zonegraph)
-#   synapse.sh start DIR PORT [default-limits]
+#   synapse.sh start DIR PORT [default-limits|default-message-limit]
 #                                    set up, write DIR/homeserver.yaml, start Synapse on
 #                                    127.0.0.1:PORT in the background, wait until it answers;
 #                                    with default-limits, Synapse's own rate limits (rc_*, e.g.
-#                                    rc_message 0.2/s, burst 10) instead of raised ones
+#                                    rc_message 0.2/s, burst 10) instead of raised ones;
+#                                    with default-message-limit, only rc_message at default
 #   synapse.sh register DIR PORT USER PASSWORD   register a user with the shared secret
 #   synapse.sh stop DIR              stop the Synapse started in DIR
 #
@@ -34,12 +35,19 @@ start() {
     secret="$(python3 -c 'import secrets; print(secrets.token_hex(16))')"
     sed -e "s|@DIR@|$dir|g" -e "s|@PORT@|$port|g" -e "s|@SECRET@|$secret|g" \
         "$here/homeserver.yaml.in" > "$dir/homeserver.yaml"
-    if [ "$limits" = "default-limits" ]; then
-        # Drop every top-level rc_* block: Synapse's defaults apply.
-        awk '/^rc_/ {skip = 1; next} /^[^ ]/ {skip = 0} !skip' "$dir/homeserver.yaml" \
-            > "$dir/homeserver.yaml.new"
-        mv "$dir/homeserver.yaml.new" "$dir/homeserver.yaml"
-    fi
+    case "$limits" in
+        default-limits)
+            # Drop every top-level rc_* block: Synapse's defaults apply.
+            awk '/^rc_/ {skip = 1; next} /^[^ ]/ {skip = 0} !skip' "$dir/homeserver.yaml" \
+                > "$dir/homeserver.yaml.new"
+            mv "$dir/homeserver.yaml.new" "$dir/homeserver.yaml" ;;
+        default-message-limit)
+            # Only rc_message at Synapse's default (0.2/s, burst 10); logins, joins and
+            # invites stay raised (their defaults admit 5 logins from one address, then one
+            # every 5 minutes).
+            grep -v '^rc_message:' "$dir/homeserver.yaml" > "$dir/homeserver.yaml.new"
+            mv "$dir/homeserver.yaml.new" "$dir/homeserver.yaml" ;;
+    esac
     echo "$secret" > "$dir/shared_secret"
     "$venv/bin/python" -m synapse.app.homeserver -c "$dir/homeserver.yaml" --generate-keys \
         > "$dir/generate.log" 2>&1
@@ -83,5 +91,5 @@ case "$cmd" in
     start) start "$@" ;;
     register) register "$@" ;;
     stop) stop "$@" ;;
-    *) echo "usage: synapse.sh setup | start DIR PORT [default-limits] | register DIR PORT USER PASSWORD | stop DIR" >&2; exit 2 ;;
+    *) echo "usage: synapse.sh setup | start DIR PORT [default-limits|default-message-limit] | register DIR PORT USER PASSWORD | stop DIR" >&2; exit 2 ;;
 esac

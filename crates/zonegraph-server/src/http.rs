@@ -24,14 +24,16 @@ use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
 use serde::Deserialize;
 use serde_json::json;
-use tokio::sync::{broadcast, watch};
+use tokio::sync::watch;
+
+use crate::streams::{Full, Slot, StreamLimits, Streams};
 use tower::{ServiceBuilder, ServiceExt as _};
 use tower_http::services::ServeDir;
 use zonegraph_core::chat;
 use zonegraph_core::limits::Rate;
 
 use crate::service::{CommandError, Service};
-use crate::store::{self, Store};
+use crate::store;
 
 /// Largest request body accepted (a chat command is a few dozen bytes).
 pub const BODY_LIMIT: usize = 16 * 1024;
@@ -70,6 +72,8 @@ pub struct Limits {
     pub request_timeout: Duration,
     /// Most requests handled at once; more are refused with a 503 at once.
     pub max_in_flight: usize,
+    /// The run pages' live streams: per run link, per instance, and how long each lives.
+    pub streams: StreamLimits,
 }
 
 impl Default for Limits {
@@ -78,6 +82,7 @@ impl Default for Limits {
             rate: Some(Rate::new(2, 10)),
             request_timeout: Duration::from_secs(30),
             max_in_flight: 512,
+            streams: StreamLimits::default(),
         }
     }
 }
@@ -90,6 +95,8 @@ pub struct AppState {
     pub access: Access,
     /// The built viewer (index.html and its assets), when there is one.
     pub web: Option<PathBuf>,
+    /// The run pages' live streams.
+    pub streams: Arc<Streams>,
 }
 
 /// A JSON error response.
@@ -567,46 +574,50 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// body `GET /api/runs/{token}` would answer at that moment. The first event is the view
 /// when the stream opens (so a page that reconnects misses nothing); then one each time a
 /// committed write changes the run's player (a command, the fork timeout, an admin's edit of
-/// the sheet) and the view with it.
+/// the sheet) and the view with it. The views come from the run's one feed
+/// ([`crate::streams`]), built once per change however many streams follow it; a stream
+/// past the run's or the instance's limit is refused (503), and one that reached its
+/// lifetime ends (the browser opens it again).
 async fn run_events(
     State(state): State<AppState>,
     closing: Option<Extension<Closing>>,
     UrlPath(token): UrlPath<String>,
 ) -> Response {
-    // Subscribe before the first read: a change committed in between is heard.
-    let changes = state.service.store.changes();
     let store = state.service.store.clone();
     let t = token.clone();
-    let first = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
-        let Some(owner) = store.run_owner(&t)? else {
-            return Ok(None);
-        };
-        Ok(store.run_view(&t)?.map(|v| (owner, v)))
-    })
-    .await;
-    let (owner, view) = match first {
-        Ok(Ok(Some(found))) => found,
+    let owner = match tokio::task::spawn_blocking(move || store.run_owner(&t)).await {
+        Ok(Ok(Some(owner))) => owner,
         Ok(Ok(None)) => return error(StatusCode::NOT_FOUND, "no such run"),
         Ok(Err(e)) => return internal(&e),
-        Err(join) => return internal(&anyhow::anyhow!("run view task failed: {join}")),
+        Err(join) => return internal(&anyhow::anyhow!("run owner task failed: {join}")),
     };
-    let first = match serde_json::to_string(&view) {
-        Ok(json) => json,
-        Err(e) => return internal(&anyhow::anyhow!("cannot write the run view: {e}")),
+    let slot = match state.streams.open_stream(&token, &owner) {
+        Ok(slot) => slot,
+        Err(full) => {
+            let why = match full {
+                Full::Run(n) => format!(
+                    "this run link has {n} live streams open already; the page polls instead"
+                ),
+                Full::Instance(n) => {
+                    format!("this server has {n} live streams open; the page polls instead")
+                }
+            };
+            let mut r = error(StatusCode::SERVICE_UNAVAILABLE, why);
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, header::HeaderValue::from_static("10"));
+            return r;
+        }
     };
     let follow = Follow {
-        store: state.service.store.clone(),
-        token,
-        owner,
-        changes,
+        slot,
         closing: closing.map(|Extension(Closing(rx))| rx),
-        last: first.clone(),
-        pending: Some(first),
+        ends: tokio::time::Instant::now() + state.streams.limits().lifetime,
+        last: Arc::from(""),
     };
     let stream = futures_util::stream::unfold(follow, |mut f| async move {
         let data = f.next().await?;
         Some((
-            Ok::<_, std::convert::Infallible>(Event::default().data(data)),
+            Ok::<_, std::convert::Infallible>(Event::default().data(&*data)),
             f,
         ))
     });
@@ -627,61 +638,39 @@ async fn run_events(
     r
 }
 
-/// One open event stream: what it has sent, and where it hears of changes.
+/// One open event stream: its place (and its run's feed), what it has sent, when it ends.
 struct Follow {
-    store: Arc<Store>,
-    token: String,
-    owner: String,
-    changes: broadcast::Receiver<Arc<str>>,
+    slot: Slot,
     closing: Option<watch::Receiver<bool>>,
-    /// The last view sent (JSON), so an unchanged view is not sent again.
-    last: String,
-    pending: Option<String>,
+    ends: tokio::time::Instant,
+    /// The last view sent, so an unchanged view is not sent again.
+    last: Arc<str>,
 }
 
 impl Follow {
-    /// The next view to send; `None` ends the stream (the server stops, the run is gone).
-    async fn next(&mut self) -> Option<String> {
-        if let Some(first) = self.pending.take() {
-            return Some(first);
-        }
+    /// The next view to send; `None` ends the stream (the server stops, the run is gone, its
+    /// lifetime is over).
+    async fn next(&mut self) -> Option<Arc<str>> {
         loop {
-            let heard = match &mut self.closing {
-                Some(closing) => {
-                    if *closing.borrow() {
-                        return None;
-                    }
-                    tokio::select! {
-                        heard = self.changes.recv() => heard,
-                        _ = closing.changed() => return None,
-                    }
-                }
-                None => self.changes.recv().await,
-            };
-            match heard {
-                Ok(user) if *user != *self.owner => continue,
-                // This player changed, or we missed some notices: read the run again.
-                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
-                Err(broadcast::error::RecvError::Closed) => return None,
+            let now: Arc<str> = self.slot.view.borrow_and_update().clone();
+            if !now.is_empty() && now != self.last {
+                self.last = now.clone();
+                return Some(now);
             }
-            let store = self.store.clone();
-            let token = self.token.clone();
-            let view = tokio::task::spawn_blocking(move || store.run_view(&token)).await;
-            let json = match view {
-                Ok(Ok(Some(view))) => serde_json::to_string(&view).ok()?,
-                Ok(Ok(None)) => return None,
-                Ok(Err(e)) => {
-                    eprintln!("zonegraph: run events: {e:#}");
-                    continue;
-                }
-                Err(e) => {
-                    eprintln!("zonegraph: run events: {e}");
-                    continue;
+            let (closing, view, ends) = (&mut self.closing, &mut self.slot.view, self.ends);
+            let closed = async move {
+                match closing {
+                    Some(c) if *c.borrow() => {}
+                    Some(c) => {
+                        let _ = c.changed().await;
+                    }
+                    None => std::future::pending::<()>().await,
                 }
             };
-            if json != self.last {
-                self.last.clone_from(&json);
-                return Some(json);
+            tokio::select! {
+                changed = view.changed() => changed.ok()?,
+                () = closed => return None,
+                () = tokio::time::sleep_until(ends) => return None,
             }
         }
     }

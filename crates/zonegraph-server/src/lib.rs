@@ -19,6 +19,7 @@ pub mod play;
 pub mod serve;
 pub mod service;
 pub mod store;
+pub mod streams;
 pub mod zones;
 
 use std::process::ExitCode;

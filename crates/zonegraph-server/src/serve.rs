@@ -14,6 +14,7 @@ use zonegraph_core::limits::Rate;
 use crate::http::{self, Access, AppState, Limits};
 use crate::service::{self, Service};
 use crate::store::{self, CharacterRules, CommandSettings, DbAt, GameSettings, RunIds, Store};
+use crate::streams::Streams;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -531,6 +532,10 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
         service: Service::new(store.clone(), settings, config.limits.rate),
         access,
         web: viewer.clone(),
+        streams: Streams::new(
+            store.clone(),
+            config.limits.streams.within(open_file_limit()),
+        ),
     };
     let limits = config.limits;
     let (tx, rx) = oneshot::channel::<()>();
@@ -552,14 +557,13 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
                     tokio::spawn(service::sweep_forever(state.service.clone(), sweep_every));
                 let app =
                     http::router(state, &limits).layer(axum::Extension(http::Closing(closing_rx)));
-                let served = axum::serve(listener, app)
-                    .with_graceful_shutdown(async move {
-                        let _ = rx.await;
-                        let _ = closing_tx.send(true);
-                    })
-                    .await;
+                serve_http(listener, app, async move {
+                    let _ = rx.await;
+                    let _ = closing_tx.send(true);
+                })
+                .await;
                 sweeper.abort();
-                served.context("the HTTP server failed")
+                Ok(())
             })
         })?;
     Ok(Server {
@@ -574,6 +578,80 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
         shutdown: Some(tx),
         thread: Some(thread),
     })
+}
+
+/// How long a client has to send a request's head, and an idle kept-alive connection to
+/// start its next one: a half-sent request holds a socket no longer than this.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Serves `app` on `listener` until `stop` ends, then waits for the open connections (the
+/// event streams end when told to). HTTP/1.1 by hyper with its timer, so that
+/// [`HEADER_READ_TIMEOUT`] is in force (`axum::serve` sets none). An accept that fails (out
+/// of open files) is tried again after a pause rather than in a busy loop.
+async fn serve_http(
+    listener: tokio::net::TcpListener,
+    app: axum::Router,
+    stop: impl std::future::Future<Output = ()>,
+) {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use hyper_util::service::TowerToHyperService;
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT);
+    let mut failing = crate::service::Failing::default();
+    tokio::pin!(stop);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    if let Some(line) = failing.ok("accepting connections again") {
+                        eprintln!("zonegraph: {line}");
+                    }
+                    stream
+                }
+                Err(e) => {
+                    if let Some(line) = failing.failed(&format!("cannot accept a connection ({e})")) {
+                        eprintln!("zonegraph: {line}");
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut stop => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let conn =
+            http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+}
+
+/// The process's open-file limit (soft), or a common default where it cannot be read.
+fn open_file_limit() -> u64 {
+    #[cfg(unix)]
+    if let Ok((soft, _)) = rlimit::getrlimit(rlimit::Resource::NOFILE) {
+        return soft;
+    }
+    1_024
+}
+
+/// Raises the soft open-file limit to the hard one (a live stream is a socket) and says
+/// what it is now.
+pub fn raise_open_file_limit() {
+    #[cfg(unix)]
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(n) => eprintln!("zonegraph: open-file limit: {n}"),
+        Err(e) => eprintln!(
+            "zonegraph: cannot raise the open-file limit ({e}); it stays {}",
+            open_file_limit()
+        ),
+    }
 }
 
 /// SIGHUP reloads the zone files, all or nothing: a directory with any error leaves the
@@ -634,6 +712,7 @@ fn matrix_base(db: &DbAt) -> PathBuf {
 /// `zonegraph serve`: starts, says where and how to talk to the bot, runs until Ctrl-C.
 pub fn run(args: &Args) -> Result<ExitCode> {
     let config = ServerConfig::from_args(args)?;
+    raise_open_file_limit();
     #[cfg(feature = "matrix")]
     let matrix = args
         .matrix
