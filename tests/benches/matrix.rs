@@ -27,6 +27,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use matrix_sdk::config::SyncSettings;
+use matrix_sdk::ruma::api::client::filter::FilterDefinition;
+use matrix_sdk::ruma::api::client::sync::sync_events::v3::Filter;
 use matrix_sdk::ruma::api::client::room::create_room;
 use matrix_sdk::ruma::events::InitialStateEvent;
 use matrix_sdk::ruma::events::room::encrypted::OriginalSyncRoomEncryptedEvent;
@@ -128,12 +130,16 @@ impl Player {
                 UNREADABLE.fetch_add(1, Ordering::SeqCst);
             }
         });
-        client.sync_once(SyncSettings::new()).await.unwrap();
+        // Up to 200 events per room per sync: with Synapse's default of 10, a busy shared
+        // room's sync is "limited" and the events before its last 10 never reach a handler
+        // (they are on the server, but this client never reads them).
+        let mut filter = FilterDefinition::default();
+        filter.room.timeline.limit = Some(200_u32.into());
+        let settings = SyncSettings::new().filter(Filter::FilterDefinition(filter));
+        client.sync_once(settings.clone()).await.unwrap();
         let c = client.clone();
         tokio::spawn(async move {
-            let _ = c
-                .sync(SyncSettings::new().timeout(Duration::from_secs(10)))
-                .await;
+            let _ = c.sync(settings.timeout(Duration::from_secs(10))).await;
         });
         let bot: OwnedUserId = UserId::parse(BOT).unwrap();
         let dm = client.create_dm(&bot).await.unwrap();
