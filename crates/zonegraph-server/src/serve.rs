@@ -536,6 +536,7 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
             store.clone(),
             config.limits.streams.within(open_file_limit()),
         ),
+        health: Arc::default(),
     };
     let limits = config.limits;
     let (tx, rx) = oneshot::channel::<()>();
