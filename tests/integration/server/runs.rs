@@ -119,35 +119,11 @@ fn events_until(
 
 /// Opens `GET /api/runs/{token}/events`; the reader after the response head.
 fn open_events(server: &Server, token: &str) -> std::io::BufReader<std::net::TcpStream> {
-    use std::io::{BufRead as _, Write as _};
-    let mut s = std::net::TcpStream::connect(server.addr).expect("connect");
-    write!(
-        s,
-        "GET /api/runs/{token}/events HTTP/1.1\r\nhost: {}\r\naccept: text/event-stream\r\n\r\n",
-        server.addr
-    )
-    .expect("request");
-    let mut r = std::io::BufReader::new(s);
-    let mut head = String::new();
-    loop {
-        let mut line = String::new();
-        r.read_line(&mut line).expect("head");
-        if line.trim_end().is_empty() {
-            break;
-        }
-        head.push_str(&line);
-    }
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    assert!(
-        head.to_ascii_lowercase()
-            .contains("content-type: text/event-stream"),
-        "{head}"
-    );
+    let (status, head, r) = try_events(server.addr, token);
+    assert!(status.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(head.contains("content-type: text/event-stream"), "{head}");
     // Behind nginx the events must not wait in its buffer.
-    assert!(
-        head.to_ascii_lowercase().contains("x-accel-buffering: no"),
-        "{head}"
-    );
+    assert!(head.contains("x-accel-buffering: no"), "{head}");
     r
 }
 
@@ -194,8 +170,8 @@ fn a_run_page_hears_a_move_made_in_chat_within_a_second() {
     assert!(stopping.elapsed() < Duration::from_secs(5));
 }
 
-/// Opens `GET /api/runs/{token}/events` and returns the status line and the reader (its
-/// head read).
+/// Opens `GET /api/runs/{token}/events`: its status line, its head (lower-cased) and the
+/// reader after the head.
 fn try_events(
     addr: std::net::SocketAddr,
     token: &str,
