@@ -874,6 +874,19 @@ pub fn abandoned_withdrawn(zone_id: &str) -> Reply {
     out.done()
 }
 
+/// The notice to a player whose run is in a zone an operator has just withdrawn: the run
+/// goes on, on the graph it started on, but no new run can start there.
+pub fn zone_withdrawn(zone_name: &str, zone_id: &str) -> Reply {
+    let mut out = Out::default();
+    out.put(&format!(
+        "{zone_name} ({zone_id}) has been withdrawn from this server. Your run there goes on \
+         as it was: finish it, or leave it with "
+    ))
+    .code("!zone abandon")
+    .put(". No new run can start there.");
+    out.done()
+}
+
 /// A command refused by the rate limit: try again after `retry_after_ms`.
 pub fn slow_down(retry_after_ms: u64) -> Reply {
     let mut out = Out::default();

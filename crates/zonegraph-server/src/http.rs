@@ -189,7 +189,8 @@ pub fn router(state: AppState, limits: &Limits) -> Router {
                 .post(publish)
                 .layer(DefaultBodyLimit::max(ZONE_BODY_LIMIT)),
         )
-        .route("/api/zones/{zone_id}", get(zone))
+        .route("/api/zones/{zone_id}", get(zone).delete(withdraw))
+        .route("/api/zones/{zone_id}/versions", get(zone_versions))
         // A run view of 100 rooms is ≈ 31 KB of JSON, ≈ 2 KB gzipped: it shares a phone's
         // link with the run page's wasm on the first visit.
         .route(
@@ -441,10 +442,9 @@ async fn zones(State(state): State<AppState>, headers: HeaderMap) -> Response {
     if let Err(r) = authorize(&state, &headers) {
         return r;
     }
-    let list: Vec<_> = state
-        .service
-        .store
-        .zones()
+    let served = state.service.store.served();
+    let list: Vec<_> = served
+        .zones
         .iter()
         .map(|z| {
             json!({
@@ -455,10 +455,134 @@ async fn zones(State(state): State<AppState>, headers: HeaderMap) -> Response {
                 "max_level": z.max_level,
                 "rooms": z.graph.node_count(),
                 "passages": z.graph.edge_count(),
+                "version": served.versions.get(&z.id).map(version_json),
             })
         })
         .collect();
-    Json(json!({ "zones": list })).into_response()
+    Json(json!({ "zones": list, "sequence": served.sequence })).into_response()
+}
+
+/// A zone version's record as the API shows it.
+fn version_json(v: &crate::db::VersionRow) -> serde_json::Value {
+    json!({
+        "seq": v.seq,
+        "content_hash": v.content_hash,
+        "withdrawn": v.withdrawn,
+        "source": v.source,
+        "made_by": v.made_by,
+        "instance": v.instance,
+        "created_at_ms": v.created_at_ms,
+        "file_kept": v.has_file,
+    })
+}
+
+/// Who the caller says they are (`X-Zonegraph-By`, for the version record), else "api".
+fn author(headers: &HeaderMap, source: String) -> store::Author {
+    let by = headers
+        .get("x-zonegraph-by")
+        .and_then(|v| v.to_str().ok())
+        .map(|s| {
+            s.chars()
+                .filter(|c| !c.is_control())
+                .take(64)
+                .collect::<String>()
+        })
+        .filter(|s| !s.trim().is_empty());
+    store::Author {
+        source,
+        made_by: by.unwrap_or_else(|| "api".into()),
+    }
+}
+
+/// `GET /api/zones/{zone_id}/versions`: every version of the zone, oldest first (404 when
+/// it never had one).
+async fn zone_versions(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    UrlPath(zone_id): UrlPath<String>,
+) -> Response {
+    if let Err(r) = authorize(&state, &headers) {
+        return r;
+    }
+    let store = state.service.store.clone();
+    let id = zone_id.clone();
+    match tokio::task::spawn_blocking(move || store.zone_history(&id)).await {
+        Ok(Ok(list)) if list.is_empty() => {
+            error(StatusCode::NOT_FOUND, format!("no zone {zone_id:?}"))
+        }
+        Ok(Ok(list)) => Json(json!({
+            "zone_id": zone_id,
+            "versions": list.iter().map(version_json).collect::<Vec<_>>(),
+        }))
+        .into_response(),
+        Ok(Err(e)) => internal(&e),
+        Err(join) => internal(&anyhow::anyhow!("versions task failed: {join}")),
+    }
+}
+
+/// `DELETE /api/zones/{zone_id}` (`?force=true` to withdraw it while players have runs
+/// there): withdraws the zone on every instance (see [`Store::withdraw`]). 200 with
+/// `{"withdrawn", "seq", "players_told", "zones"}`; 404 for a zone not served; 409 while
+/// players have runs there; 422 when the other zones do not stand without it.
+async fn withdraw(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    UrlPath(zone_id): UrlPath<String>,
+    axum::extract::RawQuery(query): axum::extract::RawQuery,
+) -> Response {
+    if let Err(r) = authorize(&state, &headers) {
+        return r;
+    }
+    let force = match query.as_deref() {
+        None | Some("") => false,
+        Some("force=true") | Some("force=1") => true,
+        Some(other) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("unknown query {other:?}: the only one is force=true; nothing was changed"),
+            );
+        }
+    };
+    let store = state.service.store.clone();
+    let by = author(&headers, "DELETE /api/zones".into());
+    let id = zone_id.clone();
+    match tokio::task::spawn_blocking(move || store.withdraw(&id, force, &by)).await {
+        Ok(Ok(Ok(w))) => {
+            eprintln!(
+                "zonegraph: withdrew zone {} (version {}); {} players told; serving {} zones",
+                w.zone_id, w.seq, w.players_told, w.zones
+            );
+            Json(json!({
+                "withdrawn": w.zone_id,
+                "seq": w.seq,
+                "players_told": w.players_told,
+                "zones": w.zones,
+            }))
+            .into_response()
+        }
+        Ok(Ok(Err(store::Refused::Unknown(id)))) => error(
+            StatusCode::NOT_FOUND,
+            format!("no zone {id:?} is served; nothing was changed"),
+        ),
+        Ok(Ok(Err(store::Refused::Active { zone_id, players }))) => error(
+            StatusCode::CONFLICT,
+            format!(
+                "{players} player(s) have a run in zone {zone_id:?}: withdraw it with \
+                 ?force=true to tell them (their runs go on to their end); nothing was changed"
+            ),
+        ),
+        Ok(Ok(Err(store::Refused::Findings(checked)))) => (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            Json(json!({
+                "error": "the other zones have errors without this one; nothing was changed",
+                "zones": checked,
+            })),
+        )
+            .into_response(),
+        Ok(Ok(Err(other))) => internal(&anyhow::anyhow!("unexpected refusal: {other:?}")),
+        Ok(Err(e)) => internal(&e),
+        Err(join) => internal(&anyhow::anyhow!("withdraw task failed: {join}")),
+    }
 }
 
 /// `POST /api/zones`: publishes the zone file in the body (see [`Store::publish`]): 200 with
@@ -496,18 +620,22 @@ async fn publish(
         }
     };
     let store = state.service.store.clone();
-    match tokio::task::spawn_blocking(move || store.publish(&body)).await {
+    let by = author(&headers, "POST /api/zones".into());
+    match tokio::task::spawn_blocking(move || store.publish(&body, &by)).await {
         Ok(Ok(Ok(p))) => {
             eprintln!(
-                "zonegraph: published zone {} ({}); serving {} zones",
-                p.zone_id, p.file, p.zones
+                "zonegraph: published zone {} as version {} ({}); serving {} zones",
+                p.zone_id, p.seq, p.file, p.zones
             );
             Json(json!({
                 "published": p.zone_id,
                 "file": p.file,
                 "replaced": p.replaced,
+                "seq": p.seq,
+                "unchanged": p.unchanged,
                 "zones": p.zones,
                 "findings": { "zones": p.findings },
+                "warning": p.warning,
             }))
             .into_response()
         }
@@ -534,6 +662,7 @@ async fn publish(
                  changed"
             ),
         ),
+        Ok(Ok(Err(other))) => internal(&anyhow::anyhow!("unexpected refusal: {other:?}")),
         Ok(Err(e)) => internal(&e),
         Err(join) => internal(&anyhow::anyhow!("publish task failed: {join}")),
     }

@@ -3,6 +3,7 @@
 //! `char`, `import`; `gogobee` reads gogobee's Go zone sources for `import`) and the bot's server (`db`, `store`, `http`, `serve`; `matrix`, the Matrix
 //! transport); `main.rs` only parses the command line, so tests drive the same code in memory.
 
+pub mod catalog;
 pub mod character;
 pub mod check;
 pub mod client;
@@ -20,6 +21,7 @@ pub mod serve;
 pub mod service;
 pub mod store;
 pub mod streams;
+pub mod zone_admin;
 pub mod zones;
 
 use std::process::ExitCode;
@@ -55,6 +57,8 @@ pub enum Cmd {
     Char(character::Args),
     /// Import zones from another game's sources into checked zone files.
     Import(import::Args),
+    /// The zones a database serves and their versions; withdraw a zone.
+    Zones(zone_admin::Args),
 }
 
 /// Runs a parsed command line; errors become exit code 2 with the message on stderr.
@@ -67,6 +71,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Cmd::Migrate(args) => migrate::run(&args),
         Cmd::Char(args) => character::run(&args),
         Cmd::Import(args) => import::run(&args),
+        Cmd::Zones(args) => zone_admin::run(&args),
         Cmd::Schema => {
             print!("{}", zonegraph_core::format::json_schema());
             Ok(ExitCode::SUCCESS)

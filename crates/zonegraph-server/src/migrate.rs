@@ -95,19 +95,29 @@ pub fn migrate(args: &Args) -> Result<String> {
     db::migrate(&mut conn)?;
     let after = db::user_version(&conn)?;
     out.push_str(&format!("{}: schema {before} -> {after}\n", path.display()));
-    if let Some(dir) = &args.zones {
-        let (files, warnings) = store::read_zone_dir(dir)?;
-        for w in warnings {
-            eprintln!("zonegraph: {w}");
+    let zones = match &args.zones {
+        Some(dir) => {
+            // The folder synced into the zone versions, as `serve` does at its start.
+            let database = db::Database::open(&db::DbAt::Sqlite(path.clone()))?;
+            let (catalog, synced) = crate::catalog::Catalog::open(&database, dir)?;
+            for w in &synced.warnings {
+                eprintln!("zonegraph: {w}");
+            }
+            for b in &synced.behind {
+                eprintln!("zonegraph: {}", b.words());
+            }
+            out.push_str(&format!(
+                "imported {} zone file{} from {} ({} zones served)\n",
+                synced.imported.len(),
+                if synced.imported.len() == 1 { "" } else { "s" },
+                dir.display(),
+                catalog.served().zones.len()
+            ));
+            catalog.served().zones.as_ref().clone()
         }
-        db::import_zones(&mut conn, &files, store::now_ms())?;
-        out.push_str(&format!(
-            "imported {} zones from {}\n",
-            files.len(),
-            dir.display()
-        ));
-    }
-    let zones = db::load_zones(&conn)?;
+        None => db::Database::open(&db::DbAt::Sqlite(path.clone()))?
+            .read(|tx| Ok(tx.table_zones()?.into_iter().map(|(_, z)| z).collect()))?,
+    };
     let (rows, cold) = db::run_rows(&conn)?;
     out.push_str(&format!(
         "dnd_zone_run: {rows} row{}, {cold} without a graph position\n",

@@ -29,9 +29,15 @@ pub struct Args {
         value_parser = parse_db
     )]
     pub db: DbAt,
-    /// Directory of zone files: validated and imported at every start.
+    /// Directory of zone files: at every start and on SIGHUP, its new and newer files are
+    /// checked and imported as zone versions (a file older than the database's version is
+    /// left alone and named). May be empty when the database has the zones.
     #[arg(long, default_value = "zones")]
     pub zones: PathBuf,
+    /// PostgreSQL behind a transaction pooler (PgBouncer), where LISTEN does not reach:
+    /// instances find each other's changes by polling alone (every half second).
+    #[arg(long)]
+    pub no_listen: bool,
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: String,
@@ -316,6 +322,8 @@ pub struct ServerConfig {
     pub characters: CharacterRules,
     /// The built-in rules' starting scores, or a host game (`--host-hook`).
     pub game: GameSettings,
+    /// Whether to LISTEN for other instances' changes (PostgreSQL; `--no-listen` off).
+    pub listen_db: bool,
 }
 
 impl std::fmt::Debug for ServerConfig {
@@ -333,6 +341,7 @@ impl std::fmt::Debug for ServerConfig {
             .field("admins", &self.admins)
             .field("characters", &self.characters)
             .field("game", &self.game)
+            .field("listen_db", &self.listen_db)
             .finish_non_exhaustive()
     }
 }
@@ -357,6 +366,7 @@ impl ServerConfig {
             admins: Vec::new(),
             characters: CharacterRules::AdminsOnly,
             game: GameSettings::default(),
+            listen_db: true,
         }
     }
 
@@ -395,6 +405,7 @@ impl ServerConfig {
         } else {
             CharacterRules::AdminsOnly
         };
+        c.listen_db = !args.no_listen;
         c.game.starting_scores = args.starting_scores.0;
         c.game.host_hook = args
             .host_hook
@@ -427,6 +438,8 @@ pub struct Server {
     runtime: tokio::runtime::Handle,
     shutdown: Option<oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<Result<()>>>,
+    /// Follows the other instances' changes while the server runs.
+    _watcher: Watcher,
 }
 
 impl Server {
@@ -528,14 +541,16 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
         }
         Auth::Off => (Access::Open { listen: addr }, None),
     };
+    let streams = Streams::new(
+        store.clone(),
+        config.limits.streams.within(open_file_limit()),
+    );
+    let watcher = Watcher::start(store.clone(), streams.clone(), config.listen_db)?;
     let state = AppState {
         service: Service::new(store.clone(), settings, config.limits.rate),
         access,
         web: viewer.clone(),
-        streams: Streams::new(
-            store.clone(),
-            config.limits.streams.within(open_file_limit()),
-        ),
+        streams,
         health: Arc::default(),
     };
     let limits = config.limits;
@@ -578,7 +593,69 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
         runtime,
         shutdown: Some(tx),
         thread: Some(thread),
+        _watcher: watcher,
     })
+}
+
+/// How often an instance looks for the changes other instances (or `zonegraph zones`) made,
+/// without a wake-up: a missed notification, a pooler that passes none, SQLite.
+pub const POLL_EVERY: Duration = Duration::from_millis(500);
+
+/// The thread that brings this instance up to date with the others: at each wake-up from
+/// the database (a notification at another instance's commit) and every [`POLL_EVERY`], it
+/// serves the zones as the database has them and tells the run pages' feeds whose run or
+/// sheet changed. Stopped when dropped.
+#[derive(Debug)]
+struct Watcher {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Watcher {
+    fn start(store: Arc<Store>, streams: Arc<Streams>, listen: bool) -> Result<Watcher> {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("zonegraph-watch".into())
+            .spawn(move || {
+                let wakeups = store.wakeups(listen);
+                // Said once per failing streak, not every half second.
+                let mut failing = false;
+                while !stopped.load(Ordering::SeqCst) {
+                    let caught = store
+                        .refresh_zones()
+                        .and_then(|_| streams.catch_up().map(|_| ()));
+                    match caught {
+                        Ok(()) if failing => {
+                            eprintln!("zonegraph: following other instances again");
+                            failing = false;
+                        }
+                        Ok(()) => {}
+                        Err(e) if !failing => {
+                            eprintln!("zonegraph: cannot follow other instances' changes: {e:#}");
+                            failing = true;
+                        }
+                        Err(_) => {}
+                    }
+                    wakeups.wait(POLL_EVERY);
+                }
+            })
+            .context("cannot start the watcher")?;
+        Ok(Watcher {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 /// How long a client has to send a request's head, and an idle kept-alive connection to

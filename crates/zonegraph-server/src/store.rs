@@ -5,23 +5,23 @@
 //! it from `spawn_blocking`, one command per user at a time (see `crate::http`); never call
 //! it from inside an async task (the PostgreSQL driver blocks on a runtime of its own).
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, RwLock, mpsc};
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::{Arc, mpsc};
 
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Result, bail};
 use serde::Serialize;
 use zonegraph_core::bot::{self, AdminEdit, Authority, Context, Game, Player};
 use zonegraph_core::chat::{self, Reply};
 use zonegraph_core::command::Syntax;
 use zonegraph_core::engine::{self, CharEdit, Character, HostOutcome, PlayerView, Refusal, Run};
-use zonegraph_core::validate::CheckedZone;
-use zonegraph_core::zone::{self, Zone};
-use zonegraph_core::{rules, validate};
+use zonegraph_core::rules;
+use zonegraph_core::zone::Zone;
 
+pub use crate::catalog::{Author, Published, Refused, Withdrawn};
+use crate::catalog::{Catalog, ForRun};
 use crate::db::{self, Notice, StoredCharacter, StoredRun, WarmUp};
 use crate::host::HostHook;
-use crate::zones;
 
 /// How many times a command is recomputed when its compare-and-set loses a race.
 const CAS_ATTEMPTS: usize = 16;
@@ -67,18 +67,12 @@ pub const GOGOBEE_SHARED: &str = "this database still has gogobee's linear run c
     while zonegraph does; `zonegraph migrate --purge-legacy` drops those columns once every \
     run is warm.";
 
-/// The database plus the zones loaded from it.
+/// The database plus the zones served from it.
 #[derive(Debug)]
 pub struct Store {
     db: db::Database,
-    /// The zone version ([`db::Database::zone_version`]) of the graphs served, checked before
-    /// each command so that a publish on another instance is served here too.
-    zone_version: std::sync::atomic::AtomicI64,
-    /// The zone files' directory (`--zones`): reloads and publishing read and write it.
-    zones_dir: PathBuf,
-    zones: RwLock<Served>,
-    /// One reload or publish at a time.
-    publishing: Mutex<()>,
+    /// The zones served, their versions, and the graphs runs still walk.
+    catalog: Catalog,
     game: GameSettings,
     /// The user whose run or sheet a committed write changed (what the run pages follow).
     changes: tokio::sync::broadcast::Sender<Arc<str>>,
@@ -100,112 +94,6 @@ impl Default for GameSettings {
             host_hook: None,
         }
     }
-}
-
-/// The zones served, and the graphs they replaced that runs in progress still walk.
-///
-/// A run keeps the graph it started with: a run that started before its zone was replaced
-/// (published again, or changed by a reload) is answered with the replaced graph until it
-/// ends; runs started after are on the new one. Replaced graphs live in memory only: after
-/// a restart every run is on the graph in the files.
-#[derive(Debug)]
-struct Served {
-    current: Arc<Vec<Zone>>,
-    /// When each current zone's graph began to be served (absent: since the process began).
-    since: BTreeMap<String, i64>,
-    replaced: Vec<Replaced>,
-}
-
-/// A graph that was served from `from` until `until` (Unix ms).
-#[derive(Debug)]
-struct Replaced {
-    zone: Arc<Zone>,
-    from: i64,
-    until: i64,
-}
-
-impl Served {
-    fn new(zones: Vec<Zone>) -> Served {
-        Served {
-            current: Arc::new(zones),
-            since: BTreeMap::new(),
-            replaced: Vec::new(),
-        }
-    }
-
-    /// The zones `run` is played on: the current ones, with the run's own zone as it was when
-    /// the run started if it has been replaced since (and the run is not over).
-    fn for_run(&self, run: Option<&Run>) -> Arc<Vec<Zone>> {
-        let Some(run) = run.filter(|r| r.completed_at.is_none()) else {
-            return self.current.clone();
-        };
-        let old = self.replaced.iter().rev().find(|r| {
-            r.zone.id == run.zone_id && r.from <= run.started_at && run.started_at < r.until
-        });
-        let Some(old) = old else {
-            return self.current.clone();
-        };
-        let mut zones: Vec<Zone> = self.current.as_ref().clone();
-        match zones.iter_mut().find(|z| z.id == run.zone_id) {
-            Some(z) => *z = (*old.zone).clone(),
-            None => zones.push((*old.zone).clone()),
-        }
-        Arc::new(zones)
-    }
-
-    /// Serves `zones` from `now` on; every graph that changed or left is kept as replaced.
-    fn replace(&mut self, zones: Vec<Zone>, now: i64) {
-        let unchanged = |old: &Zone| {
-            zones
-                .iter()
-                .find(|z| z.id == old.id)
-                .is_some_and(|z| z.to_file() == old.to_file())
-        };
-        for old in self.current.iter() {
-            if unchanged(old) {
-                continue;
-            }
-            let from = self.since.get(&old.id).copied().unwrap_or(i64::MIN);
-            self.replaced.push(Replaced {
-                zone: Arc::new(old.clone()),
-                from,
-                until: now,
-            });
-            self.since.insert(old.id.clone(), now);
-        }
-        for z in &zones {
-            self.since.entry(z.id.clone()).or_insert(now);
-        }
-        self.since.retain(|id, _| zones.iter().any(|z| &z.id == id));
-        self.current = Arc::new(zones);
-    }
-}
-
-/// What publishing a zone file did.
-#[derive(Debug, Serialize)]
-pub struct Published {
-    pub zone_id: String,
-    /// The file written under `--zones`.
-    pub file: String,
-    /// Whether it replaced a zone served before (runs on the old graph keep it).
-    pub replaced: bool,
-    /// How many zones are served now.
-    pub zones: usize,
-    /// Every zone file's findings (warnings only), as `zonegraph check --json` reports them.
-    pub findings: Vec<CheckedZone>,
-}
-
-/// Why a zone file was not published; nothing was changed.
-#[derive(Debug)]
-pub enum Refused {
-    /// The zone files, the new one among them, have errors: every file's findings, as
-    /// `zonegraph check --json` reports them.
-    Findings(Vec<CheckedZone>),
-    /// The zone id cannot name a file.
-    BadId(String),
-    /// A new zone's file name (`<id>.json`, compared without case, as a case-insensitive file
-    /// system would) is the file of another zone, or of a file that is not a zone.
-    FileTaken { zone_id: String, file: String },
 }
 
 /// How many change notices a slow follower may fall behind before it is told it lagged
@@ -266,6 +154,9 @@ pub struct RunView {
     pub view: PlayerView,
     /// The chat's `!zone status` words for it.
     pub status: Reply,
+    /// The change stamp of the rows it was built from (see [`db::Tx::run_stamps`]).
+    #[serde(skip)]
+    pub stamp: (i64, i64),
 }
 
 /// What a command gives back: the queued notices to show before the replies (they stay
@@ -286,58 +177,10 @@ struct Loaded {
     notices: Vec<Notice>,
 }
 
-/// Zones with the file each came from, in file order.
-pub type ZoneFiles = Vec<(String, Zone)>;
-
-/// Validates the zone files of `dir`: the zones in order with their file names, and the
-/// warnings; any error refuses, listing every finding.
-pub fn read_zone_dir(dir: &Path) -> Result<(ZoneFiles, Vec<String>)> {
-    let files = zones::expand(&[dir.to_path_buf()])
-        .with_context(|| format!("cannot read the zones in {}", dir.display()))?;
-    if files.is_empty() {
-        // Importing nothing would wipe the zone tables and strand every run.
-        bail!(
-            "{} holds no zone files (*.json); pass --zones with the directory of your zones",
-            dir.display()
-        );
-    }
-    let sources = zones::read_all(&files)?;
-    let checked = validate::check_sources_with(&sources, validate::CheckOptions { stats: false });
-    let mut errors = String::new();
-    let mut warnings = Vec::new();
-    for c in &checked {
-        if c.has_errors() {
-            zones::write_findings(&mut errors, c);
-        } else {
-            for d in &c.diagnostics {
-                warnings.push(format!(
-                    "warning[{}]: {} ({}, zone {})",
-                    d.code,
-                    d.message,
-                    c.file,
-                    c.zone_id.as_deref().unwrap_or("?")
-                ));
-            }
-        }
-    }
-    if !errors.is_empty() {
-        bail!(
-            "zones in {} have errors:\n{}",
-            dir.display(),
-            errors.trim_end()
-        );
-    }
-    let mut out = Vec::with_capacity(sources.len());
-    for (file, text) in &sources {
-        let (zone, _) = zone::load(text).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
-        out.push((file.clone(), zone));
-    }
-    Ok((out, warnings))
-}
-
 impl Store {
-    /// Opens the database, migrates it, validates and imports the zones of `zones_dir` in one
-    /// transaction, loads the runtime graphs back from the tables and warms legacy runs up.
+    /// Opens the database, migrates it, syncs the zone files of `zones_dir` into its zone
+    /// versions (`crate::catalog`: new and newer files only), serves the newest versions and
+    /// warms legacy runs up.
     pub fn open(path: &Path, zones_dir: &Path) -> Result<(Store, Opened)> {
         Store::open_at(&DbAt::from(path.to_path_buf()), zones_dir)
     }
@@ -346,19 +189,16 @@ impl Store {
     /// several instances starting together apply each once) and there is no legacy warm-up
     /// (a gogobee database is SQLite: migrate it there first, then copy it over).
     pub fn open_at(at: &DbAt, zones_dir: &Path) -> Result<(Store, Opened)> {
-        let (files, mut warnings) = read_zone_dir(zones_dir)?;
         let db = db::Database::open(at)?;
-        let at = db.import_zones(&files, now_ms())?;
-        let warm_up = db.warm_up_legacy(&at.zones, now_ms())?;
+        let (catalog, synced) = Catalog::open(&db, zones_dir)?;
+        let mut warnings = synced_words(&synced, zones_dir);
+        let warm_up = db.warm_up_legacy(&catalog.served().zones, now_ms())?;
         if db.has_gogobee_run_columns() {
             warnings.push(GOGOBEE_SHARED.to_string());
         }
         let store = Store {
             db,
-            zone_version: at.version.into(),
-            zones_dir: zones_dir.to_path_buf(),
-            zones: RwLock::new(Served::new(at.zones)),
-            publishing: Mutex::new(()),
+            catalog,
             game: GameSettings::default(),
             changes: tokio::sync::broadcast::channel(CHANGE_BACKLOG).0,
         };
@@ -386,148 +226,81 @@ impl Store {
         let _ = self.changes.send(Arc::from(user));
     }
 
-    /// The zones served now, loaded from the tables.
+    /// The zones served now.
     pub fn zones(&self) -> Arc<Vec<Zone>> {
-        self.served().current.clone()
+        self.catalog.served().zones.clone()
     }
 
-    fn served(&self) -> std::sync::RwLockReadGuard<'_, Served> {
-        self.zones.read().unwrap_or_else(|p| p.into_inner())
+    /// The zones served now, with their versions.
+    pub fn served(&self) -> Arc<crate::catalog::Served> {
+        self.catalog.served()
     }
 
-    /// The zones `run` is played on (see [`Served`]), after catching up with a publish or
-    /// reload made by another instance on the same database.
-    fn zones_for(&self, run: Option<&Run>) -> Result<Arc<Vec<Zone>>> {
-        self.catch_up()?;
-        Ok(self.served().for_run(run))
+    /// The zones the run of `stored` is played on (see [`Catalog::zones_for`]).
+    fn zones_for(&self, stored: Option<&StoredRun>) -> Result<ForRun> {
+        self.catalog.zones_for(&self.db, stored)
     }
 
-    /// On PostgreSQL: when another instance imported the zones since this one loaded them,
-    /// loads them again from the tables and serves them (runs in progress keep their graph).
-    fn catch_up(&self) -> Result<()> {
-        use std::sync::atomic::Ordering;
-        let zones = &self.zone_version;
-        if self.db.zone_version()? == zones.load(Ordering::SeqCst) {
-            return Ok(());
-        }
-        let _one = self.publishing.lock().unwrap_or_else(|p| p.into_inner());
-        let at = self.db.load_zones()?;
-        if at.version != zones.load(Ordering::SeqCst) {
-            // Replaced when the other instance imported them, so that both agree which graph
-            // a run started in between is on.
-            self.zones
-                .write()
-                .unwrap_or_else(|p| p.into_inner())
-                .replace(at.zones, at.imported_at);
-            zones.store(at.version, Ordering::SeqCst);
-        }
-        Ok(())
+    /// Serves the zones another instance (or `zonegraph zones`) changed since they were
+    /// loaded; `true` when they had changed.
+    pub fn refresh_zones(&self) -> Result<bool> {
+        self.catalog.refresh(&self.db)
     }
 
-    /// Reads `--zones` again and serves it, all or nothing: any error in any file refuses
-    /// the reload (the message lists every finding) and the zones served stay as they were.
-    /// Returns the warnings.
+    /// Syncs `--zones` again (see [`Catalog::sync_folder`]), all or nothing: any error in
+    /// the zones that would be served refuses it (the message lists every finding) and the
+    /// zones served stay as they were. Returns what is worth saying (warnings, files the
+    /// database is ahead of, what was imported).
     pub fn reload(&self) -> Result<Vec<String>> {
-        let _one = self.publishing.lock().unwrap_or_else(|p| p.into_inner());
-        let (files, warnings) = read_zone_dir(&self.zones_dir)?;
-        self.install(&files)?;
-        Ok(warnings)
+        let synced = self.catalog.sync_folder(&self.db)?;
+        Ok(synced_words(&synced, &self.catalog_dir()))
     }
 
-    /// Publishes a zone file: checks it together with the other files of `--zones` (the
-    /// zones served); on success writes it there (replacing the file of the zone with its
-    /// id, else as `<zone_id>.json`), imports every zone and serves them. On any error it
-    /// changes nothing.
-    pub fn publish(&self, text: &str) -> Result<Result<Published, Refused>> {
-        let _one = self.publishing.lock().unwrap_or_else(|p| p.into_inner());
-        let dir = &self.zones_dir;
-        let paths = zones::expand(std::slice::from_ref(dir))
-            .with_context(|| format!("cannot read the zones in {}", dir.display()))?;
-        let mut sources = zones::read_all(&paths)?;
-        // Findings name files as the publisher knows them, not where the server keeps them.
-        for ((name, _), path) in sources.iter_mut().zip(&paths) {
-            if let Some(file) = path.file_name() {
-                *name = file.to_string_lossy().into_owned();
-            }
-        }
-        let id = match zonegraph_core::format::parse(text) {
-            Ok(file) => file.zone_id,
-            Err(_) => {
-                // Its parse error, as the check words it.
-                let checked = validate::check_sources(&[("upload.json".into(), text.into())]);
-                return Ok(Err(Refused::Findings(checked)));
-            }
-        };
-        if !is_file_stem(&id) {
-            return Ok(Err(Refused::BadId(id)));
-        }
-        let same_id = |t: &str| zonegraph_core::format::parse(t).is_ok_and(|f| f.zone_id == id);
-        let (path, before) = match sources.iter().position(|(_, t)| same_id(t)) {
-            Some(i) => {
-                let before = Some(sources[i].1.clone());
-                sources[i].1 = text.to_string();
-                (paths[i].clone(), before)
-            }
-            None => {
-                let name = format!("{id}.json");
-                // The file of another zone (or of no zone), perhaps in other case.
-                if let Some((taken, _)) = sources
-                    .iter()
-                    .find(|(file, _)| file.eq_ignore_ascii_case(&name))
-                {
-                    return Ok(Err(Refused::FileTaken {
-                        zone_id: id,
-                        file: taken.clone(),
-                    }));
-                }
-                let path = dir.join(&name);
-                sources.push((name, text.to_string()));
-                (path, None)
-            }
-        };
-        let checked =
-            validate::check_sources_with(&sources, validate::CheckOptions { stats: false });
-        if checked.iter().any(CheckedZone::has_errors) {
-            return Ok(Err(Refused::Findings(checked)));
-        }
-        write_atomically(&path, text)?;
-        let installed = read_zone_dir(dir).and_then(|(files, _)| self.install(&files));
-        if let Err(e) = installed {
-            // Put the directory back as it was; the zones served did not change.
-            let undo = match &before {
-                Some(old) => write_atomically(&path, old),
-                None => std::fs::remove_file(&path).map_err(anyhow::Error::from),
-            };
-            if let Err(u) = undo {
-                eprintln!("zonegraph: cannot restore {}: {u:#}", path.display());
-            }
-            return Err(e);
-        }
-        Ok(Ok(Published {
-            zone_id: id,
-            file: path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            replaced: before.is_some(),
-            zones: self.zones().len(),
-            findings: checked,
-        }))
+    fn catalog_dir(&self) -> std::path::PathBuf {
+        self.catalog.dir().to_path_buf()
     }
 
-    /// Imports `files` into the zone tables (one transaction) and serves the graphs loaded
-    /// back from them, keeping every replaced graph for the runs on it.
-    fn install(&self, files: &ZoneFiles) -> Result<()> {
-        let now = now_ms();
-        let at = self.db.import_zones(files, now)?;
-        self.zone_version
-            .store(at.version, std::sync::atomic::Ordering::SeqCst);
-        let zones = at.zones;
-        self.zones
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .replace(zones, now);
-        Ok(())
+    /// Publishes a zone file (see [`Catalog::publish`]).
+    pub fn publish(&self, text: &str, author: &Author) -> Result<Result<Published, Refused>> {
+        self.catalog.publish(&self.db, text, author)
+    }
+
+    /// Withdraws a zone (see [`Catalog::withdraw`]); the players told are followed by their
+    /// run pages.
+    pub fn withdraw(
+        &self,
+        zone_id: &str,
+        force: bool,
+        author: &Author,
+    ) -> Result<Result<Withdrawn, Refused>> {
+        self.catalog.withdraw(&self.db, zone_id, force, author)
+    }
+
+    /// Every version of `zone_id`, oldest first.
+    pub fn zone_history(&self, zone_id: &str) -> Result<Vec<db::VersionRow>> {
+        Catalog::history(&self.db, zone_id)
+    }
+
+    /// This instance's name, as zone versions record it.
+    pub fn instance(&self) -> &str {
+        &self.catalog.instance
+    }
+
+    /// What wakes this instance to look for other instances' changes (see
+    /// [`db::Database::wakeups`]).
+    pub fn wakeups(&self, listen: bool) -> db::Wakeups {
+        self.db.wakeups(listen)
+    }
+
+    /// The change stamps of the run links `tokens` (see [`db::Tx::run_stamps`]).
+    pub fn run_stamps(&self, tokens: &[String]) -> Result<Vec<(String, i64, i64)>> {
+        self.read(|tx| tx.run_stamps(tokens))
+    }
+
+    /// Tells the run pages of this instance that `user` changed (a change another instance
+    /// committed, found by polling).
+    pub fn tell_changed(&self, user: &str) {
+        self.changed(user);
     }
 
     /// Runs `work` in the writer's next transaction and waits until that transaction is
@@ -642,7 +415,7 @@ impl Store {
                 syntax: Syntax::Chat,
                 authority: s.authority(user),
             };
-            let zones = self.zones_for(player.run.as_ref())?;
+            let ForRun { zones, seqs } = self.zones_for(stored.as_ref())?;
             let game = match hook {
                 None => Game::BuiltIn,
                 Some(_) => Game::Host(decision.as_ref()),
@@ -679,6 +452,8 @@ impl Store {
                 .and_then(|r| zones.iter().find(|z| z.id == r.zone_id))
                 .and_then(zonegraph_core::paths::longest_path_len)
                 .unwrap_or(0);
+            // The version a new run starts on: the one of the graph it was computed on.
+            let seq = after.run.as_ref().and_then(|r| seqs.get(&r.zone_id).copied());
             let wrote = self.write(move |tx| {
                 let applied = write_player(
                     tx,
@@ -690,7 +465,7 @@ impl Store {
                     &before,
                     &replaced,
                     &after,
-                    rooms,
+                    (rooms, seq),
                     now,
                 )?;
                 Ok(Wrote { applied, count: 0 })
@@ -735,9 +510,6 @@ impl Store {
     /// Applies the fork timeout to every run whose fork is due, queueing the "picked for
     /// you" notices. Returns the users it moved on. `lock` serialises with their commands.
     pub fn due_users(&self, now: i64, fork_timeout_ms: i64) -> Result<Vec<String>> {
-        // The sweeper's round also brings the zones served up to date with a publish made on
-        // another instance (for `GET /api/zones`; commands catch up by themselves).
-        self.catch_up()?;
         self.read(|c| c.users_with_forks_due(now.saturating_sub(fork_timeout_ms)))
     }
 
@@ -761,7 +533,7 @@ impl Store {
                 syntax: Syntax::Chat,
                 authority: Authority::Player,
             };
-            let zones = self.zones_for(player.run.as_ref())?;
+            let ForRun { zones, .. } = self.zones_for(stored.as_ref())?;
             let Some(notice) = bot::sweep(&zones, &mut player, &cx) else {
                 return Ok(false);
             };
@@ -783,7 +555,7 @@ impl Store {
                     &None,
                     &player,
                     // The sweep starts no run.
-                    0,
+                    (0, None),
                     now,
                 )?;
                 if applied {
@@ -901,26 +673,30 @@ impl Store {
             return Ok(None);
         }
         let first = self.first_sheet();
-        let Some((stored, character)) = self.read(|c| {
+        let Some((stored, character, sheet_version)) = self.read(|c| {
             let Some(stored) = c.run_by_token(token)? else {
                 return Ok(None);
             };
-            let character = match c.character(&stored.user_id)? {
-                Some(s) => s.character,
-                None => first.of(c, &stored.user_id)?,
+            let (character, version) = match c.character(&stored.user_id)? {
+                Some(s) => (s.character, s.version),
+                None => (first.of(c, &stored.user_id)?, -1),
             };
-            Ok(Some((stored, character)))
+            Ok(Some((stored, character, version)))
         })?
         else {
             return Ok(None);
         };
-        let zones = self.zones_for(Some(&stored.run))?;
+        let ForRun { zones, .. } = self.zones_for(Some(&stored))?;
         let Some(zone) = zones.iter().find(|z| z.id == stored.run.zone_id) else {
             return Ok(None);
         };
         let view = engine::player_view(zone, &stored.run, &character);
         let status = chat::status(&view.status);
-        Ok(Some(RunView { view, status }))
+        Ok(Some(RunView {
+            view,
+            status,
+            stamp: (stored.version, sheet_version),
+        }))
     }
 
     /// Every stored run (tests and checks).
@@ -1064,7 +840,7 @@ fn write_player(
     before: &Player,
     replaced: &Option<Run>,
     after: &Player,
-    rooms: usize,
+    (rooms, zone_file_seq): (usize, Option<i64>),
     now: i64,
 ) -> Result<bool> {
     let stored = rows.run;
@@ -1098,7 +874,7 @@ fn write_player(
         // Another writer started a run for this player meanwhile (the unique index on
         // active runs): recompute.
         if let Some(run) = &after.run
-            && tx.insert_run(user, run, rooms)?.is_none()
+            && tx.insert_run(user, run, rooms, zone_file_seq)?.is_none()
         {
             return Ok(false);
         }
@@ -1106,48 +882,23 @@ fn write_player(
     Ok(true)
 }
 
-/// Whether a zone id can name its file (`<zone_id>.json` in `--zones`).
-fn is_file_stem(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= 128
-        && !id.starts_with('.')
-        // `<id>.schema.json` is the folder's JSON Schema, never read as a zone.
-        && !id.to_ascii_lowercase().ends_with(".schema")
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
-}
-
-/// Writes `text` to `path` so that a reader, or a power cut, finds the old file or the new
-/// one: a temporary file beside it of a name no other writer uses (not a `*.json`, so no
-/// reader takes it for a zone), synced, renamed over `path`, and the directory synced.
-fn write_atomically(path: &Path, text: &str) -> Result<()> {
-    use std::io::Write as _;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", crate::db::random_hex()?));
-    let written = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create_new(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        if let Some(dir) = path.parent() {
-            std::fs::File::open(if dir.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                dir
-            })?
-            .sync_all()?;
-        }
-        Ok(())
-    })();
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(anyhow::Error::new(e).context(format!("cannot write {}", path.display())));
+/// What a folder sync is worth saying at start or on SIGHUP: the checks' warnings, each file
+/// the database is ahead of, what was imported, and a folder with no zone file.
+fn synced_words(synced: &crate::catalog::Synced, dir: &Path) -> Vec<String> {
+    let mut out = synced.warnings.clone();
+    for (file, zone_id, seq) in &synced.imported {
+        out.push(format!("imported {file} as version {seq} of zone {zone_id}"));
     }
-    Ok(())
+    for b in &synced.behind {
+        out.push(b.words());
+    }
+    if synced.folder_empty {
+        out.push(format!(
+            "{} holds no zone files: serving the database's zones",
+            dir.display()
+        ));
+    }
+    out
 }
 
 /// Notices as the player sees them: one that follows dropped ones says how many.

@@ -67,7 +67,14 @@ struct Feed {
     view: watch::Receiver<Arc<str>>,
     streams: usize,
     task: tokio::task::AbortHandle,
+    owner: String,
+    /// The change stamp ([`crate::db::Tx::run_stamps`]) of the rows the view was last
+    /// built from (`None` before the first build).
+    built: Arc<Mutex<Option<Stamp>>>,
 }
+
+/// A run's change stamp: its row's version and its player's sheet's.
+type Stamp = (i64, i64);
 
 /// Every open stream of this instance, by run.
 #[derive(Debug)]
@@ -163,11 +170,15 @@ impl Streams {
             // Subscribed before the first build: a change committed in between is heard.
             let changes = self.store.changes();
             let (tx, rx) = watch::channel(Arc::<str>::from(""));
+            let built = Arc::new(Mutex::new(None));
             let task = tokio::spawn(follow(
-                self.store.clone(),
-                self.built.clone(),
-                token.to_string(),
-                owner.to_string(),
+                Follow {
+                    store: self.store.clone(),
+                    built_count: self.built.clone(),
+                    built: built.clone(),
+                    token: token.to_string(),
+                    owner: owner.to_string(),
+                },
                 changes,
                 tx,
             ));
@@ -175,6 +186,8 @@ impl Streams {
                 view: rx,
                 streams: 0,
                 task: task.abort_handle(),
+                owner: owner.to_string(),
+                built,
             }
         });
         feed.streams += 1;
@@ -186,21 +199,73 @@ impl Streams {
     }
 }
 
+impl Streams {
+    /// Finds the changes this instance did not make: reads the change stamps of every run
+    /// followed here (one query) and wakes the feed of each whose rows moved since its view
+    /// was built. A change made on this instance has woken its feed already, which built from
+    /// the new rows: that one is not built again. Returns how many feeds it woke.
+    pub fn catch_up(&self) -> anyhow::Result<usize> {
+        let followed: Vec<(String, String, Arc<Mutex<Option<Stamp>>>)> = self
+            .feeds
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .map(|(token, f)| (token.clone(), f.owner.clone(), f.built.clone()))
+            .collect();
+        if followed.is_empty() {
+            return Ok(0);
+        }
+        let tokens: Vec<String> = followed.iter().map(|(t, ..)| t.clone()).collect();
+        let stamps: HashMap<String, Stamp> = self
+            .store
+            .run_stamps(&tokens)?
+            .into_iter()
+            .map(|(t, run, sheet)| (t, (run, sheet)))
+            .collect();
+        let mut woken = std::collections::BTreeSet::new();
+        for (token, owner, built) in followed {
+            let now = stamps.get(&token).copied();
+            let was = *built.lock().unwrap_or_else(|p| p.into_inner());
+            // Built, and moved since (or gone: the feed ends at its next build).
+            if was.is_some() && now != was && woken.insert(owner.clone()) {
+                self.store.tell_changed(&owner);
+            }
+        }
+        Ok(woken.len())
+    }
+}
+
+/// What a feed follows.
+struct Follow {
+    store: Arc<Store>,
+    built_count: Arc<AtomicUsize>,
+    built: Arc<Mutex<Option<Stamp>>>,
+    token: String,
+    owner: String,
+}
+
 /// A run's feed: builds its view now, then again each time its player changes (or when
 /// changes were missed), and publishes it when it differs. Ends when the run is gone or no
 /// stream follows it.
 async fn follow(
-    store: Arc<Store>,
-    built_count: Arc<AtomicUsize>,
-    token: String,
-    owner: String,
+    f: Follow,
     mut changes: broadcast::Receiver<Arc<str>>,
     view: watch::Sender<Arc<str>>,
 ) {
+    let Follow {
+        store,
+        built_count,
+        built: built_stamp,
+        token,
+        owner,
+    } = f;
     loop {
         let (s, t) = (store.clone(), token.clone());
         let built = tokio::task::spawn_blocking(move || s.run_view(&t)).await;
         built_count.fetch_add(1, Ordering::SeqCst);
+        if let Ok(Ok(Some(v))) = &built {
+            *built_stamp.lock().unwrap_or_else(|p| p.into_inner()) = Some(v.stamp);
+        }
         match built {
             Ok(Ok(Some(v))) => match serde_json::to_string(&v) {
                 Ok(json) => {

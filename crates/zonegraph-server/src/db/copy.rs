@@ -11,7 +11,7 @@ use super::pg::Pg;
 
 /// The tables copied, parents first. Row keys are kept (so notices and runs keep their
 /// order); `zone_node`'s insertion order is kept by copying in `rowid` order.
-const TABLES: [(&str, &str); 9] = [
+const TABLES: [(&str, &str); 10] = [
     ("zone_meta", "zone_id"),
     ("zone_node", "rowid"),
     ("zone_edge", "edge_id"),
@@ -21,6 +21,7 @@ const TABLES: [(&str, &str); 9] = [
     ("matrix_event", "event_id"),
     ("matrix_dm", "user_id"),
     ("zone_version", "id"),
+    ("zone_file_version", "seq"),
 ];
 
 /// Tables whose rows a player plays with: the target must have none of them (a copy never
@@ -79,7 +80,7 @@ pub fn sqlite_to_postgres(from: &Connection, to: &Pg) -> Result<Copied> {
         // The zone tables are replaced whole (a started instance imported its zones).
         tx.batch_execute(
             "DELETE FROM zone_edge; DELETE FROM zone_node; DELETE FROM zone_meta;
-             DELETE FROM matrix_event; DELETE FROM zone_version;",
+             DELETE FROM matrix_event; DELETE FROM zone_version; DELETE FROM zone_file_version;",
         )
         .await?;
         let mut copied = Vec::new();

@@ -1,6 +1,6 @@
 //! [`Database`], the one owner of *which* database: opening and migrating it, transactions
 //! (SQLite's group-committing writer thread and its pool of readers, or PostgreSQL's pool),
-//! importing and loading the zones and their version, the legacy warm-up and the Matrix
+//! the wake-ups from other instances, the legacy warm-up and the Matrix
 //! sync lock. Everything above it (`crate::store`, `zonegraph char`, `serve`) asks it and
 //! never names a backend.
 
@@ -9,7 +9,6 @@ use std::sync::{Arc, Mutex, mpsc};
 
 use anyhow::{Context as _, Result, bail};
 use rusqlite::{Connection, TransactionBehavior};
-use zonegraph_core::zone::Zone;
 
 use super::pg::{self, Pg};
 use super::{LegacyColumns, Tx, WarmUp};
@@ -87,22 +86,47 @@ impl std::fmt::Display for DbAt {
     }
 }
 
-/// The zones in the tables, as one snapshot.
-#[derive(Debug)]
-pub struct ZonesAt {
-    /// The zone version: raised by every import on PostgreSQL, where another instance may
-    /// import; always 0 on SQLite, where the one server of the file is the only importer.
-    pub version: i64,
-    /// When they were imported (Unix ms, by the importing instance's clock; 0 on SQLite,
-    /// where it is not recorded).
-    pub imported_at: i64,
-    pub zones: Vec<Zone>,
-}
-
 /// The right to run the Matrix sync for one bot account ([`Database::hold_lock`]); given up
 /// when dropped.
 #[derive(Debug)]
 pub struct HeldLock(Option<pg::Held>);
+
+/// Wake-ups from the database ([`Database::wakeups`]).
+#[derive(Debug)]
+pub struct Wakeups {
+    woken: Option<mpsc::Receiver<()>>,
+    task: Option<tokio::task::AbortHandle>,
+}
+
+impl Wakeups {
+    /// Waits until a wake-up or `timeout`; `true` when woken. Wake-ups that came together
+    /// count as one.
+    pub fn wait(&self, timeout: std::time::Duration) -> bool {
+        let Some(woken) = &self.woken else {
+            std::thread::sleep(timeout);
+            return false;
+        };
+        match woken.recv_timeout(timeout) {
+            Ok(()) => {
+                while woken.try_recv().is_ok() {}
+                true
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => false,
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                std::thread::sleep(timeout);
+                false
+            }
+        }
+    }
+}
+
+impl Drop for Wakeups {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
 
 /// The database the bot's rows live in, opened and migrated.
 pub struct Database {
@@ -178,45 +202,23 @@ impl Database {
         Database::open(at)
     }
 
-    /// Imports `files` into the zone tables in one transaction (replacing every zone row)
-    /// and loads the graphs back from them.
-    pub fn import_zones(&self, files: &[(String, Zone)], now: i64) -> Result<ZonesAt> {
+    /// What wakes an instance up to look for changes another made: on PostgreSQL (unless
+    /// `listen` is off, behind a pooler where LISTEN does not reach) a notification at each
+    /// commit that changed a run, a sheet or the zones; never on SQLite. Polling is the
+    /// truth either way ([`Wakeups::wait`] returns at its timeout).
+    pub fn wakeups(&self, listen: bool) -> Wakeups {
         match &self.backend {
-            Backend::Sqlite { path, .. } => {
-                let mut conn = super::open(path)?;
-                super::import_zones(&mut conn, files, now).context("cannot import the zones")?;
-                Ok(ZonesAt {
-                    version: 0,
-                    imported_at: 0,
-                    zones: super::load_zones(&conn)?,
-                })
+            Backend::Postgres(pg) if listen => {
+                let (woken, task) = pg.listen();
+                Wakeups {
+                    woken: Some(woken),
+                    task: Some(task),
+                }
             }
-            Backend::Postgres(pg) => {
-                pg.import_zones(files, now)
-                    .context("cannot import the zones")?;
-                pg.load_zones()
-            }
-        }
-    }
-
-    /// The zone tables' version now (see [`ZonesAt::version`]): when it moved, another
-    /// instance imported zones and [`Database::load_zones`] has them.
-    pub fn zone_version(&self) -> Result<i64> {
-        match &self.backend {
-            Backend::Sqlite { .. } => Ok(0),
-            Backend::Postgres(pg) => pg.zone_version(),
-        }
-    }
-
-    /// The zones in the tables.
-    pub fn load_zones(&self) -> Result<ZonesAt> {
-        match &self.backend {
-            Backend::Sqlite { .. } => Ok(ZonesAt {
-                version: 0,
-                imported_at: 0,
-                zones: self.with_reader(super::load_zones)?,
-            }),
-            Backend::Postgres(pg) => pg.load_zones(),
+            _ => Wakeups {
+                woken: None,
+                task: None,
+            },
         }
     }
 
@@ -233,7 +235,7 @@ impl Database {
     /// Gives legacy runs (gogobee's rows without a graph position) their place in `zones`.
     /// Nothing on PostgreSQL: a gogobee database is SQLite, migrated there first and then
     /// copied over.
-    pub fn warm_up_legacy(&self, zones: &[Zone], now: i64) -> Result<WarmUp> {
+    pub fn warm_up_legacy(&self, zones: &[zonegraph_core::zone::Zone], now: i64) -> Result<WarmUp> {
         match &self.backend {
             Backend::Sqlite { path, .. } => {
                 let mut conn = super::open(path)?;

@@ -28,6 +28,7 @@ mod runs;
 mod schema;
 mod sql;
 mod tx;
+mod versions;
 mod zones;
 
 pub use characters::*;
@@ -39,6 +40,7 @@ pub use runs::*;
 pub use schema::*;
 pub use sql::{Conn, Row, Value, dollar_placeholders};
 pub use tx::Tx;
+pub use versions::*;
 pub use zones::*;
 
 pub use pg::is_unavailable;

@@ -23,11 +23,10 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Transacti
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{IsolationLevel, NoTls};
-use zonegraph_core::zone::Zone;
 
 use super::{
-    ACTIVE_INDEX, Conn, LegacyColumns, RUN_COLUMNS, Row, SCHEMA_VERSION, Tx, Value, ZonesAt,
-    dollar_placeholders, read_zones, write_zone_rows, zone_rows,
+    ACTIVE_INDEX, Conn, LegacyColumns, RUN_COLUMNS, Row, SCHEMA_VERSION, Tx, Value,
+    dollar_placeholders,
 };
 
 /// The advisory lock key the migrations hold ("zonegraph" in ASCII, cut to 63 bits): every
@@ -154,7 +153,7 @@ fn pg_types(sql: &str) -> String {
 
 /// The migrations, one per SQLite version (the same numbers: version `i + 1` after
 /// migration `i`).
-fn migrations() -> [String; 7] {
+fn migrations() -> [String; 8] {
     [
         SCHEMA_V1.to_string(),
         run_columns_sql(),
@@ -168,8 +167,35 @@ fn migrations() -> [String; 7] {
                ON dnd_zone_run(user_id) WHERE outcome = '' AND current_node != '';
              DROP INDEX IF EXISTS idx_zone_run_active;"
         ),
+        // Version 8: zone versions, as SQLite's, and the wake-up every instance listens
+        // for: a notification at the commit of any change to runs, sheets or zones.
+        format!(
+            "{}ALTER TABLE dnd_zone_run ADD COLUMN IF NOT EXISTS zone_file_seq BIGINT;{NOTIFY_TRIGGERS}",
+            pg_types(super::schema::SCHEMA_V8),
+        ),
     ]
 }
+
+/// The channel every instance listens on ([`CHANNEL`]) is told, at the commit of a
+/// statement that changed a run, a sheet or the zone sequence, the table's name: a wake-up
+/// only (the rows are the truth, and a listener that missed it catches up by polling).
+const NOTIFY_TRIGGERS: &str = "
+CREATE OR REPLACE FUNCTION zonegraph_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('zonegraph', TG_TABLE_NAME);
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER zonegraph_run_changed AFTER INSERT OR UPDATE ON dnd_zone_run
+    FOR EACH STATEMENT EXECUTE FUNCTION zonegraph_notify();
+CREATE TRIGGER zonegraph_sheet_changed AFTER INSERT OR UPDATE ON player_character
+    FOR EACH STATEMENT EXECUTE FUNCTION zonegraph_notify();
+CREATE TRIGGER zonegraph_zones_changed AFTER UPDATE ON zone_version
+    FOR EACH STATEMENT EXECUTE FUNCTION zonegraph_notify();
+";
+
+/// The notification channel of [`NOTIFY_TRIGGERS`].
+pub const CHANNEL: &str = "zonegraph";
 
 /// The database could not be reached (down, restarting, or the connection dropped during
 /// the transaction, which PostgreSQL then rolls back): nothing was written, try again. The
@@ -239,6 +265,8 @@ pub struct Pg {
     /// `Some` until drop (a runtime must not be dropped inside an async context).
     rt: Option<tokio::runtime::Runtime>,
     pool: Pool,
+    /// Where it is, for the listener's connection of its own.
+    config: tokio_postgres::Config,
     shown: String,
 }
 
@@ -270,7 +298,7 @@ impl Pg {
             .build()
             .context("cannot start the PostgreSQL driver's runtime")?;
         let manager = Manager::from_config(
-            config,
+            config.clone(),
             NoTls,
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
@@ -286,6 +314,7 @@ impl Pg {
         let pg = Pg {
             rt: Some(rt),
             pool,
+            config,
             shown,
         };
         pg.block_on(async {
@@ -361,54 +390,62 @@ impl Pg {
         })
     }
 
-    /// Replaces every zone in the tables with `zones`, in one transaction (see
-    /// [`super::write_zone_rows`]); instances importing at once take turns.
-    pub fn import_zones(&self, zones: &[(String, Zone)], now: i64) -> Result<()> {
-        let rows = zone_rows(zones)?;
-        self.in_transaction(false, |conn| {
-            conn.execute("LOCK TABLE zone_meta IN EXCLUSIVE MODE", &[])?;
-            write_zone_rows(conn, &rows, now)
-        })
-    }
-
-    /// The zones' version: raised by every import, on any instance.
-    pub fn zone_version(&self) -> Result<i64> {
-        self.in_transaction(true, |conn| {
-            conn.query("SELECT version FROM zone_version WHERE id = 1", &[])?
-                .first()
-                .context("no zone version")?
-                .int(0)
-        })
-    }
-
-    /// Loads every zone from the tables (see [`super::read_zones`]), in one snapshot.
-    pub fn load_zones(&self) -> Result<ZonesAt> {
-        self.in_transaction(true, |conn| read_zones(conn))
-    }
-
-    /// Runs `f` in one transaction (REPEATABLE READ, READ ONLY when `read_only`), committed
-    /// when it returns `Ok`.
-    fn in_transaction<T>(
-        &self,
-        read_only: bool,
-        f: impl FnOnce(&PgConn<'_, '_>) -> Result<T>,
-    ) -> Result<T> {
-        let mut client = self
-            .block_on(self.pool.get())
-            .map_err(|e| self.classify(e.into()))?;
-        let mut build = client.build_transaction();
-        if read_only {
-            build = build
-                .isolation_level(IsolationLevel::RepeatableRead)
-                .read_only(true);
-        }
-        let tx = self
-            .block_on(build.start())
-            .map_err(|e| self.classify(e.into()))?;
-        let out = f(&PgConn { pg: self, tx: &tx }).map_err(|e| self.classify(e))?;
-        self.block_on(tx.commit())
-            .map_err(|e| self.classify(anyhow::Error::new(e).context("cannot commit")))?;
-        Ok(out)
+    /// Listens on [`CHANNEL`] on a connection of its own, reconnecting when it drops: each
+    /// notification, and each (re)connection (what happened while it was away is caught up
+    /// by the listener's next poll), is a wake-up on the channel returned.
+    pub fn listen(&self) -> (std::sync::mpsc::Receiver<()>, tokio::task::AbortHandle) {
+        use futures_util::StreamExt as _;
+        let (wake, woken) = std::sync::mpsc::channel::<()>();
+        let config = self.config.clone();
+        let shown = self.shown.clone();
+        let task = async move {
+            let mut told = false;
+            loop {
+                match config.connect(NoTls).await {
+                    Ok((client, mut connection)) => {
+                        let w = wake.clone();
+                        let mut messages =
+                            futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
+                        let forward = tokio::spawn(async move {
+                            while let Some(Ok(m)) = messages.next().await {
+                                if let tokio_postgres::AsyncMessage::Notification(_) = m
+                                    && w.send(()).is_err()
+                                {
+                                    return;
+                                }
+                            }
+                        });
+                        match client.batch_execute(&format!("LISTEN {CHANNEL}")).await {
+                            Ok(()) => {
+                                told = false;
+                                if wake.send(()).is_err() {
+                                    return;
+                                }
+                                let _ = forward.await;
+                            }
+                            Err(e) => {
+                                forward.abort();
+                                if !told {
+                                    eprintln!("zonegraph: cannot LISTEN at {shown}: {e}; polling");
+                                    told = true;
+                                }
+                            }
+                        }
+                    }
+                    Err(e) if !told => {
+                        eprintln!("zonegraph: cannot LISTEN at {shown}: {e}; polling");
+                        told = true;
+                    }
+                    Err(_) => {}
+                }
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        };
+        let handle = match &self.rt {
+            Some(rt) => rt.spawn(task).abort_handle(),
+            None => unreachable!("the PostgreSQL runtime is gone"),
+        };
+        (woken, handle)
     }
 
     /// Takes the session-level advisory lock `key` on a connection of its own and keeps both

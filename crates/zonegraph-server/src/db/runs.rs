@@ -16,6 +16,9 @@ pub struct StoredRun {
     pub user_id: String,
     pub version: i64,
     pub link_token: String,
+    /// The zone version the run started on (`zone_file_version.seq`; `None`: a run from
+    /// before zone versions, played on the zone served).
+    pub zone_file_seq: Option<i64>,
     pub run: Run,
 }
 
@@ -42,6 +45,7 @@ pub struct RunColumns {
     pub abandoned: bool,
     pub outcome: String,
     pub missed_passages: String,
+    pub zone_file_seq: Option<i64>,
 }
 
 /// Which column of a run row did not decode, and why.
@@ -106,6 +110,7 @@ impl RunColumns {
             user_id: self.user_id,
             version: self.version,
             link_token: self.link_token,
+            zone_file_seq: self.zone_file_seq,
             run: Run {
                 run_id: self.run_id,
                 zone_id: self.zone_id,

@@ -116,6 +116,10 @@ pub(super) const RUN_COLUMNS: &[(&str, &str)] = &[
     ("fork_created_at_ms", "INTEGER"),
     // Compare-and-set: every write of the row is `… WHERE id = ? AND version = ?`.
     ("version", "INTEGER NOT NULL DEFAULT 0"),
+    // The zone version (`zone_file_version.seq`) the run started on: it walks that graph to
+    // its end, whatever is published meanwhile (NULL: a run from before versions, on the
+    // zone served).
+    ("zone_file_seq", "INTEGER"),
 ];
 
 /// The columns a legacy `dnd_zone_run` had before the graph model (`migrate --purge-legacy` drops them).
@@ -160,6 +164,36 @@ CREATE TABLE zone_version (
 INSERT INTO zone_version (id, version) VALUES (1, 0);
 "#;
 
+/// Version 8: every zone file imported or published is a version, kept whole while the
+/// zone serves it or a run walks it (`file_json` is emptied after: the history of hashes,
+/// times and authors stays). The newest version of each zone is what every instance serves;
+/// `zone_version.version` is the sequence each new version takes its `seq` from (and what
+/// instances poll to notice one). A withdrawal is a version without a file.
+pub(super) const SCHEMA_V8: &str = r#"
+CREATE TABLE zone_file_version (
+    seq            INTEGER PRIMARY KEY,          -- zone_version.version when it was made
+    zone_id        TEXT NOT NULL,
+    content_hash   TEXT NOT NULL,                -- SHA-256 of the file, hex ('' withdrawn)
+    file_json      TEXT,                          -- the file as given; NULL: withdrawn, pruned
+    withdrawn      INTEGER NOT NULL DEFAULT 0,
+    source         TEXT NOT NULL,                -- 'folder <file>', 'POST /api/zones', …
+    made_by        TEXT NOT NULL,                -- who: a user, or the instance itself
+    instance       TEXT NOT NULL,                -- the instance that wrote it (host, pid)
+    file_mtime_ms  INTEGER,                      -- a folder file's modification time
+    created_at_ms  INTEGER NOT NULL
+);
+CREATE INDEX idx_zone_file_version_zone ON zone_file_version(zone_id, seq);
+"#;
+
+/// Version 8 on SQLite: [`SCHEMA_V8`] and the run's `zone_file_seq` column.
+fn zone_versions(tx: &Transaction) -> Result<()> {
+    tx.execute_batch(SCHEMA_V8)?;
+    if !columns(tx, "dnd_zone_run")?.iter().any(|c| c == "zone_file_seq") {
+        tx.execute_batch("ALTER TABLE dnd_zone_run ADD COLUMN zone_file_seq INTEGER")?;
+    }
+    Ok(())
+}
+
 /// One schema migration: SQL, or a step that inspects the database first.
 enum Migration {
     Sql(&'static str),
@@ -179,6 +213,7 @@ const MIGRATIONS: &[Migration] = &[
     // Version 7: the one-active-run index under a name of our own (gogobee's database has a
     // non-unique index called `idx_zone_run_active`, which an `IF NOT EXISTS` took for ours).
     Migration::Step(own_active_index),
+    Migration::Step(zone_versions),
 ];
 
 /// The name of the unique index that keeps one active run per player.

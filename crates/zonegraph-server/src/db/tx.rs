@@ -14,7 +14,7 @@ use super::{
 /// a version column (`false`: another writer got there first, recompute); the same contract
 /// on both databases, so `crate::store` does not know which one it talks to.
 pub struct Tx<'c> {
-    conn: &'c dyn Conn,
+    pub(super) conn: &'c dyn Conn,
     /// gogobee's old run columns, written beside ours while the table still has them (SQLite
     /// only: a PostgreSQL database never had them).
     legacy: LegacyColumns,
@@ -32,7 +32,7 @@ fn run_select(key: &str) -> String {
         "SELECT {key}, user_id, version, link_token, run_id, zone_id,
            current_node, visited_nodes, node_choices, cleared_regions, harvested_nodes,
            keys_granted, revealed_secrets, started_at_ms, last_action_at_ms, completed_at_ms,
-           boss_defeated, abandoned, outcome, missed_passages FROM dnd_zone_run"
+           boss_defeated, abandoned, outcome, missed_passages, zone_file_seq FROM dnd_zone_run"
     )
 }
 
@@ -58,6 +58,7 @@ fn run_columns(r: &Row) -> Result<RunColumns> {
         abandoned: r.flag(17)?,
         outcome: r.text(18)?,
         missed_passages: r.text(19)?,
+        zone_file_seq: r.opt_int(20)?,
     })
 }
 
@@ -239,8 +240,15 @@ impl<'c> Tx<'c> {
     /// Inserts a new run for `user` with a fresh link token; `None` when the player has an
     /// active run already (the unique index on active runs refused it: another writer started
     /// one meanwhile, recompute). `rooms`: the rooms on its zone's longest entry-to-boss
-    /// route (gogobee's `total_rooms`, while the table has it).
-    pub fn insert_run(&mut self, user: &str, run: &Run, rooms: usize) -> Result<Option<StoredRun>> {
+    /// route (gogobee's `total_rooms`, while the table has it); `zone_file_seq`: the zone
+    /// version it starts on.
+    pub fn insert_run(
+        &mut self,
+        user: &str,
+        run: &Run,
+        rooms: usize,
+        zone_file_seq: Option<i64>,
+    ) -> Result<Option<StoredRun>> {
         let v = values(run)?;
         let token = random_hex()?;
         let mut params = Vec::from(vals![
@@ -264,6 +272,7 @@ impl<'c> Tx<'c> {
             v.outcome,
             v.fork_created,
             v.missed,
+            zone_file_seq,
         ]);
         let (mut cols, mut exprs) = (String::new(), String::new());
         let mut extra = |col: &str, expr: String| {
@@ -302,9 +311,9 @@ impl<'c> Tx<'c> {
                visited_nodes, node_choices, cleared_regions, harvested_nodes, keys_granted,
                revealed_secrets, started_at_ms, last_action_at_ms, completed_at_ms, completed,
                boss_defeated, abandoned, outcome, fork_created_at_ms, missed_passages,
-               version{cols})
+               zone_file_seq, version{cols})
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-               ?18, ?19, ?20, 0{exprs})
+               ?18, ?19, ?20, ?21, 0{exprs})
              RETURNING {key}"
         );
         let Some(rows) = self
@@ -323,6 +332,7 @@ impl<'c> Tx<'c> {
             user_id: user.to_string(),
             version: 0,
             link_token: token,
+            zone_file_seq,
             run: run.clone(),
         }))
     }

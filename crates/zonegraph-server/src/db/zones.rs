@@ -1,16 +1,17 @@
-//! Zones: the folder imported into `zone_meta`, `zone_node` and `zone_edge`, and the
-//! runtime graphs loaded back from them.
+//! The zone tables `zone_meta`, `zone_node` and `zone_edge`: the rows of the zones served
+//! (written whenever the served set changes, for readers of the seed's schema such as
+//! gogobee), and the graphs read back from them (a database from before zone versions, whose
+//! tables were the only record).
 
 use std::collections::BTreeMap;
 
 use anyhow::{Context as _, Result, bail};
-use rusqlite::Connection;
 use zonegraph_core::Diagnostic;
 use zonegraph_core::format::{ContentFile, EdgeFile, LockKind, NodeFile, RegionFile, ZoneFile};
 use zonegraph_core::zone::{self, Zone};
 
+use super::Conn;
 use super::sql::vals;
-use super::{Conn, ZonesAt};
 
 /// A zone's rows, the same on both databases: `zone_meta`, its `zone_node`s in file order,
 /// its `zone_edge`s in file order.
@@ -111,8 +112,8 @@ pub fn zone_rows(zones: &[(String, Zone)]) -> Result<Vec<ZoneRows>> {
     Ok(out)
 }
 
-/// Replaces every zone row with `rows` and raises the zone version, inside the caller's
-/// transaction: the folder (or the published set) is the source of truth.
+/// Replaces every zone row with `rows`, inside the caller's transaction: the tables hold the
+/// zones served.
 pub fn write_zone_rows(conn: &dyn Conn, rows: &[ZoneRows], now: i64) -> Result<()> {
     for table in ["zone_edge", "zone_node", "zone_meta"] {
         conn.execute(&format!("DELETE FROM {table}"), &[])?;
@@ -177,17 +178,6 @@ pub fn write_zone_rows(conn: &dyn Conn, rows: &[ZoneRows], now: i64) -> Result<(
             )?;
         }
     }
-    conn.execute("UPDATE zone_version SET version = version + 1", &[])?;
-    Ok(())
-}
-
-/// Replaces every zone in a SQLite file's tables with `zones` (`(source file, zone)`, in
-/// order), in one transaction.
-pub fn import_zones(conn: &mut Connection, zones: &[(String, Zone)], now: i64) -> Result<()> {
-    let rows = zone_rows(zones)?;
-    let tx = conn.transaction()?;
-    write_zone_rows(&*tx, &rows, now)?;
-    tx.commit()?;
     Ok(())
 }
 
@@ -204,19 +194,9 @@ fn content_json(n: &NodeFile) -> Result<String> {
     Ok(v.to_string())
 }
 
-/// Every zone in the tables (not the files), with the zone version they are at and when
-/// they were imported: the runtime graphs. A zone whose rows do not build cleanly is an
-/// error naming it. Read in one snapshot (the caller's transaction), so the version read is
-/// the version of the rows loaded.
-pub fn read_zones(conn: &dyn Conn) -> Result<ZonesAt> {
-    let one = |sql: &str| -> Result<i64> {
-        conn.query(sql, &[])?
-            .first()
-            .context("no row where one was expected")?
-            .int(0)
-    };
-    let version = one("SELECT version FROM zone_version WHERE id = 1")?;
-    let imported_at = one("SELECT COALESCE(max(imported_at_ms), 0) FROM zone_meta")?;
+/// Every zone in the tables, with the file it came from, in order. A zone whose rows do
+/// not build cleanly is an error naming it.
+pub fn read_zones(conn: &dyn Conn) -> Result<Vec<(String, Zone)>> {
     let metas = conn.query(
         "SELECT zone_id, ord, name, tier, min_level, max_level, regions_json, allow_loops,
            legacy, source_file
@@ -280,18 +260,10 @@ pub fn read_zones(conn: &dyn Conn) -> Result<ZonesAt> {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        zones.push(zone_from_rows(ZoneRows { meta, nodes, edges })?);
+        let source = meta.source_file.clone();
+        zones.push((source, zone_from_rows(ZoneRows { meta, nodes, edges })?));
     }
-    Ok(ZonesAt {
-        version,
-        imported_at,
-        zones,
-    })
-}
-
-/// Every zone in a SQLite file's tables (see [`read_zones`]).
-pub fn load_zones(conn: &Connection) -> Result<Vec<Zone>> {
-    Ok(read_zones(conn)?.zones)
+    Ok(zones)
 }
 
 /// The runtime graph of a zone's rows; rows that do not build cleanly are an error naming the
