@@ -33,9 +33,12 @@ fn say(store: &Store, s: &CommandSettings, user: &str, text: &str) -> String {
 fn zones_round_trip_through_the_tables() {
     on_both(|db, name| {
         let store = open(db);
-        let files = zonegraph_server::store::read_zone_dir(&support::zones())
-            .expect("the zones")
-            .0;
+        let paths = zonegraph_server::zones::expand(&[support::zones()]).expect("the zones");
+        let files: Vec<(String, zonegraph_core::Zone)> = zonegraph_server::zones::read_all(&paths)
+            .expect("the zone files")
+            .into_iter()
+            .map(|(file, text)| (file, zonegraph_core::zone::load(&text).expect("a zone").0))
+            .collect();
         let loaded = store.zones();
         assert_eq!(loaded.len(), files.len(), "{name}");
         for ((file, want), got) in files.iter().zip(loaded.iter()) {

@@ -358,7 +358,7 @@ fn a_run_round_trips_through_its_row_exactly() {
     ] {
         let tx = conn.transaction().expect("tx");
         let stored = lite(&tx)
-            .insert_run("@v:test", &r, 6)
+            .insert_run("@v:test", &r, 6, None)
             .expect("insert")
             .expect("no active run in the way");
         tx.commit().expect("commit");
@@ -383,7 +383,7 @@ fn a_run_round_trips_through_its_row_exactly() {
     }
     let tx = conn.transaction().expect("tx");
     let stored = lite(&tx)
-        .insert_run("@u:test", &run, 6)
+        .insert_run("@u:test", &run, 6, None)
         .expect("insert")
         .expect("no active run in the way");
     tx.commit().expect("commit");

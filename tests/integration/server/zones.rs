@@ -1,6 +1,6 @@
 //! Zone files: served from the tables as the files say, a start refused by a zone with errors
-//! or by no zones at all, a withdrawn zone, publishing over HTTP (all or nothing; runs keep the
-//! graph they started with) and SIGHUP's reload.
+//! or by no zones at all, withdrawing a zone, publishing over HTTP (all or nothing; runs keep
+//! the version they started on) and SIGHUP's reload.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -61,84 +61,141 @@ fn a_zone_with_errors_refuses_the_start_with_its_findings() {
     assert!(err.contains("broken.json"), "{err}");
 }
 
+/// A zone missing from the folder at a restart is still served (the database holds it);
+/// withdrawing is an explicit act, refused while players are there unless forced; forced,
+/// they are told, their runs go on to their end, and no new run starts there.
 #[test]
-fn a_run_in_a_withdrawn_zone_can_be_abandoned_and_blocks_no_other_zone() {
+fn a_zone_is_withdrawn_only_when_asked_and_its_runs_go_on() {
     let dir = tempfile::tempdir().expect("temp dir");
     let db_path = dir.path().join("z.db");
     let both = support::copy_zones_of(dir.path(), "both", &["crypt_valdris", "mossback_warren"]);
     let later = support::copy_zones_of(dir.path(), "later", &["mossback_warren"]);
-    let (quits, moves) = ("@quits:test", "@moves:test");
-    // Run ids stay unique across the restart.
+    let (stays, late) = ("@stays:test", "@late:test");
     let run_ids = support::per_user_run_ids();
     {
         let (_server, mut c) = Ctx::sqlite(&db_path)
             .zones(both)
             .with(|c| c.run_ids = run_ids.clone())
             .spawn();
-        for user in [quits, moves] {
-            say(&mut c, user, "!zone enter crypt_valdris");
-            say(&mut c, user, "!zone advance");
-        }
+        say(&mut c, stays, "!zone enter crypt_valdris");
+        say(&mut c, stays, "!zone advance");
     }
-    // The Crypt is withdrawn between starts.
+    // The Crypt's file is gone from the folder: the Crypt is still served.
     let (server, mut c) = Ctx::sqlite(&db_path)
         .zones(later)
         .with(|c| c.run_ids = run_ids)
         .spawn();
+    assert_eq!(zone_ids(&mut c), ["crypt_valdris", "mossback_warren"]);
+    let t = say1(&mut c, stays, "!zone status");
+    assert!(t.contains("Bone Corridor"), "{t}");
 
-    let t = say1(&mut c, quits, "!zone status");
-    assert!(
-        t.contains("crypt_valdris, a zone that has been withdrawn"),
-        "{t}"
+    // Withdrawn while a player is there: refused, nothing changes.
+    let delete = |c: &mut Conn, path: &str, headers: &[(&str, &str)]| {
+        c.request("DELETE", path, headers, b"").expect("request")
+    };
+    let r = delete(&mut c, "/api/zones/crypt_valdris", &[]);
+    assert_eq!(r.status, 409, "{}", r.text());
+    assert!(r.text().contains("force=true"), "{}", r.text());
+    assert_eq!(zone_ids(&mut c).len(), 2);
+    let r = delete(&mut c, "/api/zones/atlantis", &[]);
+    assert_eq!(r.status, 404, "{}", r.text());
+    let r = delete(&mut c, "/api/zones/crypt_valdris?force=maybe", &[]);
+    assert_eq!(r.status, 400, "{}", r.text());
+
+    // Forced: the player is told, and their run goes on.
+    let r = delete(
+        &mut c,
+        "/api/zones/crypt_valdris?force=true",
+        &[("x-zonegraph-by", "dora the designer")],
     );
-    assert!(t.contains("!zone abandon"), "{t}");
-    let t = say1(&mut c, quits, "!zone abandon");
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["players_told"], 1);
+    assert_eq!(zone_ids(&mut c), ["mossback_warren"]);
+    let told = c
+        .command(stays, "!zone status", None)
+        .expect("request")
+        .json();
+    let notices = told["notices"].to_string();
     assert!(
-        t.contains("You abandon your run in crypt_valdris: that zone has been withdrawn"),
-        "{t}"
+        notices.contains("has been withdrawn") && notices.contains("goes on"),
+        "{told}"
     );
-    let t = say1(&mut c, quits, "!zone enter mossback_warren");
+    let went = say1(&mut c, stays, "!zone advance");
+    assert!(!went.contains("withdrawn"), "{went}");
+    // No new run starts there.
+    let t = say1(&mut c, late, "!zone enter crypt_valdris");
+    assert!(!t.contains("You enter"), "{t}");
+    let t = say1(&mut c, late, "!zone enter mossback_warren");
     assert!(t.contains("You enter"), "{t}");
 
-    // Entering another zone does not need the abandon first.
-    let replies = say(&mut c, moves, "!zone enter mossback_warren");
-    assert_eq!(replies.len(), 2, "{replies:?}");
-    assert!(replies[0].contains("withdrawn"), "{replies:?}");
-    assert!(replies[1].contains("You enter"), "{replies:?}");
+    // The history says who did what.
+    let h = c
+        .get("/api/zones/crypt_valdris/versions")
+        .expect("versions")
+        .json();
+    let versions = h["versions"].as_array().expect("versions");
+    let last = versions.last().expect("a version");
+    assert_eq!(last["withdrawn"], true, "{h}");
+    assert_eq!(last["made_by"], "dora the designer", "{h}");
+    assert_eq!(last["source"], "DELETE /api/zones", "{h}");
+    assert!(
+        versions[0]["source"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("folder crypt_valdris")),
+        "{h}"
+    );
+    drop(server);
 
+    // A restart with the Crypt's old file back in the folder does not bring it back.
+    let back = support::copy_zones_of(dir.path(), "back", &["crypt_valdris", "mossback_warren"]);
+    let (server, mut c) = Ctx::sqlite(&db_path).zones(back).spawn();
+    assert_eq!(zone_ids(&mut c), ["mossback_warren"]);
+    assert!(
+        server
+            .opened
+            .warnings
+            .iter()
+            .any(|w| w.contains("crypt_valdris.json") && w.contains("was withdrawn")),
+        "{:?}",
+        server.opened.warnings
+    );
     let runs = server.store.all_runs().expect("runs");
-    assert_eq!(runs.len(), 4, "no run history is lost: {runs:#?}");
-    for r in &runs {
-        let abandoned = r.run.outcome == Some(zonegraph_core::Outcome::Abandoned);
-        assert_eq!(abandoned, r.run.zone_id == "crypt_valdris", "{r:?}");
-    }
+    assert!(
+        runs.iter()
+            .all(|r| r.run.outcome.is_none() || r.run.zone_id == "mossback_warren"),
+        "no run was ended by the withdrawal: {runs:#?}"
+    );
 }
 
 #[test]
-fn an_empty_or_missing_zones_directory_refuses_the_start() {
+fn an_empty_folder_serves_the_database_and_nothing_at_all_refuses_the_start() {
     let dir = tempfile::tempdir().expect("temp dir");
     let db_path = dir.path().join("z.db");
+    let empty = dir.path().join("empty");
+    std::fs::create_dir_all(&empty).expect("dir");
+    std::fs::write(empty.join("notes.txt"), "not a zone").expect("write");
+    // A new database and no zone anywhere: refused, naming the folder.
+    let err = format!("{:#}", Ctx::sqlite(&db_path).zones(empty.clone()).refused());
+    assert!(err.contains("holds no zone files"), "{err}");
+    assert!(err.contains(&empty.display().to_string()), "{err}");
     {
         let (_server, mut c) = Ctx::sqlite(&db_path).spawn();
         say(&mut c, "@stays:test", "!zone enter crypt_valdris");
     }
-    let empty = dir.path().join("empty");
-    std::fs::create_dir_all(&empty).expect("dir");
-    std::fs::write(empty.join("notes.txt"), "not a zone").expect("write");
-    let err = format!("{:#}", Ctx::sqlite(&db_path).zones(empty.clone()).refused());
-    assert!(err.contains("holds no zone files"), "{err}");
-    assert!(err.contains(&empty.display().to_string()), "{err}");
-    let err = format!(
-        "{:#}",
-        Ctx::sqlite(&db_path)
-            .zones(dir.path().join("missing"))
-            .refused()
-    );
-    assert!(err.contains("missing"), "{err}");
-    // The zone tables were left alone.
-    let (_server, mut c) = Ctx::sqlite(&db_path).spawn();
-    let t = say1(&mut c, "@stays:test", "!zone status");
-    assert!(t.contains("Crypt Threshold"), "{t}");
+    // An empty or missing folder then: the database's zones are served, and it is said.
+    for folder in [empty.clone(), dir.path().join("missing")] {
+        let (server, mut c) = Ctx::sqlite(&db_path).zones(folder.clone()).spawn();
+        assert!(
+            server.opened.warnings.iter().any(
+                |w| w.contains("holds no zone files") && w.contains(&folder.display().to_string())
+            ),
+            "{:?}",
+            server.opened.warnings
+        );
+        assert_eq!(zone_ids(&mut c).len(), 7);
+        let t = say1(&mut c, "@stays:test", "!zone status");
+        assert!(t.contains("Crypt Threshold"), "{t}");
+    }
 }
 
 /// The Crypt as another zone, `crypt_copy`, with its Main Hall called `hall`.
