@@ -18,3 +18,4 @@ mod server;
 mod storage;
 mod support;
 mod validate;
+mod world;

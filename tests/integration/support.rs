@@ -240,11 +240,25 @@ pub struct Process {
 impl Process {
     /// Spawns `command` (its stderr dropped) and waits for its first line; its stdout is
     /// drained from then on, so the process never blocks on a full pipe.
-    pub fn spawn(mut command: Command) -> Process {
+    pub fn spawn(command: Command) -> Process {
+        Process::spawn_with_stderr(command, Stdio::null())
+    }
+
+    /// [`Process::spawn`], its stderr appended to the file `log`.
+    pub fn spawn_logged(command: Command, log: &Path) -> Process {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .expect("the log file");
+        Process::spawn_with_stderr(command, Stdio::from(file))
+    }
+
+    fn spawn_with_stderr(mut command: Command, stderr: Stdio) -> Process {
         use std::io::BufRead;
         let mut child = command
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("the server process starts");
         let stdout = child.stdout.take().expect("stdout");

@@ -370,6 +370,10 @@ fn served_files(tx: &mut db::Tx<'_>) -> Result<Vec<(String, String, String, Vers
     Ok(out)
 }
 
+/// How long the version of a run that ended is kept whole: its map link shows the graph it
+/// was played on for that long (then the zone served).
+pub const KEEP_ENDED_RUNS_MS: i64 = 7 * 24 * 3600 * 1000;
+
 /// Writes the zone tables from the files that are served now (in `tx`), and prunes.
 fn after_change(tx: &mut db::Tx<'_>, now: i64) -> Result<()> {
     let mut zones = Vec::new();
@@ -378,7 +382,7 @@ fn after_change(tx: &mut db::Tx<'_>, now: i64) -> Result<()> {
         zones.push((label, zone));
     }
     tx.write_zone_tables(&zones, now)?;
-    tx.prune_versions()?;
+    tx.prune_versions(now - KEEP_ENDED_RUNS_MS)?;
     Ok(())
 }
 
@@ -481,7 +485,7 @@ impl Catalog {
                 if zones.is_empty() {
                     return Ok(false);
                 }
-                let now = crate::store::now_ms();
+                let now = db::now_ms();
                 for (file, zone) in &zones {
                     let text = serde_json::to_string_pretty(&zone.to_file())?;
                     let seq = tx.add_version(&NewVersion {
@@ -568,7 +572,7 @@ impl Catalog {
                 if import.is_empty() {
                     return Ok(Outcome::Unchanged(synced));
                 }
-                let now = crate::store::now_ms();
+                let now = db::now_ms();
                 for f in &import {
                     let seq = tx.add_version(&NewVersion {
                         zone_id: &f.zone_id,
@@ -717,6 +721,23 @@ impl Catalog {
         })
     }
 
+    /// The graph a run is (or was) played on, for its view: its version while the database
+    /// keeps that version's file, else the zone served (`None`: neither).
+    pub fn graph_of(&self, db: &db::Database, run: &StoredRun) -> Result<Option<Arc<Zone>>> {
+        let served = self.served();
+        if let Some(seq) = run.zone_file_seq
+            && served.seq_of(&run.run.zone_id) != Some(seq)
+            && let Some(graph) = self.kept_graph(db, seq)?
+        {
+            return Ok(Some(graph));
+        }
+        Ok(served
+            .zones
+            .iter()
+            .find(|z| z.id == run.run.zone_id)
+            .map(|z| Arc::new(z.clone())))
+    }
+
     /// The graph of version `seq` (kept in memory once read); `None` when its file is gone.
     fn kept_graph(&self, db: &db::Database, seq: i64) -> Result<Option<Arc<Zone>>> {
         if let Some(z) = self
@@ -820,7 +841,7 @@ impl Catalog {
                 if let Some(seq) = same {
                     return Ok(Outcome::Unchanged((seq, replaced, checked)));
                 }
-                let now = crate::store::now_ms();
+                let now = db::now_ms();
                 let seq = tx.add_version(&NewVersion {
                     zone_id: &zone_id,
                     content_hash: &hash,
@@ -914,7 +935,7 @@ impl Catalog {
                 let name = zonegraph_core::format::parse(text)
                     .map(|f| f.name)
                     .unwrap_or_else(|_| z.clone());
-                let now = crate::store::now_ms();
+                let now = db::now_ms();
                 // Runs from before versions keep the graph they walk.
                 tx.pin_unversioned_runs(&z, last.seq)?;
                 let seq = tx.add_version(&NewVersion {

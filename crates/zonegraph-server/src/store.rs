@@ -35,12 +35,7 @@ pub fn random_run_ids() -> RunIds {
     Arc::new(|_| db::random_hex().unwrap_or_else(|_| format!("run-{}", now_ms())))
 }
 
-/// Unix milliseconds.
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
+pub use crate::db::now_ms;
 
 /// The right to run the Matrix sync for one bot account ([`Store::hold_sync_lock`]); given up
 /// when dropped.
@@ -686,11 +681,10 @@ impl Store {
         else {
             return Ok(None);
         };
-        let ForRun { zones, .. } = self.zones_for(Some(&stored))?;
-        let Some(zone) = zones.iter().find(|z| z.id == stored.run.zone_id) else {
+        let Some(zone) = self.catalog.graph_of(&self.db, &stored)? else {
             return Ok(None);
         };
-        let view = engine::player_view(zone, &stored.run, &character);
+        let view = engine::player_view(&zone, &stored.run, &character);
         let status = chat::status(&view.status);
         Ok(Some(RunView {
             view,

@@ -12,7 +12,7 @@ mod limits;
 mod notices;
 mod persistence;
 mod play;
-mod runs;
+pub(crate) mod runs;
 mod viewer;
 mod zones;
 

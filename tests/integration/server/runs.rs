@@ -87,7 +87,7 @@ fn run_links_show_no_undiscovered_secret() {
 
 /// Reads server-sent events from `stream` until one whose data satisfies `pred`, or until
 /// `within` has passed; the events' JSON data in order.
-fn events_until(
+pub(crate) fn events_until(
     reader: &mut std::io::BufReader<std::net::TcpStream>,
     within: Duration,
     pred: impl Fn(&Value) -> bool,
@@ -172,7 +172,7 @@ fn a_run_page_hears_a_move_made_in_chat_within_a_second() {
 
 /// Opens `GET /api/runs/{token}/events`: its status line, its head (lower-cased) and the
 /// reader after the head.
-fn try_events(
+pub(crate) fn try_events(
     addr: std::net::SocketAddr,
     token: &str,
 ) -> (String, String, std::io::BufReader<std::net::TcpStream>) {

@@ -47,6 +47,13 @@ pub use pg::is_unavailable;
 
 use anyhow::Result;
 
+/// Unix milliseconds.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
 /// SQLite write transactions per second for 3 s, the server's physical limit (the load
 /// benchmarks' ceiling): one row of about a run's size updated in its own transaction, on a
 /// fresh database at `path` with the server's settings (WAL, `synchronous = FULL`).

@@ -163,17 +163,20 @@ impl Tx<'_> {
         Ok(())
     }
 
-    /// Empties the file of every version no one needs: not its zone's newest file, and not
-    /// the version of an active run. Their records stay. Returns how many were emptied.
-    pub fn prune_versions(&mut self) -> Result<u64> {
+    /// Empties the file of every version no one needs: not its zone's newest file, not the
+    /// version of an active run, nor of a run that ended after `kept_since` (Unix ms: its map
+    /// link still shows the graph it was played on). Their records stay. Returns how many
+    /// were emptied.
+    pub fn prune_versions(&mut self, kept_since: i64) -> Result<u64> {
         self.conn.execute(
             "UPDATE zone_file_version SET file_json = NULL
              WHERE file_json IS NOT NULL
                AND seq NOT IN (SELECT max(seq) FROM zone_file_version
                                WHERE file_json IS NOT NULL GROUP BY zone_id)
                AND seq NOT IN (SELECT zone_file_seq FROM dnd_zone_run
-                               WHERE outcome = '' AND zone_file_seq IS NOT NULL)",
-            &[],
+                               WHERE zone_file_seq IS NOT NULL
+                                 AND (outcome = '' OR completed_at_ms > ?1))",
+            &vals![kept_since],
         )
     }
 
