@@ -56,7 +56,8 @@ fn open_stream(addr: SocketAddr, token: &str) -> anyhow::Result<std::io::BufRead
 
 /// The next event's JSON data.
 fn next_event(r: &mut std::io::BufReader<TcpStream>) -> anyhow::Result<serde_json::Value> {
-    r.get_ref().set_read_timeout(Some(Duration::from_secs(10)))?;
+    r.get_ref()
+        .set_read_timeout(Some(Duration::from_secs(10)))?;
     loop {
         let mut line = String::new();
         if r.read_line(&mut line)? == 0 {
@@ -123,7 +124,10 @@ fn main() -> anyhow::Result<()> {
     println!(
         "zonegraph move -> map across two instances: {samples} moves on A, seen on B's stream"
     );
-    for (listen, name) in [(true, "LISTEN/NOTIFY"), (false, "polling only (--no-listen)")] {
+    for (listen, name) in [
+        (true, "LISTEN/NOTIFY"),
+        (false, "polling only (--no-listen)"),
+    ] {
         let url = cluster.fresh_db();
         let a = server(&url, true)?;
         let b = server(&url, listen)?;
@@ -151,10 +155,7 @@ fn main() -> anyhow::Result<()> {
         let commands = loader
             .join()
             .map_err(|_| anyhow::anyhow!("the load panicked"))??;
-        report(
-            &format!("{name}, under load ({players} players)"),
-            &busy,
-        );
+        report(&format!("{name}, under load ({players} players)"), &busy);
         println!(
             "    load: {commands} commands in about {:.0} s",
             took.as_secs_f64() + 1.0

@@ -92,8 +92,16 @@ fn two_instances_share_one_database() {
         .expect("publish");
     assert_eq!(r.status, 200, "{}", r.text());
     let deadline = Instant::now() + Duration::from_secs(2);
-    while !cb.get("/api/zones").expect("zones").text().contains("crypt_copy") {
-        assert!(Instant::now() < deadline, "B does not serve the published zone");
+    while !cb
+        .get("/api/zones")
+        .expect("zones")
+        .text()
+        .contains("crypt_copy")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "B does not serve the published zone"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     let t = say(&mut cb, "@visitor:test", "!zone enter crypt_copy");

@@ -174,8 +174,14 @@ fn a_zone_published_on_one_instance_is_served_by_all_and_no_folder_undoes_it() {
     );
     let t = say(&mut cb, "@visitor:test", "!zone enter crypt_copy");
     assert!(t.contains("Copied Crypt"), "{t}");
-    assert!(a.dir.join("zones/crypt_copy.json").is_file(), "A's folder has it");
-    assert!(!b.dir.join("zones/crypt_copy.json").exists(), "B's folder is B's");
+    assert!(
+        a.dir.join("zones/crypt_copy.json").is_file(),
+        "A's folder has it"
+    );
+    assert!(
+        !b.dir.join("zones/crypt_copy.json").exists(),
+        "B's folder is B's"
+    );
 
     // A served zone changed through A.
     let p = publish(&mut ca, &crypt_with_hall("Great Hall"));
@@ -188,7 +194,10 @@ fn a_zone_published_on_one_instance_is_served_by_all_and_no_folder_undoes_it() {
     let b = Instance::start(&url, &b_dir, &[]);
     let mut cb = b.conn();
     let after = served(&mut cb);
-    assert!(after.contains(&("crypt_valdris".into(), great)), "{after:?}");
+    assert!(
+        after.contains(&("crypt_valdris".into(), great)),
+        "{after:?}"
+    );
     assert!(after.iter().any(|(id, _)| id == "crypt_copy"), "{after:?}");
     assert_eq!(served(&mut ca), after, "the two agree");
     let log = b.log();
@@ -291,10 +300,7 @@ fn a_run_keeps_the_version_it_started_on_across_restarts_and_instances() {
     let mut over = false;
     for i in 0..60 {
         let c = if i % 2 == 0 { &mut ca } else { &mut cb };
-        let view = c
-            .get(&format!("/api/runs/{token}"))
-            .expect("view")
-            .json();
+        let view = c.get(&format!("/api/runs/{token}")).expect("view").json();
         let Some(m) = next_move(&view) else {
             over = true;
             break;
@@ -349,7 +355,10 @@ fn page_follows_moves_made_elsewhere(page_args: &[&str]) {
     let last = events_until(&mut events, Duration::from_secs(5), |v| {
         v["view"]["status"]["label"] == "Main Hall"
     });
-    assert!(last.is_some(), "the page did not catch up with the last move");
+    assert!(
+        last.is_some(),
+        "the page did not catch up with the last move"
+    );
 }
 
 #[test]

@@ -46,7 +46,14 @@ impl std::fmt::Debug for Served {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Served")
             .field("sequence", &self.sequence)
-            .field("versions", &self.versions.values().map(|v| (&v.zone_id, v.seq)).collect::<Vec<_>>())
+            .field(
+                "versions",
+                &self
+                    .versions
+                    .values()
+                    .map(|v| (&v.zone_id, v.seq))
+                    .collect::<Vec<_>>(),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -83,7 +90,10 @@ impl Behind {
         let what = if v.withdrawn {
             format!("zone {} was withdrawn", self.zone_id)
         } else {
-            format!("the database serves version {} of zone {}", v.seq, self.zone_id)
+            format!(
+                "the database serves version {} of zone {}",
+                v.seq, self.zone_id
+            )
         };
         let file = if self.known {
             "the file is an older version"
@@ -212,9 +222,22 @@ pub fn instance_name() -> String {
     format!("{host} (pid {})", std::process::id())
 }
 
-/// The SHA-256 of `text`, lowercase hex.
+/// A zone file's content hash: the SHA-256, lowercase hex, of the zone as it builds (its
+/// designer JSON, and whether it is a linear legacy zone), so that a file reformatted or
+/// written back from the tables is the same version; of the text itself when it does not
+/// parse.
 pub fn content_hash(text: &str) -> String {
-    let digest = Sha256::digest(text.as_bytes());
+    let canonical = match zone::load(text) {
+        Ok((z, _)) => {
+            let mut c = serde_json::to_string(&z.to_file()).unwrap_or_else(|_| text.to_string());
+            if z.legacy {
+                c.push_str("\nlegacy");
+            }
+            c
+        }
+        Err(_) => text.to_string(),
+    };
+    let digest = Sha256::digest(canonical.as_bytes());
     let mut out = String::with_capacity(64);
     for b in digest {
         out.push_str(&format!("{b:02x}"));
@@ -263,7 +286,9 @@ enum Fate {
     Import,
     /// The version served already.
     Same,
-    Behind { known: bool },
+    Behind {
+        known: bool,
+    },
 }
 
 /// The rule of the folder: see the module's documentation.
@@ -327,6 +352,15 @@ fn read_folder(dir: &Path) -> Result<Vec<FolderFile>> {
                     zones::write_findings(&mut errors, c);
                 }
             }
+        }
+    }
+    let mut seen: BTreeMap<&str, &str> = BTreeMap::new();
+    for f in &out {
+        if let Some(first) = seen.insert(&f.zone_id, &f.name) {
+            errors.push_str(&format!(
+                "error: {first} and {} both hold zone {}: keep one file per zone\n",
+                f.name, f.zone_id
+            ));
         }
     }
     if !errors.is_empty() {
@@ -423,7 +457,7 @@ impl Catalog {
     /// be served: no zone in the database and none in the folder.
     pub fn open(db: &db::Database, dir: &Path) -> Result<(Catalog, Synced)> {
         let catalog = Catalog::empty(dir);
-        catalog.record_tables(db)?;
+        catalog.record_tables(db, &read_folder(dir)?)?;
         let synced = catalog.sync_folder(db)?;
         if catalog.served().zones.is_empty() {
             bail!(
@@ -473,8 +507,9 @@ impl Catalog {
     /// A database whose zone tables hold zones but which has no version yet (made before
     /// versions): each zone of the tables becomes its first version, and the active runs in
     /// it are pinned to that version.
-    fn record_tables(&self, db: &db::Database) -> Result<()> {
+    fn record_tables(&self, db: &db::Database, folder: &[FolderFile]) -> Result<()> {
         let instance = self.instance.clone();
+        let folder = folder.to_vec();
         db.write(
             move |tx| {
                 tx.lock_zone_sequence()?;
@@ -487,7 +522,18 @@ impl Catalog {
                 }
                 let now = db::now_ms();
                 for (file, zone) in &zones {
-                    let text = serde_json::to_string_pretty(&zone.to_file())?;
+                    // The folder's file of this zone when it builds to the same zone (a
+                    // legacy zone keeps its own form), else the zone written back.
+                    let same = folder.iter().find(|f| {
+                        f.zone_id == zone.id
+                            && zone::load(&f.text).is_ok_and(|(z, _)| {
+                                z.legacy == zone.legacy && z.to_file() == zone.to_file()
+                            })
+                    });
+                    let text = match same {
+                        Some(f) => f.text.clone(),
+                        None => serde_json::to_string_pretty(&zone.to_file())?,
+                    };
                     let seq = tx.add_version(&NewVersion {
                         zone_id: &zone.id,
                         content_hash: &content_hash(&text),
@@ -584,7 +630,9 @@ impl Catalog {
                         file_mtime_ms: f.mtime_ms,
                         now,
                     })?;
-                    synced.imported.push((f.name.clone(), f.zone_id.clone(), seq));
+                    synced
+                        .imported
+                        .push((f.name.clone(), f.zone_id.clone(), seq));
                 }
                 after_change(tx, now)?;
                 Ok(Outcome::Changed(synced))
@@ -634,7 +682,10 @@ impl Catalog {
                 .collect();
             let mut texts = BTreeMap::new();
             for v in &rows {
-                let same = before.versions.get(&v.zone_id).is_some_and(|b| b.seq == v.seq);
+                let same = before
+                    .versions
+                    .get(&v.zone_id)
+                    .is_some_and(|b| b.seq == v.seq);
                 if !same {
                     let text = tx.version_file(v.seq)?.with_context(|| {
                         format!("version {} of zone {} has no file", v.seq, v.zone_id)
@@ -662,7 +713,12 @@ impl Catalog {
                         .find(|z| z.id == v.zone_id)
                         .cloned()
                         .context("a served zone went missing")?;
-                    (zone, before.files[&v.zone_id].clone())
+                    let text = before
+                        .files
+                        .get(&v.zone_id)
+                        .cloned()
+                        .context("a served zone's file went missing")?;
+                    (zone, text)
                 }
             };
             files.insert(v.zone_id.clone(), text);
@@ -791,7 +847,11 @@ impl Catalog {
             Some(f) => f.path.clone(),
             None => {
                 let name = format!("{id}.json");
-                if let Some(taken) = self.dir_names().into_iter().find(|f| f.eq_ignore_ascii_case(&name)) {
+                if let Some(taken) = self
+                    .dir_names()
+                    .into_iter()
+                    .find(|f| f.eq_ignore_ascii_case(&name))
+                {
                     return Ok(Err(Refused::FileTaken {
                         zone_id: id,
                         file: taken,
@@ -874,7 +934,11 @@ impl Catalog {
         };
         Ok(Ok(Published {
             zone_id: id,
-            file: if warning.is_none() { file_label } else { String::new() },
+            file: if warning.is_none() {
+                file_label
+            } else {
+                String::new()
+            },
             replaced,
             seq,
             unchanged,
@@ -1044,9 +1108,10 @@ mod tests {
 
     #[test]
     fn a_folder_file_is_imported_only_when_new_or_newer() {
-        let known: BTreeSet<(String, String)> = [("z".into(), "old".into()), ("z".into(), "cur".into())]
-            .into_iter()
-            .collect();
+        let known: BTreeSet<(String, String)> =
+            [("z".into(), "old".into()), ("z".into(), "cur".into())]
+                .into_iter()
+                .collect();
         let cur = version(5, "cur", 1_000, false);
         // A new zone.
         assert_eq!(fate("z", "x", Some(1), None, &known), Fate::Import);
@@ -1058,7 +1123,10 @@ mod tests {
             Fate::Behind { known: true }
         );
         // An edit never seen: newer than the version served, or not.
-        assert_eq!(fate("z", "edit", Some(1_001), Some(&cur), &known), Fate::Import);
+        assert_eq!(
+            fate("z", "edit", Some(1_001), Some(&cur), &known),
+            Fate::Import
+        );
         assert_eq!(
             fate("z", "edit", Some(999), Some(&cur), &known),
             Fate::Behind { known: false }
@@ -1074,7 +1142,10 @@ mod tests {
             fate("z", "cur", Some(9_999), Some(&gone), &known),
             Fate::Behind { known: true }
         );
-        assert_eq!(fate("z", "edit", Some(2_001), Some(&gone), &known), Fate::Import);
+        assert_eq!(
+            fate("z", "edit", Some(2_001), Some(&gone), &known),
+            Fate::Import
+        );
     }
 
     #[test]

@@ -93,6 +93,12 @@ pub fn run(args: &Args) -> Result<ExitCode> {
 fn first_sheet(db: &db::Database) -> Result<store::FirstSheet> {
     Ok(store::FirstSheet::new(
         zonegraph_core::rules::STARTING_SCORES,
-        &db.read(|tx| Ok(tx.table_zones()?.into_iter().map(|(_, z)| z).collect::<Vec<_>>()))?,
+        &db.read(|tx| {
+            Ok(tx
+                .table_zones()?
+                .into_iter()
+                .map(|(_, z)| z)
+                .collect::<Vec<_>>())
+        })?,
     ))
 }

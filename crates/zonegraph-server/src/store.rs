@@ -448,7 +448,10 @@ impl Store {
                 .and_then(zonegraph_core::paths::longest_path_len)
                 .unwrap_or(0);
             // The version a new run starts on: the one of the graph it was computed on.
-            let seq = after.run.as_ref().and_then(|r| seqs.get(&r.zone_id).copied());
+            let seq = after
+                .run
+                .as_ref()
+                .and_then(|r| seqs.get(&r.zone_id).copied());
             let wrote = self.write(move |tx| {
                 let applied = write_player(
                     tx,
@@ -881,7 +884,9 @@ fn write_player(
 fn synced_words(synced: &crate::catalog::Synced, dir: &Path) -> Vec<String> {
     let mut out = synced.warnings.clone();
     for (file, zone_id, seq) in &synced.imported {
-        out.push(format!("imported {file} as version {seq} of zone {zone_id}"));
+        out.push(format!(
+            "imported {file} as version {seq} of zone {zone_id}"
+        ));
     }
     for b in &synced.behind {
         out.push(b.words());

@@ -70,11 +70,14 @@ struct Feed {
     owner: String,
     /// The change stamp ([`crate::db::Tx::run_stamps`]) of the rows the view was last
     /// built from (`None` before the first build).
-    built: Arc<Mutex<Option<Stamp>>>,
+    built: BuiltStamp,
 }
 
 /// A run's change stamp: its row's version and its player's sheet's.
 type Stamp = (i64, i64);
+
+/// Where a feed keeps the stamp of its last build.
+type BuiltStamp = Arc<Mutex<Option<Stamp>>>;
 
 /// Every open stream of this instance, by run.
 #[derive(Debug)]
@@ -205,7 +208,7 @@ impl Streams {
     /// was built. A change made on this instance has woken its feed already, which built from
     /// the new rows: that one is not built again. Returns how many feeds it woke.
     pub fn catch_up(&self) -> anyhow::Result<usize> {
-        let followed: Vec<(String, String, Arc<Mutex<Option<Stamp>>>)> = self
+        let followed: Vec<(String, String, BuiltStamp)> = self
             .feeds
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -239,7 +242,7 @@ impl Streams {
 struct Follow {
     store: Arc<Store>,
     built_count: Arc<AtomicUsize>,
-    built: Arc<Mutex<Option<Stamp>>>,
+    built: BuiltStamp,
     token: String,
     owner: String,
 }

@@ -65,7 +65,11 @@ pub fn run(args: &Args) -> Result<ExitCode> {
                 let v = &served.versions[&z.id];
                 println!("{:<24} {}", z.id, line(v));
             }
-            println!("{} zones served (sequence {})", served.zones.len(), served.sequence);
+            println!(
+                "{} zones served (sequence {})",
+                served.zones.len(),
+                served.sequence
+            );
             Ok(ExitCode::SUCCESS)
         }
         Action::History { zone } => {
@@ -75,7 +79,11 @@ pub fn run(args: &Args) -> Result<ExitCode> {
                 return Ok(ExitCode::FAILURE);
             }
             for v in &list {
-                let kept = if v.has_file || v.withdrawn { "" } else { "  (file pruned)" };
+                let kept = if v.has_file || v.withdrawn {
+                    ""
+                } else {
+                    "  (file pruned)"
+                };
                 println!("{}{kept}", line(v));
             }
             Ok(ExitCode::SUCCESS)

@@ -186,9 +186,12 @@ fn an_empty_folder_serves_the_database_and_nothing_at_all_refuses_the_start() {
     for folder in [empty.clone(), dir.path().join("missing")] {
         let (server, mut c) = Ctx::sqlite(&db_path).zones(folder.clone()).spawn();
         assert!(
-            server.opened.warnings.iter().any(
-                |w| w.contains("holds no zone files") && w.contains(&folder.display().to_string())
-            ),
+            server
+                .opened
+                .warnings
+                .iter()
+                .any(|w| w.contains("holds no zone files")
+                    && w.contains(&folder.display().to_string())),
             "{:?}",
             server.opened.warnings
         );

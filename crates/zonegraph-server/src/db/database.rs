@@ -144,7 +144,7 @@ enum Backend {
         legacy: LegacyColumns,
     },
     /// PostgreSQL: a pool of connections, each write its own transaction.
-    Postgres(Pg),
+    Postgres(Box<Pg>),
 }
 
 impl std::fmt::Debug for Database {
@@ -185,7 +185,7 @@ impl Database {
             DbAt::Postgres(url) => {
                 let pg = Pg::connect(url)?;
                 pg.migrate()?;
-                Backend::Postgres(pg)
+                Backend::Postgres(Box::new(pg))
             }
         };
         Ok(Database { backend })

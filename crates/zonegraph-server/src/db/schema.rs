@@ -188,7 +188,10 @@ CREATE INDEX idx_zone_file_version_zone ON zone_file_version(zone_id, seq);
 /// Version 8 on SQLite: [`SCHEMA_V8`] and the run's `zone_file_seq` column.
 fn zone_versions(tx: &Transaction) -> Result<()> {
     tx.execute_batch(SCHEMA_V8)?;
-    if !columns(tx, "dnd_zone_run")?.iter().any(|c| c == "zone_file_seq") {
+    if !columns(tx, "dnd_zone_run")?
+        .iter()
+        .any(|c| c == "zone_file_seq")
+    {
         tx.execute_batch("ALTER TABLE dnd_zone_run ADD COLUMN zone_file_seq INTEGER")?;
     }
     Ok(())

@@ -158,8 +158,10 @@ impl Tx<'_> {
     /// Takes the zone sequence's row lock for the rest of the transaction (instances that
     /// change the zones at once take turns; the first statement of such a transaction).
     pub fn lock_zone_sequence(&mut self) -> Result<()> {
-        self.conn
-            .execute("UPDATE zone_version SET version = version WHERE id = 1", &[])?;
+        self.conn.execute(
+            "UPDATE zone_version SET version = version WHERE id = 1",
+            &[],
+        )?;
         Ok(())
     }
 
