@@ -289,7 +289,7 @@ impl Store {
 
     /// The change stamps of the run links `tokens` (see [`db::Tx::run_stamps`]).
     pub fn run_stamps(&self, tokens: &[String]) -> Result<Vec<(String, i64, i64)>> {
-        self.read(|tx| tx.run_stamps(tokens))
+        self.db.read_public(|tx| tx.run_stamps(tokens))
     }
 
     /// Tells the run pages of this instance that `user` changed (a change another instance
@@ -662,7 +662,8 @@ impl Store {
         if !is_token(token) {
             return Ok(None);
         }
-        self.read(|c| Ok(c.run_by_token(token)?.map(|s| s.user_id)))
+        self.db
+            .read_public(|c| Ok(c.run_by_token(token)?.map(|s| s.user_id)))
     }
 
     /// The player's view of the run a link token names; `None` for an unknown token.
@@ -671,7 +672,7 @@ impl Store {
             return Ok(None);
         }
         let first = self.first_sheet();
-        let Some((stored, character, sheet_version)) = self.read(|c| {
+        let Some((stored, character, sheet_version)) = self.db.read_public(|c| {
             let Some(stored) = c.run_by_token(token)? else {
                 return Ok(None);
             };

@@ -13,8 +13,63 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::pg::{self, Pg};
 use super::{LegacyColumns, Tx, WarmUp};
 
-/// Read connections kept open between commands.
-const MAX_IDLE_READERS: usize = 32;
+/// SQLite read connections open at once (idle ones are kept for the next reads).
+const MAX_READERS: usize = 32;
+
+/// Of those, how many the anonymous reads (run pages, their streams) may hold at once, so
+/// that they never starve the players' commands.
+const MAX_PUBLIC_READS: usize = 8;
+
+/// How long a read waits for a reader before it is refused as busy (503).
+const READ_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A bounded count of places (readers, public reads) and its waiters.
+#[derive(Debug, Default)]
+struct Places {
+    used: Mutex<usize>,
+    freed: std::sync::Condvar,
+}
+
+impl Places {
+    /// Takes a place among `max` within [`READ_WAIT`]; `false` when none came free.
+    fn take(&self, max: usize) -> bool {
+        let deadline = std::time::Instant::now() + READ_WAIT;
+        let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
+        while *used >= max {
+            let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) else {
+                return false;
+            };
+            used = self
+                .freed
+                .wait_timeout(used, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+        *used += 1;
+        true
+    }
+
+    fn give_back(&self) {
+        let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
+        *used = used.saturating_sub(1);
+        self.freed.notify_one();
+    }
+}
+
+/// SQLite's read connections: the idle ones, and how many are open in all.
+#[derive(Default)]
+struct Readers {
+    idle: Vec<Connection>,
+    open: usize,
+}
+
+/// The refusal of a read that found every place taken.
+fn busy(what: &str) -> anyhow::Error {
+    anyhow::Error::new(super::pg::Unavailable(format!(
+        "every {what} is busy (waited {} s)",
+        READ_WAIT.as_secs()
+    )))
+}
 
 /// Most write jobs committed together.
 const MAX_BATCH: usize = 64;
@@ -139,8 +194,13 @@ enum Backend {
         path: PathBuf,
         /// The writer thread's queue: it owns the one connection that writes.
         writer: Mutex<mpsc::Sender<WriteJob>>,
-        /// Idle read connections (WAL readers run beside the writer).
-        readers: Mutex<Vec<Connection>>,
+        /// The read connections (WAL readers run beside the writer), at most
+        /// [`MAX_READERS`] open.
+        readers: Mutex<Readers>,
+        /// Told when a reader is put back.
+        reader_back: std::sync::Condvar,
+        /// Anonymous reads under way (at most [`MAX_PUBLIC_READS`]).
+        public_reads: Places,
         legacy: LegacyColumns,
     },
     /// PostgreSQL: a pool of connections, each write its own transaction.
@@ -178,7 +238,9 @@ impl Database {
                 Backend::Sqlite {
                     path: path.clone(),
                     writer: Mutex::new(spawn_writer(conn, legacy)?),
-                    readers: Mutex::new(Vec::new()),
+                    readers: Mutex::default(),
+                    reader_back: std::sync::Condvar::new(),
+                    public_reads: Places::default(),
                     legacy,
                 }
             }
@@ -297,22 +359,67 @@ impl Database {
         self.with_reader(|conn| f(&mut Tx::new(conn, legacy)))
     }
 
-    /// `f` on an idle SQLite read connection (opened when there is none).
+    /// [`Database::read`] for what anyone may ask without a token (run pages and their
+    /// streams): on its own share of the connections (SQLite: at most [`MAX_PUBLIC_READS`]
+    /// of the readers; PostgreSQL: a pool of its own), so that a flood of them waits or is
+    /// refused (503) while the players' commands go on.
+    pub fn read_public<T>(&self, f: impl FnOnce(&mut Tx<'_>) -> Result<T>) -> Result<T> {
+        let public = match &self.backend {
+            Backend::Sqlite { public_reads, .. } => public_reads,
+            Backend::Postgres(pg) => return pg.read_public(f),
+        };
+        if !public.take(MAX_PUBLIC_READS) {
+            return Err(busy("public read"));
+        }
+        let out = self.read(f);
+        public.give_back();
+        out
+    }
+
+    /// `f` on an idle SQLite read connection (opened when there is none and fewer than
+    /// [`MAX_READERS`] are open; else it waits for one, up to [`READ_WAIT`]).
     fn with_reader<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-        let Backend::Sqlite { path, readers, .. } = &self.backend else {
+        let Backend::Sqlite {
+            path,
+            readers,
+            reader_back,
+            ..
+        } = &self.backend
+        else {
             bail!("not a SQLite database");
         };
-        let conn = readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
-        let conn = match conn {
-            Some(c) => c,
-            None => super::open(path)?,
+        let deadline = std::time::Instant::now() + READ_WAIT;
+        let mut pool = readers.lock().unwrap_or_else(|p| p.into_inner());
+        let conn = loop {
+            if let Some(c) = pool.idle.pop() {
+                break c;
+            }
+            if pool.open < MAX_READERS {
+                pool.open += 1;
+                drop(pool);
+                match super::open(path) {
+                    Ok(c) => break c,
+                    Err(e) => {
+                        readers.lock().unwrap_or_else(|p| p.into_inner()).open -= 1;
+                        return Err(e);
+                    }
+                }
+            }
+            let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) else {
+                return Err(busy("database reader"));
+            };
+            pool = reader_back
+                .wait_timeout(pool, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
         };
         let out = f(&conn);
-        let mut idle = readers.lock().unwrap_or_else(|p| p.into_inner());
-        // A burst may open many; keep a few for the next one and close the rest.
-        if idle.len() < MAX_IDLE_READERS {
-            idle.push(conn);
-        }
+        readers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .idle
+            .push(conn);
+        reader_back.notify_one();
         out
     }
 
@@ -422,5 +529,79 @@ fn run_batch(conn: &mut Connection, legacy: LegacyColumns, batch: Vec<WriteJob>)
     }
     if let Err(e) = committed {
         eprintln!("zonegraph: a write transaction failed: {e:#}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use super::*;
+
+    /// `n` reads of `db` (public ones when `public`) held open until `release` is dropped;
+    /// returns once all of them hold their connection.
+    fn hold(
+        db: &Arc<Database>,
+        n: usize,
+        public: bool,
+    ) -> (mpsc::Sender<()>, Vec<std::thread::JoinHandle<()>>) {
+        let (release, wait) = mpsc::channel::<()>();
+        let wait = Arc::new(Mutex::new(wait));
+        let held = Arc::new(std::sync::Barrier::new(n + 1));
+        let threads = (0..n)
+            .map(|_| {
+                let (db, wait, held) = (db.clone(), wait.clone(), held.clone());
+                std::thread::spawn(move || {
+                    let f = |_: &mut Tx<'_>| {
+                        held.wait();
+                        let _ = wait.lock().unwrap().recv();
+                        Ok(())
+                    };
+                    if public {
+                        db.read_public(f).unwrap();
+                    } else {
+                        db.read(f).unwrap();
+                    }
+                })
+            })
+            .collect();
+        held.wait();
+        (release, threads)
+    }
+
+    #[test]
+    fn readers_are_bounded_and_anonymous_reads_never_take_them_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Arc::new(Database::open(&DbAt::Sqlite(dir.path().join("z.db"))).unwrap());
+        // Anonymous reads: past their share they are refused as busy, and a player's read
+        // still gets a connection at once.
+        let (release, threads) = hold(&db, MAX_PUBLIC_READS, true);
+        let refused = db.read_public(|_| Ok(())).unwrap_err();
+        assert!(super::super::is_unavailable(&refused), "{refused:#}");
+        let started = std::time::Instant::now();
+        db.read(|_| Ok(())).unwrap();
+        assert!(started.elapsed() < READ_WAIT, "a command's read waited");
+        drop(release);
+        for t in threads {
+            t.join().unwrap();
+        }
+        // Readers: never more than MAX_READERS open; one more waits, then is refused.
+        let (release, threads) = hold(&db, MAX_READERS, false);
+        let Backend::Sqlite { readers, .. } = &db.backend else {
+            unreachable!()
+        };
+        assert_eq!(readers.lock().unwrap().open, MAX_READERS);
+        let refused = db.read(|_| Ok(())).unwrap_err();
+        assert!(super::super::is_unavailable(&refused), "{refused:#}");
+        // A reader put back is taken by a waiting read.
+        let db2 = db.clone();
+        let waiting = std::thread::spawn(move || db2.read(|_| Ok(())));
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        drop(release);
+        waiting.join().unwrap().unwrap();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(readers.lock().unwrap().open, MAX_READERS);
     }
 }

@@ -38,6 +38,9 @@ const MIGRATION_LOCK: i64 = 0x7a6f_6e65_6772_6170;
 /// small machine, and PostgreSQL's default `max_connections` is 100.
 const POOL_SIZE: usize = 16;
 
+/// Connections of the anonymous reads' pool (run pages and their streams).
+const PUBLIC_POOL_SIZE: usize = 4;
+
 /// How long a command waits for a connection, or for a new one to be made, before the
 /// database counts as unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -265,6 +268,9 @@ pub struct Pg {
     /// `Some` until drop (a runtime must not be dropped inside an async context).
     rt: Option<tokio::runtime::Runtime>,
     pool: Pool,
+    /// The anonymous reads' own pool ([`PUBLIC_POOL_SIZE`]): a flood of run pages waits
+    /// there, not in the players' pool.
+    public: Pool,
     /// Where it is, for the listener's connection of its own.
     config: tokio_postgres::Config,
     shown: String,
@@ -297,23 +303,28 @@ impl Pg {
             .enable_all()
             .build()
             .context("cannot start the PostgreSQL driver's runtime")?;
-        let manager = Manager::from_config(
-            config.clone(),
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(POOL_SIZE)
-            .runtime(deadpool_postgres::Runtime::Tokio1)
-            .wait_timeout(Some(CONNECT_TIMEOUT))
-            .create_timeout(Some(CONNECT_TIMEOUT))
-            .build()
-            .context("cannot make the PostgreSQL pool")?;
+        let pool_of = |size: usize| {
+            let manager = Manager::from_config(
+                config.clone(),
+                NoTls,
+                ManagerConfig {
+                    recycling_method: RecyclingMethod::Fast,
+                },
+            );
+            Pool::builder(manager)
+                .max_size(size)
+                .runtime(deadpool_postgres::Runtime::Tokio1)
+                .wait_timeout(Some(CONNECT_TIMEOUT))
+                .create_timeout(Some(CONNECT_TIMEOUT))
+                .build()
+                .context("cannot make the PostgreSQL pool")
+        };
+        let pool = pool_of(POOL_SIZE)?;
+        let public = pool_of(PUBLIC_POOL_SIZE)?;
         let pg = Pg {
             rt: Some(rt),
             pool,
+            public,
             config,
             shown,
         };
@@ -496,8 +507,17 @@ impl Pg {
 
     /// Runs `f` in one REPEATABLE READ, READ ONLY transaction.
     pub fn read<T>(&self, f: impl FnOnce(&mut Tx<'_>) -> Result<T>) -> Result<T> {
+        self.read_on(&self.pool, f)
+    }
+
+    /// [`Pg::read`] on the anonymous reads' own pool.
+    pub fn read_public<T>(&self, f: impl FnOnce(&mut Tx<'_>) -> Result<T>) -> Result<T> {
+        self.read_on(&self.public, f)
+    }
+
+    fn read_on<T>(&self, pool: &Pool, f: impl FnOnce(&mut Tx<'_>) -> Result<T>) -> Result<T> {
         let mut client = self
-            .block_on(self.pool.get())
+            .block_on(pool.get())
             .map_err(|e| self.classify(e.into()))?;
         let tx = self
             .block_on(
