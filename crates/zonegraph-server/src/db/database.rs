@@ -392,6 +392,8 @@ impl Database {
         let mut pool = readers.lock().unwrap_or_else(|p| p.into_inner());
         let conn = loop {
             if let Some(c) = pool.idle.pop() {
+                // Not held while `f` runs (nor when the reader is put back).
+                drop(pool);
                 break c;
             }
             if pool.open < MAX_READERS {
