@@ -302,3 +302,60 @@ fn one_instance_at_a_time_holds_the_matrix_sync_lock() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// Issue 23 item 7: a command is one transaction of at most three round trips to PostgreSQL
+/// (its reads sent together with the BEGIN, its compare-and-sets together, the commit),
+/// counted by the store's connection as it waits on each. Statements are prepared once per
+/// connection, so a warm-up run goes first and preparing is counted apart.
+#[test]
+fn a_command_costs_at_most_three_round_trips_on_postgres() {
+    let Some(cluster) = postgres::shared() else {
+        return;
+    };
+    let store = open(&DbAt::Postgres(cluster.fresh_db()));
+    let s = settings();
+    let run = [
+        "!zone enter crypt_valdris",
+        "!zone advance",
+        "!zone advance",
+        "!zone go 1",
+        "!zone advance",
+        "!zone advance",
+        "!zone status",
+        "!zone abandon",
+        "!zone enter crypt_valdris",
+    ];
+    for user in ["@warm1:test", "@warm2:test"] {
+        for cmd in run {
+            say(&store, &s, user, cmd);
+        }
+    }
+    let mut costs = Vec::new();
+    for cmd in run {
+        let before = store.round_trips().expect("PostgreSQL counts round trips");
+        let said = say(&store, &s, "@counted:test", cmd);
+        let after = store.round_trips().expect("PostgreSQL counts round trips");
+        costs.push((
+            cmd,
+            after.waited - before.waited,
+            after.prepared - before.prepared,
+            said,
+        ));
+    }
+    for (cmd, waited, prepared, said) in &costs {
+        assert!(
+            *waited <= 3 && *prepared == 0,
+            "{cmd}: {waited} round trips, {prepared} statements prepared ({said})"
+        );
+    }
+    eprintln!(
+        "round trips per command: {:?}",
+        costs.iter().map(|(c, w, ..)| (*c, *w)).collect::<Vec<_>>()
+    );
+    // The count is of real work: a command that changes the run reads, writes and commits.
+    let (_, moved, ..) = costs[1];
+    assert_eq!(moved, 3, "{costs:#?}");
+    // One that changes nothing only reads.
+    let (_, status, ..) = costs[6];
+    assert_eq!(status, 1, "{costs:#?}");
+}

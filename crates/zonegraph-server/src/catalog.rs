@@ -738,7 +738,7 @@ impl Catalog {
     /// The zones `run` is played on, with the version of each: the zones served, with the
     /// run's own zone at the version it started on when that is not the one served (and the
     /// run is not over).
-    pub fn zones_for(&self, db: &db::Database, run: Option<&StoredRun>) -> Result<ForRun> {
+    pub fn zones_for(&self, tx: &mut db::Tx<'_>, run: Option<&StoredRun>) -> Result<ForRun> {
         let served = self.served();
         let seqs = || -> BTreeMap<String, i64> {
             served
@@ -757,7 +757,7 @@ impl Catalog {
                 seqs: Arc::new(seqs()),
             });
         };
-        let Some(graph) = self.kept_graph(db, seq)? else {
+        let Some(graph) = self.kept_graph_with(seq, || tx.version_file(seq))? else {
             // Pruned (it cannot be while the run is active): the zone served, if any.
             return Ok(ForRun {
                 zones: served.zones.clone(),
@@ -796,6 +796,16 @@ impl Catalog {
 
     /// The graph of version `seq` (kept in memory once read); `None` when its file is gone.
     fn kept_graph(&self, db: &db::Database, seq: i64) -> Result<Option<Arc<Zone>>> {
+        self.kept_graph_with(seq, || db.read(|tx| tx.version_file(seq)))
+    }
+
+    /// [`Catalog::kept_graph`], the version's file read by `file` when it is not in memory
+    /// (in the caller's own transaction: a command must not wait for a second connection).
+    fn kept_graph_with(
+        &self,
+        seq: i64,
+        file: impl FnOnce() -> Result<Option<String>>,
+    ) -> Result<Option<Arc<Zone>>> {
         if let Some(z) = self
             .kept
             .lock()
@@ -804,7 +814,7 @@ impl Catalog {
         {
             return Ok(Some(z.clone()));
         }
-        let Some(text) = db.read(|tx| tx.version_file(seq))? else {
+        let Some(text) = file()? else {
             return Ok(None);
         };
         let (zone, _) =

@@ -9,12 +9,14 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::{Arc, mpsc};
 
-use anyhow::{Result, bail};
+use anyhow::{Context as _, Result, bail};
 use serde::Serialize;
 use zonegraph_core::bot::{self, AdminEdit, Authority, Context, Game, Player};
 use zonegraph_core::chat::{self, Reply};
 use zonegraph_core::command::Syntax;
-use zonegraph_core::engine::{self, CharEdit, Character, HostOutcome, PlayerView, Refusal, Run};
+use zonegraph_core::engine::{
+    self, CharEdit, Character, EncounterRequest, HostOutcome, PlayerView, Refusal, Run,
+};
 use zonegraph_core::rules;
 use zonegraph_core::zone::Zone;
 
@@ -164,6 +166,17 @@ pub struct Answer {
 }
 
 /// What [`Store::command`] reads before computing: the player and the rows it came from.
+/// Where one try of a command ended: answered (with the admin edit it asks for), or with an
+/// encounter to put to the host game first.
+enum Step {
+    Done(Answer, Option<AdminEdit>),
+    Ask {
+        request: EncounterRequest,
+        token: String,
+        notices: Vec<Notice>,
+    },
+}
+
 struct Loaded {
     player: Player,
     run: Option<StoredRun>,
@@ -229,11 +242,6 @@ impl Store {
     /// The zones served now, with their versions.
     pub fn served(&self) -> Arc<crate::catalog::Served> {
         self.catalog.served()
-    }
-
-    /// The zones the run of `stored` is played on (see [`Catalog::zones_for`]).
-    fn zones_for(&self, stored: Option<&StoredRun>) -> Result<ForRun> {
-        self.catalog.zones_for(&self.db, stored)
     }
 
     /// Serves the zones another instance (or `zonegraph zones`) changed since they were
@@ -307,6 +315,11 @@ impl Store {
         self.db.write(work, |w: &Wrote| w.applied)
     }
 
+    /// Round trips to PostgreSQL so far (`None` on SQLite): see [`db::Database::round_trips`].
+    pub fn round_trips(&self) -> Option<db::RoundTrips> {
+        self.db.round_trips()
+    }
+
     /// Runs `f` in a read.
     fn read<T>(&self, f: impl FnOnce(&mut db::Tx<'_>) -> Result<T>) -> Result<T> {
         self.db.read(f)
@@ -317,25 +330,26 @@ impl Store {
         FirstSheet::new(self.game.starting_scores, &self.zones())
     }
 
-    fn load_player(&self, user: &str) -> Result<Loaded> {
-        let first = self.first_sheet();
-        self.read(|c| {
-            let stored = c.character(user)?;
-            let run = c.player_run(user)?;
-            let notices = word_notices(c.queued_notices(user)?);
-            let character = match &stored {
-                Some(s) => s.character.clone(),
-                None => first.of(c, user)?,
-            };
-            Ok(Loaded {
-                player: Player {
-                    character,
-                    run: run.as_ref().map(|s| s.run.clone()),
-                },
-                character_version: stored.map(|StoredCharacter { version, .. }| version),
-                run,
-                notices,
-            })
+    /// What a command reads of `user`, in `tx` (one batch: see [`db::Tx::player_rows`]);
+    /// a player with no sheet yet gets their first one of `first`.
+    fn load_player(tx: &mut db::Tx<'_>, user: &str, first: &FirstSheet) -> Result<Loaded> {
+        let db::PlayerRows {
+            character: stored,
+            run,
+            notices,
+        } = tx.player_rows(user)?;
+        let character = match &stored {
+            Some(s) => s.character.clone(),
+            None => first.of(tx, user)?,
+        };
+        Ok(Loaded {
+            player: Player {
+                character,
+                run: run.as_ref().map(|s| s.run.clone()),
+            },
+            character_version: stored.map(|StoredCharacter { version, .. }| version),
+            run,
+            notices: word_notices(notices),
         })
     }
 
@@ -386,93 +400,114 @@ impl Store {
         let mut attempts = 0;
         while attempts < CAS_ATTEMPTS {
             let now = now_ms();
-            let Loaded {
-                mut player,
-                run: stored,
-                character_version,
-                notices,
-            } = self.load_player(user)?;
-            if let Some(c) = &hosted {
-                // The host's sheet, with the XP the built-in rules kept (unused under a host).
-                player.character = Character {
-                    xp: player.character.xp,
-                    ..c.clone()
-                };
-            }
-            let before = player.clone();
-            let cx = Context {
-                now,
-                new_run_id: (s.run_ids)(user),
-                run_link: stored
-                    .as_ref()
-                    .map(|r| run_link(&s.public_url, &r.link_token)),
-                fork_timeout_ms: s.fork_timeout_ms,
-                syntax: Syntax::Chat,
-                authority: s.authority(user),
-            };
-            let ForRun { zones, seqs } = self.zones_for(stored.as_ref())?;
-            let game = match hook {
-                None => Game::BuiltIn,
-                Some(_) => Game::Host(decision.as_ref()),
-            };
-            let response = bot::handle_as(&zones, &mut player, text, &cx, game);
-            if let (Some(request), Some(hook)) = (&response.encounter_request, hook) {
-                let token = stored.as_ref().map_or("", |r| r.link_token.as_str());
-                match hook.encounter(user, token, request) {
-                    Ok(d) => {
-                        decision = Some(d);
-                        // Computed again with the decision; not a lost race.
-                        continue;
-                    }
-                    Err(e) => {
-                        eprintln!("zonegraph: host hook: encounter of {user}: {e:#}");
-                        let replies = vec![chat::host_busy()];
-                        return Ok((Answer { notices, replies }, None));
-                    }
+            let first = self.first_sheet();
+            let decided = decision.as_ref();
+            // Read, computed and written in one go (on PostgreSQL one transaction of three
+            // round trips); the host is asked outside it, and the command computed again.
+            let (step, held) = self.db.read_then_write(|tx| {
+                let Loaded {
+                    mut player,
+                    run: stored,
+                    character_version,
+                    notices,
+                } = Self::load_player(tx, user, &first)?;
+                if let Some(c) = &hosted {
+                    // The host's sheet, with the XP the built-in rules kept (unused under a
+                    // host).
+                    player.character = Character {
+                        xp: player.character.xp,
+                        ..c.clone()
+                    };
                 }
-            }
-            attempts += 1;
-            let replies = response.replies;
-            let admin_edit = response.admin_edit;
-            // A run this command replaced is stored as it ended, before the new one.
-            let replaced = response.replaced_run;
-            if player == before {
-                return Ok((Answer { notices, replies }, admin_edit));
-            }
-            let (u, after) = (user.to_string(), player.clone());
-            // A new run's length, for a table that keeps it (gogobee's `total_rooms`).
-            let rooms = after
-                .run
-                .as_ref()
-                .and_then(|r| zones.iter().find(|z| z.id == r.zone_id))
-                .and_then(zonegraph_core::paths::longest_path_len)
-                .unwrap_or(0);
-            // The version a new run starts on: the one of the graph it was computed on.
-            let seq = after
-                .run
-                .as_ref()
-                .and_then(|r| seqs.get(&r.zone_id).copied());
-            let wrote = self.write(move |tx| {
-                let applied = write_player(
-                    tx,
-                    &u,
-                    Rows {
+                let before = player.clone();
+                let cx = Context {
+                    now,
+                    new_run_id: (s.run_ids)(user),
+                    run_link: stored
+                        .as_ref()
+                        .map(|r| run_link(&s.public_url, &r.link_token)),
+                    fork_timeout_ms: s.fork_timeout_ms,
+                    syntax: Syntax::Chat,
+                    authority: s.authority(user),
+                };
+                let ForRun { zones, seqs } = self.catalog.zones_for(tx, stored.as_ref())?;
+                let game = match hook {
+                    None => Game::BuiltIn,
+                    Some(_) => Game::Host(decided),
+                };
+                let response = bot::handle_as(&zones, &mut player, text, &cx, game);
+                if let (Some(request), Some(_)) = (response.encounter_request, hook) {
+                    let token = stored.map(|r| r.link_token).unwrap_or_default();
+                    return Ok((
+                        Step::Ask {
+                            request,
+                            token,
+                            notices,
+                        },
+                        None,
+                    ));
+                }
+                let answer = Answer {
+                    notices,
+                    replies: response.replies,
+                };
+                let done = Step::Done(answer, response.admin_edit);
+                if player == before {
+                    return Ok((done, None));
+                }
+                // A run this command replaced is stored as it ended, before the new one.
+                let replaced = response.replaced_run;
+                let after = player;
+                // A new run's length, for a table that keeps it (gogobee's `total_rooms`).
+                let rooms = after
+                    .run
+                    .as_ref()
+                    .and_then(|r| zones.iter().find(|z| z.id == r.zone_id))
+                    .and_then(zonegraph_core::paths::longest_path_len)
+                    .unwrap_or(0);
+                // The version a new run starts on: the one of the graph it was computed on.
+                let seq = after
+                    .run
+                    .as_ref()
+                    .and_then(|r| seqs.get(&r.zone_id).copied());
+                let u = user.to_string();
+                let write: db::Write = Box::new(move |tx| {
+                    let rows = Rows {
                         run: stored.as_ref(),
                         character_version,
-                    },
-                    &before,
-                    &replaced,
-                    &after,
-                    (rooms, seq),
-                    now,
-                )?;
-                Ok(Wrote { applied, count: 0 })
+                    };
+                    write_player(tx, &u, rows, &before, &replaced, &after, (rooms, seq), now)
+                });
+                Ok((done, Some(write)))
             })?;
-            if wrote.applied {
-                self.changed(user);
-                return Ok((Answer { notices, replies }, admin_edit));
+            match (step, held) {
+                (
+                    Step::Ask {
+                        request,
+                        token,
+                        notices,
+                    },
+                    _,
+                ) => {
+                    let hook = hook.context("an encounter was put to no host")?;
+                    match hook.encounter(user, &token, &request) {
+                        // Computed again with the decision; not a lost race.
+                        Ok(d) => decision = Some(d),
+                        Err(e) => {
+                            eprintln!("zonegraph: host hook: encounter of {user}: {e:#}");
+                            let replies = vec![chat::host_busy()];
+                            return Ok((Answer { notices, replies }, None));
+                        }
+                    }
+                }
+                (Step::Done(answer, admin_edit), None) => return Ok((answer, admin_edit)),
+                (Step::Done(answer, admin_edit), Some(true)) => {
+                    self.changed(user);
+                    return Ok((answer, admin_edit));
+                }
+                // Lost a compare-and-set: recompute from the new state.
+                (Step::Done(..), Some(false)) => attempts += 1,
             }
-            // Lost a compare-and-set: recompute from the new state.
         }
         bail!("the run of {user} kept changing under the command; try again")
     }
@@ -516,54 +551,54 @@ impl Store {
     pub fn sweep_user(&self, user: &str, s: &CommandSettings) -> Result<bool> {
         for _ in 0..CAS_ATTEMPTS {
             let now = now_ms();
-            let Loaded {
-                mut player,
-                run: stored,
-                character_version,
-                ..
-            } = self.load_player(user)?;
-            let before = player.clone();
-            let cx = Context {
-                now,
-                new_run_id: String::new(),
-                run_link: None,
-                fork_timeout_ms: s.fork_timeout_ms,
-                syntax: Syntax::Chat,
-                authority: Authority::Player,
-            };
-            let ForRun { zones, .. } = self.zones_for(stored.as_ref())?;
-            let Some(notice) = bot::sweep(&zones, &mut player, &cx) else {
-                return Ok(false);
-            };
-            let run_id = player
-                .run
-                .as_ref()
-                .map(|r| r.run_id.clone())
-                .unwrap_or_default();
-            let u = user.to_string();
-            let wrote = self.write(move |tx| {
-                let applied = write_player(
-                    tx,
-                    &u,
-                    Rows {
+            let first = self.first_sheet();
+            let (swept, held) = self.db.read_then_write(|tx| {
+                let Loaded {
+                    mut player,
+                    run: stored,
+                    character_version,
+                    ..
+                } = Self::load_player(tx, user, &first)?;
+                let before = player.clone();
+                let cx = Context {
+                    now,
+                    new_run_id: String::new(),
+                    run_link: None,
+                    fork_timeout_ms: s.fork_timeout_ms,
+                    syntax: Syntax::Chat,
+                    authority: Authority::Player,
+                };
+                let ForRun { zones, .. } = self.catalog.zones_for(tx, stored.as_ref())?;
+                let Some(notice) = bot::sweep(&zones, &mut player, &cx) else {
+                    return Ok((false, None));
+                };
+                let run_id = player
+                    .run
+                    .as_ref()
+                    .map(|r| r.run_id.clone())
+                    .unwrap_or_default();
+                let u = user.to_string();
+                let write: db::Write = Box::new(move |tx| {
+                    let rows = Rows {
                         run: stored.as_ref(),
                         character_version,
-                    },
-                    &before,
-                    &None,
-                    &player,
+                    };
                     // The sweep starts no run.
-                    (0, None),
-                    now,
-                )?;
-                if applied {
-                    tx.push_notice(&u, &run_id, &notice.text, &notice.html, now)?;
-                }
-                Ok(Wrote { applied, count: 0 })
+                    let held = write_player(tx, &u, rows, &before, &None, &player, (0, None), now)?;
+                    if held {
+                        tx.push_notice(&u, &run_id, &notice.text, &notice.html, now)?;
+                    }
+                    Ok(held)
+                });
+                Ok((true, Some(write)))
             })?;
-            if wrote.applied {
-                self.changed(user);
-                return Ok(true);
+            match held {
+                None => return Ok(swept),
+                Some(true) => {
+                    self.changed(user);
+                    return Ok(true);
+                }
+                Some(false) => {}
             }
         }
         bail!("the run of {user} kept changing under the sweep")
@@ -842,11 +877,12 @@ fn write_player(
     now: i64,
 ) -> Result<bool> {
     let stored = rows.run;
+    // Every write is a compare-and-set, and all of them go together (one round trip on
+    // PostgreSQL): when one fails the caller keeps none.
+    let mut writes = Vec::new();
     // A player's first sheet is stored at their first command, as the rules started it.
-    if (after.character != before.character || rows.character_version.is_none())
-        && !tx.put_character_cas(user, &after.character, rows.character_version, now)?
-    {
-        return Ok(false);
+    if after.character != before.character || rows.character_version.is_none() {
+        writes.push(tx.character_cas(user, &after.character, rows.character_version, now)?);
     }
     let same_run = |a: &Option<Run>, b: &Option<Run>| match (a, b) {
         (Some(a), Some(b)) => a.run_id == b.run_id,
@@ -856,28 +892,24 @@ fn write_player(
     if same_run(&before.run, &after.run) {
         if after.run != before.run
             && let (Some(row), Some(run)) = (stored, &after.run)
-            && !tx.update_run_cas(row.id, row.version, run)?
         {
-            return Ok(false);
+            writes.push(tx.run_cas(row.id, row.version, run)?);
         }
     } else {
         // A new run: the one it replaced (perhaps ended by the fork timeout this command
         // applied) first, then the new row.
         if replaced != &before.run
             && let (Some(row), Some(run)) = (stored, replaced)
-            && !tx.update_run_cas(row.id, row.version, run)?
         {
-            return Ok(false);
+            writes.push(tx.run_cas(row.id, row.version, run)?);
         }
         // Another writer started a run for this player meanwhile (the unique index on
-        // active runs): recompute.
-        if let Some(run) = &after.run
-            && tx.insert_run(user, run, rooms, zone_file_seq)?.is_none()
-        {
-            return Ok(false);
+        // active runs refuses the row): recompute.
+        if let Some(run) = &after.run {
+            writes.push(tx.run_insert(user, run, rooms, zone_file_seq)?.0);
         }
     }
-    Ok(true)
+    tx.all_hold(&writes)
 }
 
 /// What a folder sync is worth saying at start or on SIGHUP: the checks' warnings, each file

@@ -350,6 +350,37 @@ impl Database {
             .map_err(|_| anyhow::anyhow!("the database writer has stopped"))?
     }
 
+    /// One read-modify-write (a command): `read` reads the rows it needs and says what it
+    /// wants written, as compare-and-sets. On PostgreSQL all of it is one REPEATABLE READ
+    /// transaction of three round trips (the reads sent together with the BEGIN, the writes
+    /// together, the commit); on SQLite the read is on a reader and the write goes to the
+    /// writer, whose compare-and-sets catch a change in between. `Some(true)`: written and
+    /// committed; `Some(false)`: another writer got there first, nothing was kept (recompute);
+    /// `None`: nothing was to be written.
+    pub fn read_then_write<T>(
+        &self,
+        read: impl FnOnce(&mut Tx<'_>) -> Result<Plan<T>>,
+    ) -> Result<(T, Option<bool>)> {
+        if let Backend::Postgres(pg) = &self.backend {
+            return pg.read_then_write(read);
+        }
+        let (out, write) = self.read(read)?;
+        let Some(write) = write else {
+            return Ok((out, None));
+        };
+        let held = self.write(write, |held| *held)?;
+        Ok((out, Some(held)))
+    }
+
+    /// How many round trips to PostgreSQL this instance has waited on (see
+    /// `Pg::round_trips`); `None` on SQLite, which has none.
+    pub fn round_trips(&self) -> Option<RoundTrips> {
+        match &self.backend {
+            Backend::Postgres(pg) => Some(pg.round_trips()),
+            Backend::Sqlite { .. } => None,
+        }
+    }
+
     /// Runs `f` in a read (on SQLite a connection from the pool, beside the writer).
     pub fn read<T>(&self, f: impl FnOnce(&mut Tx<'_>) -> Result<T>) -> Result<T> {
         let legacy = match &self.backend {
@@ -445,6 +476,23 @@ impl Database {
         }
     }
 }
+
+/// Round trips to PostgreSQL so far (see [`Database::round_trips`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RoundTrips {
+    /// Batches of statements sent together, and commits.
+    pub waited: u64,
+    /// Statements prepared: once per statement and connection.
+    pub prepared: u64,
+}
+
+/// The write a [`Database::read_then_write`] asks for: its compare-and-sets, `false` when
+/// one found the row changed (then nothing of it is kept).
+pub type Write = Box<dyn FnOnce(&mut Tx<'_>) -> Result<bool> + Send>;
+
+/// What the read of a [`Database::read_then_write`] hands back: what it computed, and the
+/// write it wants (`None`: nothing to write).
+pub type Plan<T> = (T, Option<Write>);
 
 /// A write for the SQLite writer thread: `work` runs it (`true`: keep its writes; its result
 /// waits in the job), then `done` is told whether the batch committed (`None`) or why not.

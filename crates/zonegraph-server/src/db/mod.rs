@@ -38,8 +38,8 @@ pub use matrix::*;
 pub use notices::*;
 pub use runs::*;
 pub use schema::*;
-pub use sql::{Conn, Row, Value, dollar_placeholders};
-pub use tx::Tx;
+pub use sql::{Conn, Row, Stmt, Value, dollar_placeholders};
+pub use tx::{PlayerRows, Tx};
 pub use versions::*;
 pub use zones::*;
 

@@ -10,22 +10,34 @@
 //! is an identity column. Rows that must come back in insertion order (`zone_node`: SQLite's
 //! `rowid`) have an identity column `seq`.
 //!
-//! Concurrency: each write is one transaction at READ COMMITTED; the races that matter are
-//! compare-and-sets on a version column (`UPDATE … WHERE version = $n` re-checks the row
-//! after waiting for a concurrent writer) and the unique index on a player's active run, the
-//! same contract as on SQLite. Each read is one REPEATABLE READ, READ ONLY transaction, so a
-//! command sees its player's rows as of one moment.
+//! Concurrency: a command is one REPEATABLE READ transaction (`Pg::read_then_write`): it
+//! reads its player's rows as of one moment and writes them back as compare-and-sets on a
+//! version column; a row another writer changed meanwhile fails the compare-and-set (or the
+//! snapshot: a serialization failure) and the command is computed again. Other writes are
+//! one transaction at READ COMMITTED, reads one REPEATABLE READ, READ ONLY transaction. The
+//! unique index on a player's active run refuses a second one (`ON CONFLICT DO NOTHING`):
+//! the same contract as on SQLite.
+//!
+//! Round trips: statements a transaction sends together are pipelined (see `PgConn`), so a
+//! command costs three: its reads with the BEGIN, its writes, the commit.
 
+use std::cell::Cell;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, bail};
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Transaction};
+use deadpool_postgres::{
+    ClientWrapper, Manager, ManagerConfig, Pool, RecyclingMethod, Transaction,
+};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{ToSql, Type};
-use tokio_postgres::{IsolationLevel, NoTls};
+use tokio_postgres::{NoTls, Statement};
 
 use super::{
-    ACTIVE_INDEX, Conn, LegacyColumns, RUN_COLUMNS, Row, SCHEMA_VERSION, Tx, Value,
+    ACTIVE_INDEX, Conn, LegacyColumns, RUN_COLUMNS, Row, SCHEMA_VERSION, Stmt, Tx, Value,
     dollar_placeholders,
 };
 
@@ -44,6 +56,13 @@ const PUBLIC_POOL_SIZE: usize = 4;
 /// How long a command waits for a connection, or for a new one to be made, before the
 /// database counts as unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How each kind of transaction begins: reads see one snapshot and write nothing, writes are
+/// at READ COMMITTED (their compare-and-sets re-check the row), a read-modify-write reads
+/// and writes in one snapshot.
+const READ_ONLY: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY";
+const READ_WRITE: &str = "BEGIN";
+const SNAPSHOT: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ";
 
 /// The schema version table (SQLite keeps it in `PRAGMA user_version`).
 const VERSION_TABLE: &str = "CREATE TABLE IF NOT EXISTS zonegraph_schema (
@@ -215,6 +234,16 @@ impl std::fmt::Display for Unavailable {
 impl std::error::Error for Unavailable {}
 
 /// Whether `e` says the database is out of reach rather than that the request was wrong.
+/// Whether `e` is PostgreSQL's refusal to write a row changed since the transaction's
+/// snapshot (a REPEATABLE READ transaction lost a race).
+fn is_serialization_failure(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<tokio_postgres::Error>()
+            .and_then(tokio_postgres::Error::code)
+            == Some(&SqlState::T_R_SERIALIZATION_FAILURE)
+    })
+}
+
 pub fn is_unavailable(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<Unavailable>().is_some()
@@ -274,6 +303,9 @@ pub struct Pg {
     /// Where it is, for the listener's connection of its own.
     config: tokio_postgres::Config,
     shown: String,
+    /// See [`Pg::round_trips`].
+    round_trips: AtomicU64,
+    prepares: AtomicU64,
 }
 
 impl std::fmt::Debug for Pg {
@@ -327,6 +359,8 @@ impl Pg {
             public,
             config,
             shown,
+            round_trips: AtomicU64::new(0),
+            prepares: AtomicU64::new(0),
         };
         pg.block_on(async {
             let client = pg.pool.get().await?;
@@ -516,26 +550,10 @@ impl Pg {
     }
 
     fn read_on<T>(&self, pool: &Pool, f: impl FnOnce(&mut Tx<'_>) -> Result<T>) -> Result<T> {
-        let mut client = self
-            .block_on(pool.get())
-            .map_err(|e| self.classify(e.into()))?;
-        let tx = self
-            .block_on(
-                client
-                    .build_transaction()
-                    .isolation_level(IsolationLevel::RepeatableRead)
-                    .read_only(true)
-                    .start(),
-            )
-            .map_err(|e| self.classify(e.into()))?;
-        let out = f(&mut Tx::new(
-            &PgConn { pg: self, tx: &tx },
-            LegacyColumns::default(),
-        ))
-        .map_err(|e| self.classify(e));
-        // Nothing to keep: a read-only transaction ends the same either way.
-        let _ = self.block_on(tx.rollback());
-        out
+        let client = self.client_of(pool)?;
+        let conn = PgConn::new(self, &client, READ_ONLY);
+        // Nothing to keep: the transaction is rolled back as `conn` goes, unawaited.
+        f(&mut Tx::new(&conn, LegacyColumns::default())).map_err(|e| self.classify(e))
     }
 
     /// Runs `work` in one transaction, committed when `keep` says so of its result (its
@@ -545,25 +563,59 @@ impl Pg {
         work: impl FnOnce(&mut Tx<'_>) -> Result<T>,
         keep: impl FnOnce(&T) -> bool,
     ) -> Result<T> {
-        let mut client = self
-            .block_on(self.pool.get())
-            .map_err(|e| self.classify(e.into()))?;
-        let tx = self
-            .block_on(client.transaction())
-            .map_err(|e| self.classify(e.into()))?;
-        let out = work(&mut Tx::new(
-            &PgConn { pg: self, tx: &tx },
-            LegacyColumns::default(),
-        ))
-        .map_err(|e| self.classify(e))?;
+        let client = self.client_of(&self.pool)?;
+        let conn = PgConn::new(self, &client, READ_WRITE);
+        let out =
+            work(&mut Tx::new(&conn, LegacyColumns::default())).map_err(|e| self.classify(e))?;
         if keep(&out) {
-            self.block_on(tx.commit())
-                .map_err(|e| self.classify(anyhow::Error::new(e).context("cannot commit")))?;
-        } else {
-            self.block_on(tx.rollback())
-                .map_err(|e| self.classify(anyhow::Error::new(e).context("cannot roll back")))?;
+            conn.commit().map_err(|e| self.classify(e))?;
         }
         Ok(out)
+    }
+
+    /// One read-modify-write in one REPEATABLE READ transaction: `read` reads (its statements
+    /// sent together) and says what it wants written; the write's compare-and-sets go in one
+    /// more round trip and the commit in a third. A row another writer changed since the
+    /// read's snapshot is a lost race (`Some(false)`), as a compare-and-set that found a newer
+    /// version is. `None`: nothing was to be written.
+    pub fn read_then_write<T>(
+        &self,
+        read: impl FnOnce(&mut Tx<'_>) -> Result<super::Plan<T>>,
+    ) -> Result<(T, Option<bool>)> {
+        let client = self.client_of(&self.pool)?;
+        let conn = PgConn::new(self, &client, SNAPSHOT);
+        let mut tx = Tx::new(&conn, LegacyColumns::default());
+        let (out, write) = read(&mut tx).map_err(|e| self.classify(e))?;
+        let Some(write) = write else {
+            return Ok((out, None));
+        };
+        let held = match write(&mut tx).and_then(|held| {
+            if held {
+                conn.commit()?;
+            }
+            Ok(held)
+        }) {
+            Ok(held) => held,
+            Err(e) if is_serialization_failure(&e) => false,
+            Err(e) => return Err(self.classify(e)),
+        };
+        Ok((out, Some(held)))
+    }
+
+    /// A connection of `pool`, or why there is none (the database unreachable).
+    fn client_of(&self, pool: &Pool) -> Result<deadpool_postgres::Object> {
+        self.block_on(pool.get())
+            .map_err(|e| self.classify(e.into()))
+    }
+
+    /// How many round trips this instance's transactions have waited on so far: each batch
+    /// of statements sent together and each commit, and apart from those each statement
+    /// prepared (once per connection). What BENCHMARKS counts per command.
+    pub fn round_trips(&self) -> super::RoundTrips {
+        super::RoundTrips {
+            waited: self.round_trips.load(Ordering::Relaxed),
+            prepared: self.prepares.load(Ordering::Relaxed),
+        }
     }
 
     fn unreachable(&self) -> String {
@@ -603,11 +655,157 @@ pub fn lock_key(name: &str) -> i64 {
     i64::try_from(h >> 1).unwrap_or(0)
 }
 
-/// [`Conn`] in one PostgreSQL transaction: each statement's `?N` placeholders become `$N`,
-/// and values are bound as the types PostgreSQL inferred for them.
-struct PgConn<'t, 'c> {
+/// [`Conn`] in one PostgreSQL transaction on one pooled connection: each statement's `?N`
+/// placeholders become `$N`, and values are bound as the types PostgreSQL inferred for them.
+///
+/// Round trips: the transaction's BEGIN is not sent alone but with its first statements,
+/// and the statements of one [`Conn::query_all`] or [`Conn::execute_all`] go together, so
+/// each batch costs one round trip (tokio-postgres pipelines requests sent before their
+/// answers are awaited). A transaction not committed is rolled back when this is dropped,
+/// without waiting: the connection goes back to the pool with the ROLLBACK queued ahead of
+/// whatever its next user sends.
+struct PgConn<'t> {
     pg: &'t Pg,
-    tx: &'t Transaction<'c>,
+    client: &'t ClientWrapper,
+    /// The BEGIN while it is not sent.
+    begin: Cell<Option<&'static str>>,
+    /// A BEGIN went and neither COMMIT nor ROLLBACK yet.
+    open: Cell<bool>,
+}
+
+/// What one request of a batch answered.
+enum Answer {
+    Begun,
+    Rows(Vec<tokio_postgres::Row>),
+    Count(u64),
+}
+
+type Request<'a> = Pin<Box<dyn Future<Output = Result<Answer, tokio_postgres::Error>> + 'a>>;
+
+/// Awaits `requests` with every one of them sent, in order, before any answer is awaited:
+/// tokio-postgres sends a request when its future is first polled, so each is polled once
+/// here first (one round trip for the batch).
+async fn pipelined(mut requests: Vec<Request<'_>>) -> Vec<Result<Answer, tokio_postgres::Error>> {
+    let mut cx = Context::from_waker(futures_util::task::noop_waker_ref());
+    let ready: Vec<_> = requests
+        .iter_mut()
+        .map(|r| match r.as_mut().poll(&mut cx) {
+            Poll::Ready(answer) => Some(answer),
+            Poll::Pending => None,
+        })
+        .collect();
+    let mut out = Vec::with_capacity(requests.len());
+    for (request, ready) in requests.into_iter().zip(ready) {
+        out.push(match ready {
+            Some(answer) => answer,
+            None => request.await,
+        });
+    }
+    out
+}
+
+impl<'t> PgConn<'t> {
+    fn new(pg: &'t Pg, client: &'t ClientWrapper, begin: &'static str) -> PgConn<'t> {
+        PgConn {
+            pg,
+            client,
+            begin: Cell::new(Some(begin)),
+            open: Cell::new(false),
+        }
+    }
+
+    /// Commits what was sent (nothing to do when nothing was).
+    fn commit(&self) -> Result<()> {
+        if self.begin.take().is_some() {
+            return Ok(());
+        }
+        self.pg.round_trips.fetch_add(1, Ordering::Relaxed);
+        self.open.set(false);
+        self.pg
+            .block_on(self.client.batch_execute("COMMIT"))
+            .context("cannot commit")
+    }
+
+    /// `stmt` prepared (once per connection: a statement this connection has not seen costs
+    /// a round trip) and its values bound to the types PostgreSQL inferred.
+    async fn prepared(
+        &self,
+        stmt: &Stmt,
+    ) -> Result<(Statement, Vec<Box<dyn ToSql + Sync + Send>>)> {
+        let sql = dollar_placeholders(&stmt.sql);
+        let cached = self.client.statement_cache.size();
+        let st = self.client.prepare_cached(&sql).await?;
+        if self.client.statement_cache.size() != cached {
+            self.pg.prepares.fetch_add(1, Ordering::Relaxed);
+        }
+        anyhow::ensure!(
+            st.params().len() == stmt.params.len(),
+            "a statement takes {} values, {} were given",
+            st.params().len(),
+            stmt.params.len()
+        );
+        let bound = stmt
+            .params
+            .iter()
+            .zip(st.params())
+            .map(|(v, ty)| param(v, ty))
+            .collect::<Result<_>>()?;
+        Ok((st, bound))
+    }
+
+    /// Sends `stmts` (after the BEGIN, if it is not sent yet) in one round trip; their
+    /// answers in order (rows when `rows`, else counts), or the first error.
+    fn send(&self, stmts: &[Stmt], rows: bool) -> Result<Vec<Answer>> {
+        self.pg.block_on(async {
+            let mut prepared = Vec::with_capacity(stmts.len());
+            for stmt in stmts {
+                prepared.push(self.prepared(stmt).await?);
+            }
+            let bound: Vec<Vec<&(dyn ToSql + Sync)>> = prepared
+                .iter()
+                .map(|(_, values)| values.iter().map(|b| &**b as _).collect())
+                .collect();
+            let mut requests: Vec<Request<'_>> = Vec::with_capacity(stmts.len() + 1);
+            if let Some(begin) = self.begin.take() {
+                self.open.set(true);
+                requests.push(Box::pin(async move {
+                    self.client
+                        .batch_execute(begin)
+                        .await
+                        .map(|()| Answer::Begun)
+                }));
+            }
+            for ((st, _), values) in prepared.iter().zip(&bound) {
+                requests.push(if rows {
+                    Box::pin(async move { self.client.query(st, values).await.map(Answer::Rows) })
+                } else {
+                    Box::pin(
+                        async move { self.client.execute(st, values).await.map(Answer::Count) },
+                    )
+                });
+            }
+            self.pg.round_trips.fetch_add(1, Ordering::Relaxed);
+            let mut out = Vec::with_capacity(stmts.len());
+            for answer in pipelined(requests).await {
+                match answer? {
+                    Answer::Begun => {}
+                    answer => out.push(answer),
+                }
+            }
+            Ok(out)
+        })
+    }
+}
+
+impl Drop for PgConn<'_> {
+    fn drop(&mut self) {
+        if self.open.get() {
+            // Sent at the first poll; its answer is not waited for (see the type).
+            let mut rollback = std::pin::pin!(self.client.batch_execute("ROLLBACK"));
+            let mut cx = Context::from_waker(futures_util::task::noop_waker_ref());
+            let _ = rollback.as_mut().poll(&mut cx);
+        }
+    }
 }
 
 /// `v` as a parameter of type `ty`: our integers go to any integer or boolean column, text
@@ -648,77 +846,43 @@ fn column(r: &tokio_postgres::Row, i: usize) -> Result<Value> {
     Ok(v.unwrap_or(Value::Null))
 }
 
-impl PgConn<'_, '_> {
-    async fn prepared(
-        &self,
-        sql: &str,
-        params: &[Value],
-    ) -> Result<(tokio_postgres::Statement, Vec<Box<dyn ToSql + Sync + Send>>)> {
-        let st = self.tx.prepare_cached(&dollar_placeholders(sql)).await?;
-        anyhow::ensure!(
-            st.params().len() == params.len(),
-            "a statement takes {} values, {} were given",
-            st.params().len(),
-            params.len()
-        );
-        let bound = params
-            .iter()
-            .zip(st.params())
-            .map(|(v, ty)| param(v, ty))
-            .collect::<Result<_>>()?;
-        Ok((st, bound))
-    }
-
-    async fn rows(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
-        let (st, bound) = self.prepared(sql, params).await?;
-        let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| &**b as _).collect();
-        self.tx
-            .query(&st, &refs)
-            .await?
-            .iter()
-            .map(|r| {
-                Ok(Row((0..r.len())
-                    .map(|i| column(r, i))
-                    .collect::<Result<_>>()?))
-            })
-            .collect()
-    }
+/// Our row of a row PostgreSQL sent.
+fn row_of(r: &tokio_postgres::Row) -> Result<Row> {
+    Ok(Row((0..r.len())
+        .map(|i| column(r, i))
+        .collect::<Result<_>>()?))
 }
 
-impl Conn for PgConn<'_, '_> {
+impl Conn for PgConn<'_> {
     fn execute(&self, sql: &str, params: &[Value]) -> Result<u64> {
-        self.pg.block_on(async {
-            let (st, bound) = self.prepared(sql, params).await?;
-            let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| &**b as _).collect();
-            Ok(self.tx.execute(&st, &refs).await?)
-        })
+        Ok(self.execute_all(&[Stmt::new(sql, params)])?[0])
     }
 
     fn query(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
-        self.pg.block_on(self.rows(sql, params))
+        Ok(self
+            .query_all(&[Stmt::new(sql, params)])?
+            .pop()
+            .unwrap_or_default())
     }
 
-    fn insert_unless_taken(&self, sql: &str, params: &[Value]) -> Result<Option<Vec<Row>>> {
-        self.pg.block_on(async {
-            self.tx.batch_execute("SAVEPOINT zonegraph_insert").await?;
-            match self.rows(sql, params).await {
-                Ok(rows) => {
-                    self.tx.batch_execute("RELEASE zonegraph_insert").await?;
-                    Ok(Some(rows))
-                }
-                Err(e) => {
-                    self.tx
-                        .batch_execute("ROLLBACK TO zonegraph_insert; RELEASE zonegraph_insert")
-                        .await?;
-                    let taken = e.chain().any(|c| {
-                        c.downcast_ref::<tokio_postgres::Error>()
-                            .and_then(tokio_postgres::Error::code)
-                            == Some(&SqlState::UNIQUE_VIOLATION)
-                    });
-                    if taken { Ok(None) } else { Err(e) }
-                }
-            }
-        })
+    fn query_all(&self, stmts: &[Stmt]) -> Result<Vec<Vec<Row>>> {
+        self.send(stmts, true)?
+            .iter()
+            .map(|answer| match answer {
+                Answer::Rows(rows) => rows.iter().map(row_of).collect(),
+                _ => bail!("a query answered without rows"),
+            })
+            .collect()
+    }
+
+    fn execute_all(&self, stmts: &[Stmt]) -> Result<Vec<u64>> {
+        self.send(stmts, false)?
+            .iter()
+            .map(|answer| match answer {
+                Answer::Count(n) => Ok(*n),
+                _ => bail!("a statement answered without a count"),
+            })
+            .collect()
     }
 
     fn run_key(&self) -> &'static str {

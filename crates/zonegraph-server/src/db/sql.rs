@@ -117,15 +117,45 @@ impl Row {
     }
 }
 
+/// One statement and its values, for the statements a transaction sends together.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stmt {
+    pub sql: String,
+    pub params: Vec<Value>,
+}
+
+impl Stmt {
+    pub fn new(sql: impl Into<String>, params: impl Into<Vec<Value>>) -> Stmt {
+        Stmt {
+            sql: sql.into(),
+            params: params.into(),
+        }
+    }
+}
+
 /// What a statement needs of a database, inside one transaction (or one read).
 pub trait Conn {
     /// Runs a statement that returns no rows; how many rows it changed.
     fn execute(&self, sql: &str, params: &[Value]) -> Result<u64>;
     /// Runs a statement and returns its rows.
     fn query(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>>;
-    /// Runs an `INSERT … RETURNING`, or returns `None` when a unique index refused the row,
-    /// leaving the transaction as it was before (and usable).
-    fn insert_unless_taken(&self, sql: &str, params: &[Value]) -> Result<Option<Vec<Row>>>;
+    /// The rows of each of `stmts`, run in order. PostgreSQL sends them together: one round
+    /// trip for all (SQLite, in-process, just runs them).
+    fn query_all(&self, stmts: &[Stmt]) -> Result<Vec<Vec<Row>>> {
+        stmts
+            .iter()
+            .map(|s| self.query(&s.sql, &s.params))
+            .collect()
+    }
+    /// How many rows each of `stmts` changed, run in order (none returns rows); sent together
+    /// as [`Conn::query_all`]'s. Each runs even when one before it changed nothing: a caller
+    /// that needs all of them to hold rolls back.
+    fn execute_all(&self, stmts: &[Stmt]) -> Result<Vec<u64>> {
+        stmts
+            .iter()
+            .map(|s| self.execute(&s.sql, &s.params))
+            .collect()
+    }
     /// The key of a `dnd_zone_run` row: `rowid` on SQLite (gogobee's table is keyed by its
     /// text `run_id`, and `rowid` is the alias of our own `id`), `id` on PostgreSQL.
     fn run_key(&self) -> &'static str;
@@ -179,16 +209,6 @@ fn lite_value(v: rusqlite::types::ValueRef<'_>, i: usize) -> Result<Value> {
     })
 }
 
-/// Whether `e` is SQLite's refusal by a unique index (or primary key).
-fn lite_unique_violation(e: &rusqlite::Error) -> bool {
-    matches!(
-        e,
-        rusqlite::Error::SqliteFailure(f, _)
-            if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
-                || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
-    )
-}
-
 impl Conn for rusqlite::Connection {
     fn execute(&self, sql: &str, params: &[Value]) -> Result<u64> {
         let n = self
@@ -209,23 +229,6 @@ impl Conn for rusqlite::Connection {
             out.push(Row(row));
         }
         Ok(out)
-    }
-
-    fn insert_unless_taken(&self, sql: &str, params: &[Value]) -> Result<Option<Vec<Row>>> {
-        self.execute_batch("SAVEPOINT zonegraph_insert")?;
-        match Conn::query(self, sql, params) {
-            Ok(rows) => {
-                self.execute_batch("RELEASE zonegraph_insert")?;
-                Ok(Some(rows))
-            }
-            Err(e) => {
-                self.execute_batch("ROLLBACK TO zonegraph_insert; RELEASE zonegraph_insert")?;
-                let taken = e
-                    .chain()
-                    .any(|c| c.downcast_ref().is_some_and(lite_unique_violation));
-                if taken { Ok(None) } else { Err(e) }
-            }
-        }
     }
 
     fn run_key(&self) -> &'static str {
@@ -255,24 +258,33 @@ mod tests {
     }
 
     #[test]
-    fn sqlite_rows_read_back_and_a_taken_insert_leaves_the_transaction_usable() {
+    fn sqlite_rows_read_back_and_batches_run_in_order() {
         let conn = rusqlite::Connection::open_in_memory().unwrap();
         conn.execute_batch("CREATE TABLE t (k TEXT PRIMARY KEY, n INTEGER, m INTEGER)")
             .unwrap();
         conn.execute_batch("BEGIN").unwrap();
-        let ins = "INSERT INTO t (k, n, m) VALUES (?1, ?2, ?3) RETURNING rowid";
-        let first = conn
-            .insert_unless_taken(ins, &vals!["a", 7_i64, None::<i64>])
+        let ins = "INSERT INTO t (k, n, m) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING";
+        let up = "UPDATE t SET n = n + 1 WHERE k = ?1";
+        // A taken key changes nothing and leaves the transaction usable; each statement
+        // runs after the one before it.
+        let counts = conn
+            .execute_all(&[
+                Stmt::new(ins, vals!["a", 7_i64, None::<i64>]),
+                Stmt::new(ins, vals!["a", 8_i64, 1_i64]),
+                Stmt::new(up, vals!["a"]),
+                Stmt::new(up, vals!["b"]),
+            ])
             .unwrap();
-        assert_eq!(first.unwrap()[0].int(0).unwrap(), 1);
-        assert_eq!(
-            conn.insert_unless_taken(ins, &vals!["a", 8_i64, 1_i64])
-                .unwrap(),
-            None
-        );
-        Conn::execute(&conn, "UPDATE t SET n = n + 1 WHERE k = ?1", &vals!["a"]).unwrap();
+        assert_eq!(counts, [1, 0, 1, 0]);
         conn.execute_batch("COMMIT").unwrap();
-        let rows = Conn::query(&conn, "SELECT k, n, m FROM t", &[]).unwrap();
+        let rows = conn
+            .query_all(&[
+                Stmt::new("SELECT k, n, m FROM t", []),
+                Stmt::new("SELECT k FROM t WHERE k = ?1", vals!["b"]),
+            ])
+            .unwrap();
+        assert_eq!(rows[1], []);
+        let rows = &rows[0];
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].text(0).unwrap(), "a");
         assert_eq!(rows[0].int(1).unwrap(), 8);
@@ -282,10 +294,10 @@ mod tests {
         conn.execute_batch("CREATE TABLE u (k TEXT NOT NULL)")
             .unwrap();
         let e = conn
-            .insert_unless_taken(
-                "INSERT INTO u (k) VALUES (?1) RETURNING rowid",
-                &vals![None::<i64>],
-            )
+            .execute_all(&[Stmt::new(
+                "INSERT INTO u (k) VALUES (?1) ON CONFLICT DO NOTHING",
+                vals![None::<i64>],
+            )])
             .unwrap_err();
         assert!(format!("{e:#}").contains("NOT NULL"), "{e:#}");
     }

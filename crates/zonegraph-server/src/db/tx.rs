@@ -4,7 +4,7 @@
 use anyhow::{Context as _, Result};
 use zonegraph_core::engine::{Character, Run};
 
-use super::sql::{Conn, Row, Value, vals};
+use super::sql::{Conn, Row, Stmt, Value, vals};
 use super::{
     GogobeeCharacter, Keys, LegacyColumns, MAX_QUEUED_NOTICES, Notice, RunColumns, StoredCharacter,
     StoredRun, keys_json, random_hex, values,
@@ -73,6 +73,81 @@ fn texts(rows: Vec<Row>) -> Result<Vec<String>> {
     rows.iter().map(|r| r.text(0)).collect()
 }
 
+/// A player's stored character (see [`character_of`]).
+fn character_stmt(user: &str) -> Stmt {
+    Stmt::new(
+        "SELECT level, str, dex, con, int, wis, cha, keys_json, version
+         FROM player_character WHERE user_id = ?1",
+        vals![user],
+    )
+}
+
+fn character_of(user: &str, mut rows: Vec<Row>) -> Result<Option<StoredCharacter>> {
+    anyhow::ensure!(rows.len() <= 1, "more than one character of {user}");
+    let Some(r) = rows.pop() else {
+        return Ok(None);
+    };
+    let mut scores = [10; 6];
+    for (i, s) in scores.iter_mut().enumerate() {
+        *s = r.small(1 + i)?;
+    }
+    let Keys { keys, xp } =
+        serde_json::from_str(&r.text(7)?).with_context(|| format!("bad keys_json of {user}"))?;
+    Ok(Some(StoredCharacter {
+        character: Character {
+            level: r.small(0)?,
+            scores,
+            keys,
+            xp,
+        },
+        version: r.int(8)?,
+    }))
+}
+
+/// A player's active run, or else their latest one (`?1`: the user).
+fn player_run_sql(key: &str) -> String {
+    format!(
+        "{} WHERE user_id = ?1 AND current_node != ''
+         ORDER BY (outcome = '') DESC, {key} DESC LIMIT 1",
+        run_select(key)
+    )
+}
+
+fn stored_runs(rows: &[Row]) -> Result<Vec<StoredRun>> {
+    rows.iter().map(|r| Ok(run_columns(r)?.decode()?)).collect()
+}
+
+/// A player's notices not delivered yet, oldest first (see [`notices_of`]).
+fn notices_stmt(user: &str) -> Stmt {
+    Stmt::new(
+        "SELECT notice_id, text, html, created_at_ms, dropped_before FROM zone_notice
+         WHERE user_id = ?1 AND delivered_at_ms IS NULL ORDER BY notice_id",
+        vals![user],
+    )
+}
+
+fn notices_of(rows: &[Row]) -> Result<Vec<Notice>> {
+    rows.iter()
+        .map(|r| {
+            Ok(Notice {
+                id: r.int(0)?,
+                text: r.text(1)?,
+                html: r.text(2)?,
+                created_at_ms: r.int(3)?,
+                dropped_before: r.int(4)?,
+            })
+        })
+        .collect()
+}
+
+/// What [`Tx::player_rows`] reads.
+#[derive(Debug)]
+pub struct PlayerRows {
+    pub character: Option<StoredCharacter>,
+    pub run: Option<StoredRun>,
+    pub notices: Vec<Notice>,
+}
+
 impl<'c> Tx<'c> {
     /// A transaction on `conn`, writing gogobee's columns `legacy` beside ours.
     pub fn new(conn: &'c dyn Conn, legacy: LegacyColumns) -> Tx<'c> {
@@ -87,38 +162,36 @@ impl<'c> Tx<'c> {
 
     fn runs(&self, filter: &str, params: &[Value]) -> Result<Vec<StoredRun>> {
         let sql = format!("{} {filter}", run_select(self.conn.run_key()));
-        self.conn
-            .query(&sql, params)?
-            .iter()
-            .map(|r| Ok(run_columns(r)?.decode()?))
-            .collect()
+        stored_runs(&self.conn.query(&sql, params)?)
     }
 
     /// The player's character, when one was stored.
     pub fn character(&mut self, user: &str) -> Result<Option<StoredCharacter>> {
-        let Some(r) = self.one(
-            "SELECT level, str, dex, con, int, wis, cha, keys_json, version
-             FROM player_character WHERE user_id = ?1",
-            &vals![user],
-        )?
-        else {
-            return Ok(None);
+        let Stmt { sql, params } = character_stmt(user);
+        character_of(user, self.conn.query(&sql, &params)?)
+    }
+
+    /// What a command reads of its player: the character, the run (active, else the latest)
+    /// and the notices not delivered yet, in one batch (one round trip on PostgreSQL).
+    pub fn player_rows(&mut self, user: &str) -> Result<PlayerRows> {
+        let key = self.conn.run_key();
+        let mut rows = self
+            .conn
+            .query_all(&[
+                character_stmt(user),
+                Stmt::new(player_run_sql(key), vals![user]),
+                notices_stmt(user),
+            ])?
+            .into_iter();
+        let mut next = || {
+            rows.next()
+                .context("a batch answered fewer statements than it had")
         };
-        let mut scores = [10; 6];
-        for (i, s) in scores.iter_mut().enumerate() {
-            *s = r.small(1 + i)?;
-        }
-        let Keys { keys, xp } = serde_json::from_str(&r.text(7)?)
-            .with_context(|| format!("bad keys_json of {user}"))?;
-        Ok(Some(StoredCharacter {
-            character: Character {
-                level: r.small(0)?,
-                scores,
-                keys,
-                xp,
-            },
-            version: r.int(8)?,
-        }))
+        Ok(PlayerRows {
+            character: character_of(user, next()?)?,
+            run: stored_runs(&next()?)?.pop(),
+            notices: notices_of(&next()?)?,
+        })
     }
 
     /// The player's character in gogobee's tables, when the database has them and a row.
@@ -171,6 +244,24 @@ impl<'c> Tx<'c> {
         version: Option<i64>,
         now: i64,
     ) -> Result<bool> {
+        let stmt = self.character_cas(user, c, version, now)?;
+        self.all_hold(&[stmt])
+    }
+
+    /// Compare-and-sets sent together (one round trip on PostgreSQL): whether each changed
+    /// its one row. When one did not, the others ran all the same, and the caller rolls back.
+    pub fn all_hold(&mut self, stmts: &[Stmt]) -> Result<bool> {
+        Ok(self.conn.execute_all(stmts)?.iter().all(|&n| n == 1))
+    }
+
+    /// [`Tx::put_character_cas`] as a statement, for [`Tx::all_hold`].
+    pub fn character_cas(
+        &self,
+        user: &str,
+        c: &Character,
+        version: Option<i64>,
+        now: i64,
+    ) -> Result<Stmt> {
         let s = c.scores;
         let mut params = Vec::from(vals![
             user,
@@ -184,40 +275,31 @@ impl<'c> Tx<'c> {
             keys_json(c)?,
             now
         ]);
-        let n = match version {
-            None => self.conn.execute(
+        Ok(match version {
+            None => Stmt::new(
                 "INSERT INTO player_character (user_id, level, str, dex, con, int, wis, cha,
                    keys_json, updated_at_ms, version)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0)
                  ON CONFLICT (user_id) DO NOTHING",
-                &params,
-            )?,
+                params,
+            ),
             Some(v) => {
                 params.push(v.into());
-                self.conn.execute(
+                Stmt::new(
                     "UPDATE player_character SET level = ?2, str = ?3, dex = ?4, con = ?5,
                        int = ?6, wis = ?7, cha = ?8, keys_json = ?9, updated_at_ms = ?10,
                        version = version + 1
                      WHERE user_id = ?1 AND version = ?11",
-                    &params,
-                )?
+                    params,
+                )
             }
-        };
-        Ok(n == 1)
+        })
     }
 
     /// The player's active run, or else their latest one.
     pub fn player_run(&mut self, user: &str) -> Result<Option<StoredRun>> {
-        let key = self.conn.run_key();
-        Ok(self
-            .runs(
-                &format!(
-                    "WHERE user_id = ?1 AND current_node != ''
-                     ORDER BY (outcome = '') DESC, {key} DESC LIMIT 1"
-                ),
-                &vals![user],
-            )?
-            .pop())
+        let sql = player_run_sql(self.conn.run_key());
+        Ok(stored_runs(&self.conn.query(&sql, &vals![user])?)?.pop())
     }
 
     /// The run a link token names.
@@ -249,6 +331,27 @@ impl<'c> Tx<'c> {
         rooms: usize,
         zone_file_seq: Option<i64>,
     ) -> Result<Option<StoredRun>> {
+        let (stmt, token) = self.run_insert(user, run, rooms, zone_file_seq)?;
+        if !self
+            .all_hold(&[stmt])
+            .with_context(|| format!("cannot store run {}", run.run_id))?
+        {
+            return Ok(None);
+        }
+        self.run_by_token(&token)?
+            .map(Some)
+            .context("a run just stored is not there")
+    }
+
+    /// [`Tx::insert_run`] as a statement for [`Tx::all_hold`] (it changes no row when a
+    /// unique index refuses it), and the run's new link token.
+    pub fn run_insert(
+        &self,
+        user: &str,
+        run: &Run,
+        rooms: usize,
+        zone_file_seq: Option<i64>,
+    ) -> Result<(Stmt, String)> {
         let v = values(run)?;
         let token = random_hex()?;
         let mut params = Vec::from(vals![
@@ -305,7 +408,6 @@ impl<'c> Tx<'c> {
             params.push(i64::try_from(rooms)?.into());
             extra("total_rooms", format!("?{}", params.len()));
         }
-        let key = self.conn.run_key();
         let sql = format!(
             "INSERT INTO dnd_zone_run (user_id, zone_id, run_id, link_token, current_node,
                visited_nodes, node_choices, cleared_regions, harvested_nodes, keys_granted,
@@ -314,31 +416,19 @@ impl<'c> Tx<'c> {
                zone_file_seq, version{cols})
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
                ?18, ?19, ?20, ?21, 0{exprs})
-             RETURNING {key}"
+             ON CONFLICT DO NOTHING"
         );
-        let Some(rows) = self
-            .conn
-            .insert_unless_taken(&sql, &params)
-            .with_context(|| format!("cannot store run {}", run.run_id))?
-        else {
-            return Ok(None);
-        };
-        let id = rows
-            .first()
-            .context("an insert returned no row key")?
-            .int(0)?;
-        Ok(Some(StoredRun {
-            id,
-            user_id: user.to_string(),
-            version: 0,
-            link_token: token,
-            zone_file_seq,
-            run: run.clone(),
-        }))
+        Ok((Stmt::new(sql, params), token))
     }
 
     /// Writes `run` over row `id` if it is still at `version` (compare-and-set).
     pub fn update_run_cas(&mut self, id: i64, version: i64, run: &Run) -> Result<bool> {
+        let stmt = self.run_cas(id, version, run)?;
+        self.all_hold(&[stmt])
+    }
+
+    /// [`Tx::update_run_cas`] as a statement, for [`Tx::all_hold`].
+    pub fn run_cas(&self, id: i64, version: i64, run: &Run) -> Result<Stmt> {
         let v = values(run)?;
         let mut params = Vec::from(vals![
             id,
@@ -375,8 +465,8 @@ impl<'c> Tx<'c> {
             legacy.push_str(", rooms_traversed = json_array_length(?4)");
         }
         let key = self.conn.run_key();
-        let n = self.conn.execute(
-            &format!(
+        Ok(Stmt::new(
+            format!(
                 "UPDATE dnd_zone_run SET current_node = ?3, visited_nodes = ?4,
                    node_choices = ?5, cleared_regions = ?6, harvested_nodes = ?7,
                    keys_granted = ?8, revealed_secrets = ?9, last_action_at_ms = ?10,
@@ -385,9 +475,8 @@ impl<'c> Tx<'c> {
                    version = version + 1{legacy}
                  WHERE {key} = ?1 AND version = ?2"
             ),
-            &params,
-        )?;
-        Ok(n == 1)
+            params,
+        ))
     }
 
     /// Users whose active run has a fork offered at or before `due`, sorted (the sweeper's
@@ -460,23 +549,8 @@ impl<'c> Tx<'c> {
     /// `user`'s notices not delivered yet, oldest first. Reading changes nothing: they are
     /// handed out again until acknowledged.
     pub fn queued_notices(&mut self, user: &str) -> Result<Vec<Notice>> {
-        self.conn
-            .query(
-                "SELECT notice_id, text, html, created_at_ms, dropped_before FROM zone_notice
-                 WHERE user_id = ?1 AND delivered_at_ms IS NULL ORDER BY notice_id",
-                &vals![user],
-            )?
-            .iter()
-            .map(|r| {
-                Ok(Notice {
-                    id: r.int(0)?,
-                    text: r.text(1)?,
-                    html: r.text(2)?,
-                    created_at_ms: r.int(3)?,
-                    dropped_before: r.int(4)?,
-                })
-            })
-            .collect()
+        let Stmt { sql, params } = notices_stmt(user);
+        notices_of(&self.conn.query(&sql, &params)?)
     }
 
     /// Marks `user`'s notices `ids` delivered (their transport confirmed them); ids of other
