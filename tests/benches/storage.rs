@@ -84,10 +84,36 @@ fn bare_postgres(url: &str, threads: usize) -> anyhow::Result<f64> {
 
 fn report(name: &str, cps: f64, lat: &[Duration], ceiling: f64, ceiling_what: &str) {
     println!(
-        "  {name:<26} {cps:>6.0} commands/s  p50 {:>6.2} ms  p99 {:>7.2} ms   ceiling {ceiling:>6.0}/s ({ceiling_what})",
+        "  {name:<26} {cps:>6.0} commands/s  p50 {:>6.2} ms  p99 {:>7.2} ms  max {:>7.2} ms   ceiling {ceiling:>6.0}/s ({ceiling_what}, {:.0} %)",
         percentile(lat, 0.50).as_secs_f64() * 1e3,
         percentile(lat, 0.99).as_secs_f64() * 1e3,
+        percentile(lat, 1.0).as_secs_f64() * 1e3,
+        100.0 * cps / ceiling,
     );
+}
+
+/// The load on `servers`, and the round trips to PostgreSQL it cost per command (the
+/// watchers' polls and the sweepers' reads in those seconds included).
+fn load_counted(
+    servers: &[&Server],
+    players: usize,
+    runs: usize,
+) -> anyhow::Result<(f64, Vec<Duration>)> {
+    let trips = || -> u64 {
+        servers
+            .iter()
+            .filter_map(|s| s.store.round_trips())
+            .map(|t| t.waited + t.prepared)
+            .sum()
+    };
+    let before = trips();
+    let addrs: Vec<SocketAddr> = servers.iter().map(|s| s.addr).collect();
+    let (cps, lat) = load(&addrs, players, runs)?;
+    println!(
+        "  ({:.2} round trips to PostgreSQL per command)",
+        (trips() - before) as f64 / lat.len() as f64
+    );
+    Ok((cps, lat))
 }
 
 fn main() -> anyhow::Result<()> {
@@ -115,7 +141,7 @@ fn main() -> anyhow::Result<()> {
 
     let url = cluster.fresh_db();
     let one = server(DbAt::Postgres(url))?;
-    let (cps, lat) = load(&[one.addr], players, runs)?;
+    let (cps, lat) = load_counted(&[&one], players, runs)?;
     one.stop()?;
     let bare1 = bare_postgres(&cluster.fresh_db(), 16)?;
     report(
@@ -131,7 +157,7 @@ fn main() -> anyhow::Result<()> {
         server(DbAt::Postgres(url.clone()))?,
         server(DbAt::Postgres(url))?,
     );
-    let (cps, lat) = load(&[a.addr, b.addr], players, runs)?;
+    let (cps, lat) = load_counted(&[&a, &b], players, runs)?;
     a.stop()?;
     b.stop()?;
     let bare2 = bare_postgres(&cluster.fresh_db(), 32)?;

@@ -38,6 +38,10 @@ pub struct Args {
     /// instances find each other's changes by polling alone (every half second).
     #[arg(long)]
     pub no_listen: bool,
+    /// Refuse a database that is not at this zonegraph's schema instead of upgrading it (an
+    /// upgrade cannot be undone: run `zonegraph migrate` for it, when you choose).
+    #[arg(long)]
+    pub no_migrate: bool,
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: String,
@@ -324,6 +328,8 @@ pub struct ServerConfig {
     pub game: GameSettings,
     /// Whether to LISTEN for other instances' changes (PostgreSQL; `--no-listen` off).
     pub listen_db: bool,
+    /// Whether the start may upgrade the schema (`--no-migrate`: it may not).
+    pub upgrade: crate::db::Upgrade,
 }
 
 impl std::fmt::Debug for ServerConfig {
@@ -342,6 +348,7 @@ impl std::fmt::Debug for ServerConfig {
             .field("characters", &self.characters)
             .field("game", &self.game)
             .field("listen_db", &self.listen_db)
+            .field("upgrade", &self.upgrade)
             .finish_non_exhaustive()
     }
 }
@@ -367,6 +374,7 @@ impl ServerConfig {
             characters: CharacterRules::AdminsOnly,
             game: GameSettings::default(),
             listen_db: true,
+            upgrade: crate::db::Upgrade::Migrate,
         }
     }
 
@@ -406,6 +414,9 @@ impl ServerConfig {
             CharacterRules::AdminsOnly
         };
         c.listen_db = !args.no_listen;
+        if args.no_migrate {
+            c.upgrade = crate::db::Upgrade::Refuse;
+        }
         c.game.starting_scores = args.starting_scores.0;
         c.game.host_hook = args
             .host_hook
@@ -505,7 +516,7 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
              for every instance), or pass --no-auth on a loopback address"
         );
     }
-    let (mut store, opened) = Store::open_at(&config.db, &config.zones)?;
+    let (mut store, opened) = Store::open_as(&config.db, &config.zones, config.upgrade)?;
     store.set_game(config.game.clone());
     let store = Arc::new(store);
     let listener = TcpListener::bind(config.listen)

@@ -197,7 +197,12 @@ impl Store {
     /// several instances starting together apply each once) and there is no legacy warm-up
     /// (a gogobee database is SQLite: migrate it there first, then copy it over).
     pub fn open_at(at: &DbAt, zones_dir: &Path) -> Result<(Store, Opened)> {
-        let db = db::Database::open(at)?;
+        Store::open_as(at, zones_dir, db::Upgrade::Migrate)
+    }
+
+    /// [`Store::open_at`], upgrading the schema or not (`serve --no-migrate`).
+    pub fn open_as(at: &DbAt, zones_dir: &Path, upgrade: db::Upgrade) -> Result<(Store, Opened)> {
+        let db = db::Database::open_as(at, upgrade)?;
         let (catalog, synced) = Catalog::open(&db, zones_dir)?;
         let mut warnings = synced_words(&synced, zones_dir);
         let warm_up = db.warm_up_legacy(&catalog.served().zones, now_ms())?;

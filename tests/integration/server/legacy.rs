@@ -669,3 +669,66 @@ fn a_copy_is_kept_before_the_first_migration_and_the_purge() {
     server.stop().expect("stops");
     assert_eq!(copies(ours.path()), 0);
 }
+
+/// `serve --no-migrate` (issue 24 item 5): a database not at this zonegraph's schema (one of
+/// gogobee's, a new file, a new PostgreSQL database) is refused with what to run instead,
+/// and nothing of it is changed or copied; one at the schema serves.
+#[test]
+fn no_migrate_refuses_an_old_schema_and_changes_nothing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let refused = |db: &str| {
+        let mut c = support::serve_command(&root().join("zones"), dir.path());
+        let out = c
+            .args(["--no-migrate", "--db", db])
+            .env("ZONEGRAPH_API_TOKEN", support::TOKEN)
+            .output()
+            .expect("serve runs");
+        assert!(!out.status.success(), "{db} was served");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let old = gogobee_db(dir.path(), "dual_write");
+    let bytes = std::fs::read(&old).expect("the database");
+    let said = refused(&old.to_string_lossy());
+    assert!(
+        said.contains("--no-migrate") && said.contains("zonegraph migrate"),
+        "{said}"
+    );
+    assert!(
+        std::fs::read(&old).expect("the database") == bytes,
+        "the file changed"
+    );
+    let beside: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !beside
+            .iter()
+            .any(|n| n.contains(".bak") || n.ends_with("-wal")),
+        "{beside:?}"
+    );
+    // A file that is not there is not made.
+    let missing = dir.path().join("new.db");
+    let said = refused(&missing.to_string_lossy());
+    assert!(said.contains("there is no database there"), "{said}");
+    assert!(!missing.exists());
+    // Once migrated (as `zonegraph migrate` does), it serves.
+    let migrated = dir.path().join("migrated.db");
+    drop(db::Database::open(&db::DbAt::Sqlite(migrated.clone())).expect("migrates"));
+    let mut c = support::serve_command(&root().join("zones"), dir.path());
+    c.args(["--no-migrate", "--db"])
+        .arg(&migrated)
+        .env("ZONEGRAPH_API_TOKEN", support::TOKEN);
+    let mut p = support::Process::spawn(c);
+    let mut conn = zonegraph_server::client::Conn::connect(p.addr)
+        .expect("connect")
+        .with_token(Some(support::TOKEN));
+    assert_eq!(conn.get("/healthz").expect("healthz").status, 200);
+    let _ = p.child.kill();
+    let _ = p.child.wait();
+    // A new PostgreSQL database has no schema: refused too.
+    if let Some(cluster) = zonegraph_tests::postgres::shared() {
+        let said = refused(&cluster.fresh_db());
+        assert!(said.contains("no zonegraph schema yet"), "{said}");
+    }
+}

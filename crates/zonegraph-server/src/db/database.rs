@@ -221,6 +221,12 @@ impl Database {
     /// PostgreSQL the migrations run under a lock, so instances starting together apply each
     /// once.
     pub fn open(at: &DbAt) -> Result<Database> {
+        Database::open_as(at, Upgrade::Migrate)
+    }
+
+    /// [`Database::open`], or with [`Upgrade::Refuse`] an error for a database that is not
+    /// at this zonegraph's schema (nor there at all) instead of changing it.
+    pub fn open_as(at: &DbAt, upgrade: Upgrade) -> Result<Database> {
         if let DbAt::Sqlite(path) = at
             && looks_like_conninfo(&path.to_string_lossy())
         {
@@ -232,6 +238,19 @@ impl Database {
         }
         let backend = match at {
             DbAt::Sqlite(path) => {
+                if upgrade == Upgrade::Refuse {
+                    // Looked at read-only: even opening as the store does changes the file
+                    // (its journal mode).
+                    if !path.is_file() {
+                        bail!("{}", not_upgraded(at, None));
+                    }
+                    let look = Connection::open_with_flags(
+                        path,
+                        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+                    )
+                    .with_context(|| format!("cannot open {}", path.display()))?;
+                    at_schema(at, super::user_version(&look)?)?;
+                }
                 let mut conn = super::open(path)?;
                 super::migrate(&mut conn)?;
                 let legacy = super::legacy_columns(&conn)?;
@@ -246,7 +265,10 @@ impl Database {
             }
             DbAt::Postgres(url) => {
                 let pg = Pg::connect(url)?;
-                pg.migrate()?;
+                match upgrade {
+                    Upgrade::Migrate => pg.migrate()?,
+                    Upgrade::Refuse => at_schema(at, pg.schema_version()?)?,
+                }
                 Backend::Postgres(Box::new(pg))
             }
         };
@@ -475,6 +497,46 @@ impl Database {
             _ => true,
         }
     }
+}
+
+/// Whether opening a database may upgrade its schema (`serve --no-migrate`: it may not).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Upgrade {
+    /// Run the pending migrations (copying a database zonegraph did not make first).
+    #[default]
+    Migrate,
+    /// Refuse a database not at this zonegraph's schema version, changing nothing.
+    Refuse,
+}
+
+/// `Ok` when a database at schema `version` is what this zonegraph runs on unchanged.
+fn at_schema(at: &DbAt, version: i64) -> Result<()> {
+    if version == super::SCHEMA_VERSION {
+        return Ok(());
+    }
+    bail!("{}", not_upgraded(at, Some(version)))
+}
+
+/// Why `--no-migrate` refuses the database at `at` (at schema `version`; `None`: no file).
+fn not_upgraded(at: &DbAt, version: Option<i64>) -> String {
+    let now = match version {
+        None => "there is no database there".to_string(),
+        Some(0) => "it has no zonegraph schema yet".to_string(),
+        Some(v) if v > super::SCHEMA_VERSION => {
+            return format!(
+                "the database at {at} is at schema version {v}, newer than this zonegraph \
+                 knows ({}); upgrade zonegraph instead",
+                super::SCHEMA_VERSION
+            );
+        }
+        Some(v) => format!("it is at schema version {v}"),
+    };
+    format!(
+        "--no-migrate: the database at {at} is not at schema version {} ({now}), and \
+         --no-migrate does not change it. Upgrade it first with `zonegraph migrate --db …` \
+         (it keeps a copy of a database zonegraph did not make), or start without --no-migrate",
+        super::SCHEMA_VERSION
+    )
 }
 
 /// Round trips to PostgreSQL so far (see [`Database::round_trips`]).
