@@ -139,7 +139,11 @@ fn the_fork_timeout_queues_one_notice_until_acknowledged() {
         let due = store
             .due_users(zonegraph_server::store::now_ms(), s.fork_timeout_ms)
             .expect("due");
-        assert_eq!(due, [user], "{name}");
+        assert_eq!(
+            due.iter().map(|(u, _)| u.as_str()).collect::<Vec<_>>(),
+            [user],
+            "{name}"
+        );
         assert!(store.sweep_user(user, &s).expect("sweep"), "{name}");
         // Swept once: a second sweep finds nothing to do.
         assert!(!store.sweep_user(user, &s).expect("sweep"), "{name}");
@@ -156,6 +160,12 @@ fn the_fork_timeout_queues_one_notice_until_acknowledged() {
         );
         assert_eq!(store.ack_notices(user, ids).expect("ack"), 0, "{name}");
         assert!(store.notices(user).expect("notices").is_empty(), "{name}");
+        // Delivered notices go 30 days after delivery (issue 24 item 8), not before.
+        let now = zonegraph_server::store::now_ms();
+        assert_eq!(store.prune_notices(now).expect("prune"), 0, "{name}");
+        let later = now + zonegraph_server::store::KEEP_DELIVERED_NOTICES_MS + 1000;
+        assert_eq!(store.prune_notices(later).expect("prune"), 1, "{name}");
+        assert_eq!(store.prune_notices(later).expect("prune"), 0, "{name}");
     });
 }
 

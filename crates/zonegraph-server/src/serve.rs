@@ -582,6 +582,7 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
                 let listener = tokio::net::TcpListener::from_std(listener)?;
                 let sweeper =
                     tokio::spawn(service::sweep_forever(state.service.clone(), sweep_every));
+                let housekeeper = tokio::spawn(service::housekeep_forever(state.service.clone()));
                 let app =
                     http::router(state, &limits).layer(axum::Extension(http::Closing(closing_rx)));
                 serve_http(listener, app, async move {
@@ -590,6 +591,7 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
                 })
                 .await;
                 sweeper.abort();
+                housekeeper.abort();
                 Ok(())
             })
         })?;

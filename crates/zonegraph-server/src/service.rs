@@ -163,10 +163,6 @@ pub struct Limiter {
     buckets: Arc<Mutex<HashMap<String, TokenBucket>>>,
 }
 
-/// Past this many users with a bucket, full buckets (no different from new ones) are
-/// forgotten.
-const PRUNE_BUCKETS_AT: usize = 4096;
-
 impl Limiter {
     /// `None`: no limit.
     pub fn new(rate: Option<Rate>) -> Limiter {
@@ -182,13 +178,46 @@ impl Limiter {
             return Ok(());
         };
         let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
-        if buckets.len() >= PRUNE_BUCKETS_AT {
-            buckets.retain(|_, b| !b.is_full(now_ms));
-        }
         buckets
             .entry(user.to_string())
             .or_insert_with(|| TokenBucket::new(rate, now_ms))
             .take(now_ms)
+    }
+}
+
+impl Limiter {
+    /// Forgets the full buckets (no different from new ones): what [`housekeep_forever`]
+    /// does every [`HOUSEKEEPING_EVERY`], so that no command pays for it. How many are left.
+    pub fn prune(&self, now_ms: i64) -> usize {
+        let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+        buckets.retain(|_, b| !b.is_full(now_ms));
+        buckets.len()
+    }
+}
+
+/// How often [`housekeep_forever`] runs.
+pub const HOUSEKEEPING_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Keeps what grows bounded, off the commands' path: every [`HOUSEKEEPING_EVERY`] the rate
+/// limiter forgets its full buckets, and every hour the notices delivered more than 30 days
+/// ago are deleted (`Store::prune_notices`; on PostgreSQL every instance does it, harmlessly).
+pub async fn housekeep_forever(state: Service) {
+    let mut tick = tokio::time::interval(HOUSEKEEPING_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut ticks: u64 = 0;
+    loop {
+        tick.tick().await;
+        state.limiter.prune(store::now_ms());
+        if ticks % 60 == 0 {
+            let store = state.store.clone();
+            match tokio::task::spawn_blocking(move || store.prune_notices(store::now_ms())).await {
+                Ok(Ok(0)) => {}
+                Ok(Ok(n)) => eprintln!("zonegraph: deleted {n} notices delivered over 30 days ago"),
+                Ok(Err(e)) => eprintln!("zonegraph: cannot delete old notices: {e:#}"),
+                Err(e) => eprintln!("zonegraph: cannot delete old notices: {e}"),
+            }
+        }
+        ticks += 1;
     }
 }
 
@@ -293,6 +322,7 @@ pub async fn sweep_forever(state: Service, every: std::time::Duration) {
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     // A database out of reach is told once, and once when it is back, not at every tick.
     let mut db = Failing::default();
+    let mut stuck: HashMap<String, i64> = HashMap::new();
     loop {
         tick.tick().await;
         let store = state.store.clone();
@@ -317,7 +347,13 @@ pub async fn sweep_forever(state: Service, every: std::time::Duration) {
                 continue;
             }
         };
-        for user in users {
+        // A run due but not moved (no way open: the timeout picks nothing) is not read again
+        // until its row changes.
+        stuck.retain(|user, version| users.contains(&(user.clone(), *version)));
+        for (user, version) in users {
+            if stuck.get(&user) == Some(&version) {
+                continue;
+            }
             let store = state.store.clone();
             let settings = state.settings.clone();
             let u = user.clone();
@@ -327,10 +363,33 @@ pub async fn sweep_forever(state: Service, every: std::time::Duration) {
                 })
                 .await;
             match res {
-                Ok(Ok(_)) => {}
+                Ok(Ok(true)) => {}
+                Ok(Ok(false)) => {
+                    stuck.insert(user, version);
+                }
                 Ok(Err(e)) => eprintln!("zonegraph: sweeper: {user}: {e:#}"),
                 Err(e) => eprintln!("zonegraph: sweeper: {user}: {e}"),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_limiter_forgets_full_buckets_only_when_pruned() {
+        let limiter = Limiter::new(Some(Rate::new(1, 2)));
+        for i in 0..5000 {
+            assert!(limiter.take(&format!("@u{i}:test"), 0).is_ok());
+        }
+        // Taking never scans: every bucket stays until the housekeeper prunes.
+        assert!(limiter.take("@u0:test", 0).is_ok());
+        assert_eq!(limiter.take("@u0:test", 0), Err(1000));
+        // A second on, the others' buckets are full again and go; the one spent twice is
+        // not full yet and stays. Another second on, it goes too.
+        assert_eq!(limiter.prune(1000), 1);
+        assert_eq!(limiter.prune(2000), 0);
     }
 }

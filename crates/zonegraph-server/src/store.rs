@@ -28,6 +28,9 @@ use crate::host::HostHook;
 /// How many times a command is recomputed when its compare-and-set loses a race.
 const CAS_ATTEMPTS: usize = 16;
 
+/// How long a delivered notice is kept (30 days).
+pub const KEEP_DELIVERED_NOTICES_MS: i64 = 30 * 24 * 3600 * 1000;
+
 /// Makes the id of a run a user starts (it decides every roll of the run; ids must be
 /// unique). Random in production; tests inject their own to get known rolls.
 pub type RunIds = Arc<dyn Fn(&str) -> String + Send + Sync>;
@@ -547,8 +550,16 @@ impl Store {
 
     /// Applies the fork timeout to every run whose fork is due, queueing the "picked for
     /// you" notices. Returns the users it moved on. `lock` serialises with their commands.
-    pub fn due_users(&self, now: i64, fork_timeout_ms: i64) -> Result<Vec<String>> {
+    pub fn due_users(&self, now: i64, fork_timeout_ms: i64) -> Result<Vec<(String, i64)>> {
         self.read(|c| c.users_with_forks_due(now.saturating_sub(fork_timeout_ms)))
+    }
+
+    /// Deletes the notices delivered more than [`KEEP_DELIVERED_NOTICES_MS`] before `now`
+    /// (a delivered notice is only kept to show what went); how many went.
+    pub fn prune_notices(&self, now: i64) -> Result<u64> {
+        let before = now.saturating_sub(KEEP_DELIVERED_NOTICES_MS);
+        self.db
+            .write(move |tx| tx.prune_delivered_notices(before), |_| true)
     }
 
     /// Applies the fork timeout to `user`'s run; true when it picked for them (the notice

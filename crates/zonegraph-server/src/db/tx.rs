@@ -479,15 +479,29 @@ impl<'c> Tx<'c> {
         ))
     }
 
-    /// Users whose active run has a fork offered at or before `due`, sorted (the sweeper's
-    /// work).
-    pub fn users_with_forks_due(&mut self, due: i64) -> Result<Vec<String>> {
-        texts(self.conn.query(
-            "SELECT DISTINCT user_id FROM dnd_zone_run
-             WHERE fork_created_at_ms IS NOT NULL AND fork_created_at_ms <= ?1 AND outcome = ''
-             ORDER BY user_id",
-            &vals![due],
-        )?)
+    /// Users whose active run has a fork offered at or before `due`, sorted, each with their
+    /// run row's version (the sweeper's work: a fork it could not pick for stays unread until
+    /// the run changes).
+    pub fn users_with_forks_due(&mut self, due: i64) -> Result<Vec<(String, i64)>> {
+        self.conn
+            .query(
+                "SELECT user_id, max(version) FROM dnd_zone_run
+                 WHERE fork_created_at_ms IS NOT NULL AND fork_created_at_ms <= ?1
+                   AND outcome = ''
+                 GROUP BY user_id ORDER BY user_id",
+                &vals![due],
+            )?
+            .iter()
+            .map(|r| Ok((r.text(0)?, r.int(1)?)))
+            .collect()
+    }
+
+    /// Deletes the notices delivered before `before`; how many went.
+    pub fn prune_delivered_notices(&mut self, before: i64) -> Result<u64> {
+        self.conn.execute(
+            "DELETE FROM zone_notice WHERE delivered_at_ms IS NOT NULL AND delivered_at_ms < ?1",
+            &vals![before],
+        )
     }
 
     /// Queues a notice for `user`; when that makes more than [`MAX_QUEUED_NOTICES`], the
