@@ -369,3 +369,50 @@ fn a_command_costs_at_most_three_round_trips_on_postgres() {
     let (_, status, ..) = costs[6];
     assert_eq!(status, 1, "{costs:#?}");
 }
+
+/// Issue 24 item 8: a player's ended runs past their newest 20 leave the run table for the
+/// history, which keeps what statistics need; the newest stay (their links answer), the
+/// active run is never touched, and a second pass moves nothing.
+#[test]
+fn old_ended_runs_move_to_the_history() {
+    on_both(|db, name| {
+        let store = open(db);
+        let s = settings();
+        let user = "@veteran:test";
+        for _ in 0..25 {
+            say(&store, &s, user, "!zone enter crypt_valdris");
+            say(&store, &s, user, "!zone advance");
+            say(&store, &s, user, "!zone abandon");
+        }
+        say(&store, &s, user, "!zone enter crypt_valdris");
+        let runs = || {
+            store
+                .all_runs()
+                .expect("runs")
+                .into_iter()
+                .filter(|r| r.user_id == user)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(runs().len(), 26, "{name}");
+        let newest_ended = runs()[24].link_token.clone();
+        let now = zonegraph_server::store::now_ms();
+        // At most 3 a pass, then the rest.
+        assert_eq!(store.archive_runs(3, now).expect("archive"), 3, "{name}");
+        assert_eq!(store.archive_runs(1000, now).expect("archive"), 2, "{name}");
+        assert_eq!(store.archive_runs(1000, now).expect("archive"), 0, "{name}");
+        let left = runs();
+        assert_eq!(left.len(), 21, "{name}");
+        assert_eq!(
+            left.iter().filter(|r| r.run.outcome.is_none()).count(),
+            1,
+            "{name}: the active run stays"
+        );
+        assert!(
+            store.run_view(&newest_ended).expect("view").is_some(),
+            "{name}"
+        );
+        let t = say(&store, &s, user, "!zone advance");
+        assert!(!t.is_empty(), "{name}");
+        assert_eq!(store.history_count(user).expect("history"), 5, "{name}");
+    });
+}

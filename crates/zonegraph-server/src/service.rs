@@ -199,8 +199,11 @@ impl Limiter {
 pub const HOUSEKEEPING_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Keeps what grows bounded, off the commands' path: every [`HOUSEKEEPING_EVERY`] the rate
-/// limiter forgets its full buckets, and every hour the notices delivered more than 30 days
-/// ago are deleted (`Store::prune_notices`; on PostgreSQL every instance does it, harmlessly).
+/// limiter forgets its full buckets, and every hour (and at start) each player's ended runs
+/// past their newest 20 move to the history (`Store::archive_runs`, a thousand at a time) and
+/// the notices delivered more than 30 days ago are deleted (`Store::prune_notices`). On
+/// PostgreSQL every instance does it, harmlessly: what one moved or deleted the others find
+/// gone.
 pub async fn housekeep_forever(state: Service) {
     let mut tick = tokio::time::interval(HOUSEKEEPING_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -209,6 +212,15 @@ pub async fn housekeep_forever(state: Service) {
         tick.tick().await;
         state.limiter.prune(store::now_ms());
         if ticks % 60 == 0 {
+            let store = state.store.clone();
+            match tokio::task::spawn_blocking(move || store.archive_runs(1000, store::now_ms()))
+                .await
+            {
+                Ok(Ok(0)) => {}
+                Ok(Ok(n)) => eprintln!("zonegraph: moved {n} old ended runs to the history"),
+                Ok(Err(e)) => eprintln!("zonegraph: cannot move old ended runs: {e:#}"),
+                Err(e) => eprintln!("zonegraph: cannot move old ended runs: {e}"),
+            }
             let store = state.store.clone();
             match tokio::task::spawn_blocking(move || store.prune_notices(store::now_ms())).await {
                 Ok(Ok(0)) => {}

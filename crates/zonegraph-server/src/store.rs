@@ -28,6 +28,10 @@ use crate::host::HostHook;
 /// How many times a command is recomputed when its compare-and-set loses a race.
 const CAS_ATTEMPTS: usize = 16;
 
+/// How many ended runs of each player stay in the run table (their run links answer); the
+/// older ones are moved to the history (`Store::archive_runs`).
+pub const KEEP_ENDED_RUNS: i64 = 20;
+
 /// How long a delivered notice is kept (30 days).
 pub const KEEP_DELIVERED_NOTICES_MS: i64 = 30 * 24 * 3600 * 1000;
 
@@ -552,6 +556,25 @@ impl Store {
     /// you" notices. Returns the users it moved on. `lock` serialises with their commands.
     pub fn due_users(&self, now: i64, fork_timeout_ms: i64) -> Result<Vec<(String, i64)>> {
         self.read(|c| c.users_with_forks_due(now.saturating_sub(fork_timeout_ms)))
+    }
+
+    /// Moves the ended runs of each player past their [`KEEP_ENDED_RUNS`] newest out of the
+    /// table every command reads, at most `at_most` at a time (see
+    /// [`db::Tx::archive_ended_runs`]). Not while gogobee may still read its run table (its
+    /// linear columns are there): its history stays where gogobee looks. How many moved.
+    pub fn archive_runs(&self, at_most: i64, now: i64) -> Result<u64> {
+        if self.db.has_gogobee_run_columns() {
+            return Ok(0);
+        }
+        self.db.write(
+            move |tx| tx.archive_ended_runs(KEEP_ENDED_RUNS, at_most, now),
+            |_| true,
+        )
+    }
+
+    /// How many of `user`'s ended runs were moved to the history.
+    pub fn history_count(&self, user: &str) -> Result<i64> {
+        self.read(|tx| tx.history_count(user))
     }
 
     /// Deletes the notices delivered more than [`KEEP_DELIVERED_NOTICES_MS`] before `now`

@@ -11,7 +11,7 @@ use super::pg::Pg;
 
 /// The tables copied, parents first. Row keys are kept (so notices and runs keep their
 /// order); `zone_node`'s insertion order is kept by copying in `rowid` order.
-const TABLES: [(&str, &str); 10] = [
+const TABLES: [(&str, &str); 11] = [
     ("zone_meta", "zone_id"),
     ("zone_node", "rowid"),
     ("zone_edge", "edge_id"),
@@ -22,15 +22,17 @@ const TABLES: [(&str, &str); 10] = [
     ("matrix_dm", "user_id"),
     ("zone_version", "id"),
     ("zone_file_version", "seq"),
+    ("zone_run_history", "run_id"),
 ];
 
 /// Tables whose rows a player plays with: the target must have none of them (a copy never
 /// merges two bots' histories).
-const MUST_BE_EMPTY: [&str; 4] = [
+const MUST_BE_EMPTY: [&str; 5] = [
     "dnd_zone_run",
     "player_character",
     "zone_notice",
     "matrix_dm",
+    "zone_run_history",
 ];
 
 /// What was copied: each table and its row count (equal on both sides).

@@ -175,7 +175,7 @@ fn pg_types(sql: &str) -> String {
 
 /// The migrations, one per SQLite version (the same numbers: version `i + 1` after
 /// migration `i`).
-fn migrations() -> [String; 8] {
+fn migrations() -> [String; 9] {
     [
         SCHEMA_V1.to_string(),
         run_columns_sql(),
@@ -195,6 +195,8 @@ fn migrations() -> [String; 8] {
             "{}ALTER TABLE dnd_zone_run ADD COLUMN IF NOT EXISTS zone_file_seq BIGINT;{NOTIFY_TRIGGERS}",
             pg_types(super::schema::SCHEMA_V8),
         ),
+        // Version 9: the ended runs' history, as SQLite's.
+        pg_types(super::schema::SCHEMA_V9),
     ]
 }
 

@@ -185,6 +185,26 @@ CREATE TABLE zone_file_version (
 CREATE INDEX idx_zone_file_version_zone ON zone_file_version(zone_id, seq);
 "#;
 
+/// Version 9: the ended runs past the newest few of each player leave `dnd_zone_run` (the
+/// table every command reads) for this one, which keeps what statistics need of them.
+pub(super) const SCHEMA_V9: &str = r#"
+CREATE TABLE zone_run_history (
+    run_id          TEXT PRIMARY KEY,
+    user_id         TEXT NOT NULL,
+    zone_id         TEXT NOT NULL,
+    zone_file_seq   INTEGER,                     -- the zone version it was played on
+    started_at_ms   INTEGER NOT NULL,
+    completed_at_ms INTEGER,
+    outcome         TEXT NOT NULL,               -- boss_defeated, defeated, abandoned, …
+    boss_defeated   INTEGER NOT NULL,
+    abandoned       INTEGER NOT NULL,
+    rooms_visited   INTEGER NOT NULL,
+    archived_at_ms  INTEGER NOT NULL
+);
+CREATE INDEX idx_zone_run_history_user ON zone_run_history(user_id);
+CREATE INDEX idx_zone_run_history_zone ON zone_run_history(zone_id);
+"#;
+
 /// Version 8 on SQLite: [`SCHEMA_V8`] and the run's `zone_file_seq` column.
 fn zone_versions(tx: &Transaction) -> Result<()> {
     tx.execute_batch(SCHEMA_V8)?;
@@ -217,6 +237,7 @@ const MIGRATIONS: &[Migration] = &[
     // non-unique index called `idx_zone_run_active`, which an `IF NOT EXISTS` took for ours).
     Migration::Step(own_active_index),
     Migration::Step(zone_versions),
+    Migration::Sql(SCHEMA_V9),
 ];
 
 /// The name of the unique index that keeps one active run per player.

@@ -496,6 +496,67 @@ impl<'c> Tx<'c> {
             .collect()
     }
 
+    /// Moves up to `at_most` ended runs out of `dnd_zone_run` into `zone_run_history`: those
+    /// of a player past their `keep` newest ended ones (their run links stop answering; the
+    /// history keeps zone, version, times, outcome and rooms visited). How many moved.
+    pub fn archive_ended_runs(&mut self, keep: i64, at_most: i64, now: i64) -> Result<u64> {
+        let key = self.conn.run_key();
+        let old = self.conn.query(
+            &format!(
+                "SELECT k, run_id, user_id, zone_id, zone_file_seq, started_at_ms,
+                   completed_at_ms, outcome, boss_defeated, abandoned, visited_nodes
+                 FROM (SELECT {key} AS k, run_id, user_id, zone_id, zone_file_seq,
+                         started_at_ms, completed_at_ms, outcome, boss_defeated, abandoned,
+                         visited_nodes,
+                         ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY {key} DESC) AS n
+                       FROM dnd_zone_run WHERE outcome != '') AS ended
+                 WHERE n > ?1 ORDER BY k LIMIT ?2"
+            ),
+            &vals![keep, at_most],
+        )?;
+        let mut moves = Vec::with_capacity(old.len() * 2);
+        for r in &old {
+            let visited: Vec<serde_json::Value> =
+                serde_json::from_str(&r.text(10)?).unwrap_or_default();
+            moves.push(Stmt::new(
+                "INSERT INTO zone_run_history (run_id, user_id, zone_id, zone_file_seq,
+                   started_at_ms, completed_at_ms, outcome, boss_defeated, abandoned,
+                   rooms_visited, archived_at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                 ON CONFLICT DO NOTHING",
+                vals![
+                    r.text(1)?,
+                    r.text(2)?,
+                    r.text(3)?,
+                    r.opt_int(4)?,
+                    r.int(5)?,
+                    r.opt_int(6)?,
+                    r.text(7)?,
+                    r.int(8)?,
+                    r.int(9)?,
+                    i64::try_from(visited.len())?,
+                    now
+                ],
+            ));
+            moves.push(Stmt::new(
+                format!("DELETE FROM dnd_zone_run WHERE {key} = ?1 AND outcome != ''"),
+                vals![r.int(0)?],
+            ));
+        }
+        let counts = self.conn.execute_all(&moves)?;
+        Ok(counts.iter().skip(1).step_by(2).sum())
+    }
+
+    /// How many of `user`'s runs the history holds.
+    pub fn history_count(&mut self, user: &str) -> Result<i64> {
+        self.one(
+            "SELECT count(*) FROM zone_run_history WHERE user_id = ?1",
+            &vals![user],
+        )?
+        .context("a count returned no row")?
+        .int(0)
+    }
+
     /// Deletes the notices delivered before `before`; how many went.
     pub fn prune_delivered_notices(&mut self, before: i64) -> Result<u64> {
         self.conn.execute(
