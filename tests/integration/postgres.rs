@@ -388,3 +388,51 @@ fn sigkill_of_one_instance_loses_no_acknowledged_move() {
     let _ = b.kill();
     let _ = b.wait();
 }
+
+/// A committed move wakes every instance listening (PostgreSQL's own `psql` LISTENs here),
+/// and the notification is not sent inside the players' transactions: no trigger on the
+/// run or sheet tables is left (a notifying transaction commits under a cluster-wide lock).
+#[test]
+fn a_move_wakes_the_listeners_from_outside_its_transaction() {
+    let Some(cluster) = postgres::shared() else {
+        return;
+    };
+    let url = cluster.fresh_db();
+    let store = support::store(&DbAt::Postgres(url.clone()));
+    let db = url.rsplit('/').next().expect("a database name").to_string();
+    let triggers = cluster.psql(
+        &db,
+        "SELECT count(*) FROM pg_trigger
+         WHERE tgname IN ('zonegraph_run_changed', 'zonegraph_sheet_changed')",
+    );
+    assert_eq!(triggers.trim(), "0");
+    let listener = std::process::Command::new("psql")
+        .args(["-h", "127.0.0.1", "-U", "postgres", "-d", &db, "-p"])
+        .arg(cluster.port.to_string())
+        .args(["-c", "LISTEN zonegraph", "-c", "SELECT pg_sleep(3)"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("psql starts");
+    let s = support::settings();
+    let mover = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(1000));
+        let a = store
+            .command("@woken:test", "!zone enter crypt_valdris", &s)
+            .expect("command");
+        assert!(!a.replies.is_empty());
+        // The instance lives on (a server does) while it tells the others.
+        std::thread::sleep(Duration::from_millis(500));
+    });
+    let out = listener.wait_with_output().expect("psql runs");
+    mover.join().expect("mover");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        said.contains("Asynchronous notification \"zonegraph\""),
+        "no notification: {said}"
+    );
+}

@@ -24,7 +24,7 @@
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -195,14 +195,23 @@ fn migrations() -> [String; 9] {
             "{}ALTER TABLE dnd_zone_run ADD COLUMN IF NOT EXISTS zone_file_seq BIGINT;{NOTIFY_TRIGGERS}",
             pg_types(super::schema::SCHEMA_V8),
         ),
-        // Version 9: the ended runs' history, as SQLite's.
-        pg_types(super::schema::SCHEMA_V9),
+        // Version 9: the ended runs' history, as SQLite's; and no notification inside the
+        // players' transactions any more (see [`Pg::played`]): a transaction that notifies
+        // commits under a lock of the whole cluster, one at a time, which cut the commit
+        // rate by two thirds (BENCHMARKS.md). The zone sequence's trigger stays (rare).
+        format!(
+            "{}DROP TRIGGER IF EXISTS zonegraph_run_changed ON dnd_zone_run;
+             DROP TRIGGER IF EXISTS zonegraph_sheet_changed ON player_character;",
+            pg_types(super::schema::SCHEMA_V9)
+        ),
     ]
 }
 
 /// The channel every instance listens on ([`CHANNEL`]) is told, at the commit of a
 /// statement that changed a run, a sheet or the zone sequence, the table's name: a wake-up
 /// only (the rows are the truth, and a listener that missed it catches up by polling).
+/// Since version 9 only the zone sequence's trigger is left; runs and sheets are told by
+/// [`Pg::played`].
 const NOTIFY_TRIGGERS: &str = "
 CREATE OR REPLACE FUNCTION zonegraph_notify() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -217,6 +226,10 @@ CREATE TRIGGER zonegraph_sheet_changed AFTER INSERT OR UPDATE ON player_characte
 CREATE TRIGGER zonegraph_zones_changed AFTER UPDATE ON zone_version
     FOR EACH STATEMENT EXECUTE FUNCTION zonegraph_notify();
 ";
+
+/// How soon after a change [`Pg::played`] tells the other instances: the changes of those
+/// milliseconds go in one notification.
+const TELL_WITHIN: Duration = Duration::from_millis(5);
 
 /// The notification channel of [`NOTIFY_TRIGGERS`].
 pub const CHANNEL: &str = "zonegraph";
@@ -308,6 +321,8 @@ pub struct Pg {
     /// See [`Pg::round_trips`].
     round_trips: AtomicU64,
     prepares: AtomicU64,
+    /// A notification of [`Pg::played`] is on its way.
+    telling: std::sync::Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for Pg {
@@ -363,6 +378,7 @@ impl Pg {
             shown,
             round_trips: AtomicU64::new(0),
             prepares: AtomicU64::new(0),
+            telling: std::sync::Arc::default(),
         };
         pg.block_on(async {
             let client = pg.pool.get().await?;
@@ -604,6 +620,33 @@ impl Pg {
         Ok((out, Some(held)))
     }
 
+    /// Tells every instance (LISTEN on [`CHANNEL`]) that a run or a sheet changed: once
+    /// within [`TELL_WITHIN`] of the first commit that asks, however many commit meanwhile,
+    /// in a transaction of its own that does not wait for the disk (a notification is a
+    /// wake-up: one lost to a crash is caught up by polling). Never in the players' own
+    /// transactions: PostgreSQL commits a transaction that notified under a lock of the
+    /// whole cluster, so those would commit one at a time.
+    fn played(&self) {
+        if self.telling.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let (telling, pool) = (self.telling.clone(), self.pool.clone());
+        if let Some(rt) = &self.rt {
+            rt.spawn(async move {
+                tokio::time::sleep(TELL_WITHIN).await;
+                telling.store(false, Ordering::Release);
+                if let Ok(client) = pool.get().await {
+                    let _ = client
+                        .batch_execute(&format!(
+                            "BEGIN; SET LOCAL synchronous_commit = off;
+                             SELECT pg_notify('{CHANNEL}', 'dnd_zone_run'); COMMIT"
+                        ))
+                        .await;
+                }
+            });
+        }
+    }
+
     /// A connection of `pool`, or why there is none (the database unreachable).
     fn client_of(&self, pool: &Pool) -> Result<deadpool_postgres::Object> {
         self.block_on(pool.get())
@@ -673,6 +716,8 @@ struct PgConn<'t> {
     begin: Cell<Option<&'static str>>,
     /// A BEGIN went and neither COMMIT nor ROLLBACK yet.
     open: Cell<bool>,
+    /// A run or a sheet was written: its commit tells the other instances.
+    played: Cell<bool>,
 }
 
 /// What one request of a batch answered.
@@ -713,6 +758,7 @@ impl<'t> PgConn<'t> {
             client,
             begin: Cell::new(Some(begin)),
             open: Cell::new(false),
+            played: Cell::new(false),
         }
     }
 
@@ -725,7 +771,11 @@ impl<'t> PgConn<'t> {
         self.open.set(false);
         self.pg
             .block_on(self.client.batch_execute("COMMIT"))
-            .context("cannot commit")
+            .context("cannot commit")?;
+        if self.played.get() {
+            self.pg.played();
+        }
+        Ok(())
     }
 
     /// `stmt` prepared (once per connection: a statement this connection has not seen costs
@@ -885,6 +935,10 @@ impl Conn for PgConn<'_> {
                 _ => bail!("a statement answered without a count"),
             })
             .collect()
+    }
+
+    fn played(&self) {
+        self.played.set(true);
     }
 
     fn run_key(&self) -> &'static str {

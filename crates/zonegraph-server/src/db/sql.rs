@@ -156,6 +156,9 @@ pub trait Conn {
             .map(|s| self.execute(&s.sql, &s.params))
             .collect()
     }
+    /// Says that this transaction wrote a run or a sheet (what the run pages follow): at its
+    /// commit PostgreSQL's tells the other instances; SQLite has none to tell.
+    fn played(&self) {}
     /// The key of a `dnd_zone_run` row: `rowid` on SQLite (gogobee's table is keyed by its
     /// text `run_id`, and `rowid` is the alias of our own `id`), `id` on PostgreSQL.
     fn run_key(&self) -> &'static str;

@@ -251,7 +251,11 @@ impl<'c> Tx<'c> {
     /// Compare-and-sets sent together (one round trip on PostgreSQL): whether each changed
     /// its one row. When one did not, the others ran all the same, and the caller rolls back.
     pub fn all_hold(&mut self, stmts: &[Stmt]) -> Result<bool> {
-        Ok(self.conn.execute_all(stmts)?.iter().all(|&n| n == 1))
+        let held = self.conn.execute_all(stmts)?.iter().all(|&n| n == 1);
+        if held && !stmts.is_empty() {
+            self.conn.played();
+        }
+        Ok(held)
     }
 
     /// [`Tx::put_character_cas`] as a statement, for [`Tx::all_hold`].
