@@ -2,14 +2,15 @@
 //! costs the server, and whether 10,000 of them are held without slowing anyone down.
 //!
 //! A `zonegraph serve` process of its own (the test package's `zonegraph-under-test`, on
-//! SQLite) under `prlimit --nofile=30000`, so that its stream cap is the default 10,000 and
-//! not the open-file limit's share. 1,250 players each start a run; 8 streams (the cap per
-//! run link) are opened on each run's link and left idle. The server's resident memory
+//! SQLite) at the machine's hard open-file limit (it raises its soft limit to it), whose
+//! stream cap is the default 10,000 or, below 20,256 open files, half of what is left after
+//! 256: as many streams as that cap are opened, 8 (the cap per run link) on each of as many
+//! players' runs, and left idle. The server's resident memory
 //! (`VmRSS`) is read before and after; with all of them open, another player's commands are
 //! timed, one more stream is asked for (refused: the instance is full), and a move of one of
 //! the 1,250 players is timed to the first of its 8 streams.
 //!
-//! `cargo bench -p zonegraph-tests --bench streams` (ZONEGRAPH_BENCH_STREAMS, default 10,000).
+//! `cargo bench -p zonegraph-tests --bench streams` (ZONEGRAPH_BENCH_STREAMS, default the cap).
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -37,9 +38,7 @@ fn rss_kib(pid: u32) -> Result<u64> {
 
 fn start(dir: &Path) -> Result<(Child, SocketAddr)> {
     let zones = zonegraph_tests::synapse::root().join("zones");
-    let mut child = Command::new("prlimit")
-        .arg("--nofile=30000:30000")
-        .arg(env!("CARGO_BIN_EXE_zonegraph-under-test"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_zonegraph-under-test"))
         .args(["serve", "--listen", "127.0.0.1:0", "--rate-limit", "off"])
         .arg("--zones")
         .arg(&zones)
@@ -51,7 +50,7 @@ fn start(dir: &Path) -> Result<(Child, SocketAddr)> {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .context("prlimit and the server")?;
+        .context("the server")?;
     let mut lines = BufReader::new(child.stdout.take().context("stdout")?).lines();
     let first = lines.next().context("the server said nothing")??;
     // Keep reading what it prints, so it never blocks on a full pipe.
@@ -104,8 +103,21 @@ fn one_more(addr: SocketAddr, token: &str) -> Result<String> {
     Ok(line.trim_end().to_string())
 }
 
+/// The hard open-file limit of this process (the server's, which inherits it).
+fn hard_open_files() -> Result<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits")?;
+    limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .and_then(|l| l.split_whitespace().nth(4))
+        .and_then(|v| v.parse().ok())
+        .context("no open-file limit in /proc/self/limits")
+}
+
 fn main() -> Result<()> {
-    let streams = env_usize("ZONEGRAPH_BENCH_STREAMS", 10_000);
+    let hard = hard_open_files()?;
+    let cap = 10_000.min(usize::try_from(hard.saturating_sub(256) / 2)?);
+    let streams = env_usize("ZONEGRAPH_BENCH_STREAMS", cap);
     let runs = streams.div_ceil(PER_RUN);
     let dir = tempfile::tempdir()?;
     let (mut child, addr) = start(dir.path())?;
@@ -135,7 +147,8 @@ fn main() -> Result<()> {
         std::thread::sleep(Duration::from_secs(2));
         let after = rss_kib(pid)?;
         println!(
-            "zonegraph idle streams: {streams} on {runs} run links ({PER_RUN} each), one instance"
+            "zonegraph idle streams: {streams} on {runs} run links ({PER_RUN} each), one instance \
+             (hard open-file limit {hard}: the instance's cap is {cap})"
         );
         println!(
             "  opened in {:.1} s; server memory {:.1} MiB before, {:.1} MiB after: {:.1} KiB per idle stream",
@@ -146,7 +159,9 @@ fn main() -> Result<()> {
         );
         let refused = one_more(addr, &tokens[runs - 1])?;
         println!("  one more stream: {refused}");
-        // Another player's commands with every stream open.
+        // Another player's commands with every stream open (on a new connection: the first
+        // was idle past the server's 5 s and is closed).
+        let mut c = Conn::connect(addr)?.with_token(Some(TOKEN));
         let mut lat = Vec::new();
         for i in 0..50 {
             let cmd = if i == 0 {
