@@ -211,7 +211,7 @@ pub async fn housekeep_forever(state: Service) {
     loop {
         tick.tick().await;
         state.limiter.prune(store::now_ms());
-        if ticks % 60 == 0 {
+        if ticks.is_multiple_of(60) {
             let store = state.store.clone();
             match tokio::task::spawn_blocking(move || store.archive_runs(1000, store::now_ms()))
                 .await
