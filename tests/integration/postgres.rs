@@ -436,3 +436,177 @@ fn a_move_wakes_the_listeners_from_outside_its_transaction() {
         "no notification: {said}"
     );
 }
+
+/// `openssl` with `args` in `dir`, asserting it worked.
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = std::process::Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("openssl runs (Debian's openssl package)");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A certificate authority of the test's own (`ca.pem`) and a server certificate it signed
+/// for `localhost` (`server.crt`, `server.key`), in `dir`; `prefix` names a second CA.
+fn make_ca(dir: &Path, prefix: &str) {
+    let (key, pem) = (format!("{prefix}ca.key"), format!("{prefix}ca.pem"));
+    let subject = format!("/CN={prefix}zonegraph test CA");
+    openssl(
+        dir,
+        &[
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", &key, "-out", &pem,
+            "-days", "2", "-subj", &subject,
+        ],
+    );
+    if !prefix.is_empty() {
+        return;
+    }
+    openssl(
+        dir,
+        &[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+            "-subj",
+            "/CN=localhost",
+        ],
+    );
+    std::fs::write(dir.join("ext"), "subjectAltName=DNS:localhost\n").expect("ext");
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.crt",
+            "-days",
+            "2",
+            "-extfile",
+            "ext",
+        ],
+    );
+}
+
+/// Issue 24 item 2: PostgreSQL over TLS, `sslmode` and `sslrootcert` as libpq reads them,
+/// against a cluster with `ssl = on` and a certificate of a CA the test makes (PostgreSQL's
+/// own TLS, `openssl` for the certificates).
+#[test]
+fn tls_is_made_and_checked_as_sslmode_says() {
+    let Some(plain) = postgres::shared() else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let certs = dir.path().join("certs");
+    std::fs::create_dir_all(&certs).expect("certs dir");
+    make_ca(&certs, "");
+    make_ca(&certs, "other-");
+    let cluster = Cluster::start(&dir.path().join("pg"));
+    let data = cluster.dir.join("data");
+    for f in ["server.crt", "server.key"] {
+        std::fs::copy(certs.join(f), data.join(f)).expect("copy into the data dir");
+    }
+    let run = |cmd: &str, args: &[&str]| {
+        let ok = std::process::Command::new(cmd)
+            .args(args)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "{cmd} {args:?}");
+    };
+    let key = data.join("server.key");
+    run("chmod", &["600", &key.to_string_lossy()]);
+    // The server runs as `postgres` when the tests run as root (tests/postgres/pg.sh): the
+    // files go to the data directory's owner.
+    let owner = data.join("PG_VERSION").to_string_lossy().into_owned();
+    for f in [&key, &data.join("server.crt")] {
+        run("chown", &["--reference", &owner, &f.to_string_lossy()]);
+    }
+    cluster.psql("postgres", "ALTER SYSTEM SET ssl = on");
+    cluster.psql("postgres", "SELECT pg_reload_conf()");
+    let ca = certs.join("ca.pem").to_string_lossy().into_owned();
+    let other = certs.join("other-ca.pem").to_string_lossy().into_owned();
+    let at = |host: &str, query: &str| {
+        format!(
+            "postgres://postgres@{host}:{}/postgres?{query}",
+            cluster.port
+        )
+    };
+    let ssl_in_use = |url: &str| -> anyhow::Result<bool> {
+        let pg = zonegraph_server::db::pg::Pg::connect(url)?;
+        pg.with_transaction(async |tx| {
+            Ok(tx
+                .query_one(
+                    "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+                    &[],
+                )
+                .await?
+                .get::<_, bool>(0))
+        })
+    };
+    // Encrypted, the certificate unchecked (libpq's require).
+    assert!(ssl_in_use(&at("127.0.0.1", "sslmode=require")).expect("require connects"));
+    // The default (prefer) takes TLS when offered.
+    assert!(ssl_in_use(&at("127.0.0.1", "")).expect("prefer connects"));
+    // verify-ca: signed by the CA is enough, whatever the name.
+    let q = format!("sslmode=verify-ca&sslrootcert={ca}");
+    assert!(ssl_in_use(&at("127.0.0.1", &q)).expect("verify-ca connects"));
+    // verify-full: and issued for the host in the URL.
+    let q = format!("sslmode=verify-full&sslrootcert={ca}");
+    assert!(ssl_in_use(&at("localhost", &q)).expect("verify-full connects to localhost"));
+    let e = ssl_in_use(&at("127.0.0.1", &q)).expect_err("the wrong name");
+    let said = format!("{e:#}");
+    assert!(said.contains("not valid for name"), "{said}");
+    assert!(
+        said.contains("cannot reach the database at postgres://"),
+        "{said}"
+    );
+    // Another CA's roots: refused, for verify-ca too; require with a root file checks it.
+    for mode in ["verify-ca", "verify-full", "require"] {
+        let q = format!("sslmode={mode}&sslrootcert={other}");
+        let e = ssl_in_use(&at("localhost", &q)).expect_err("an unknown issuer");
+        assert!(format!("{e:#}").contains("UnknownIssuer"), "{mode}: {e:#}");
+    }
+    // verify-full with no roots given names what it needs (no ~/.postgresql/root.crt here).
+    if std::env::var_os("HOME")
+        .is_some_and(|h| !Path::new(&h).join(".postgresql/root.crt").exists())
+    {
+        let e = ssl_in_use(&at("localhost", "sslmode=verify-full")).expect_err("no roots");
+        assert!(format!("{e:#}").contains("sslrootcert"), "{e:#}");
+    }
+    // A server without TLS: require refuses to go plain; disable and prefer go plain.
+    let no_tls = plain.url("postgres");
+    let e = ssl_in_use(&format!("{no_tls}?sslmode=require")).expect_err("plain server");
+    assert!(format!("{e:#}").to_lowercase().contains("tls"), "{e:#}");
+    assert!(!ssl_in_use(&format!("{no_tls}?sslmode=disable")).expect("disable"));
+    assert!(!ssl_in_use(&no_tls).expect("prefer falls back"));
+    // The whole server on TLS: a player plays.
+    let url = at(
+        "localhost",
+        &format!("sslmode=verify-full&sslrootcert={ca}"),
+    );
+    let store = support::store(&DbAt::Postgres(url));
+    let a = store
+        .command(
+            "@tls:test",
+            "!zone enter crypt_valdris",
+            &support::settings(),
+        )
+        .expect("a command over TLS");
+    assert!(a.replies.iter().any(|r| r.text.contains("Crypt")), "{a:?}");
+}

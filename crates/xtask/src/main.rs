@@ -17,9 +17,10 @@ const TRUNK_VERSION: &str = "0.21.14";
 /// wasm-opt comes from npm `binaryen` at this major version (package-lock.json pins it):
 /// Debian's older wasm-opt builds a module that validates and then fails to load.
 const WASM_OPT_VERSION: &str = "version 132";
-/// Debian packages the tests drive: the browser tests' Chromium (no browser downloads), and
-/// the PostgreSQL server the storage tests start throwaway clusters of.
-const APT_PACKAGES: [&str; 3] = ["chromium", "chromium-driver", "postgresql"];
+/// Debian packages the tests drive: the browser tests' Chromium (no browser downloads), the
+/// PostgreSQL server the storage tests start throwaway clusters of, and `openssl`, which makes
+/// the certificates of the TLS test's cluster.
+const APT_PACKAGES: [&str; 4] = ["chromium", "chromium-driver", "postgresql", "openssl"];
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 /// Size budget of the npm module after wasm-opt, gzipped: 210 KB (the first round's 80 KB was
 /// replaced). Not met: with `command` (the bot's pipeline), the player view and the built-in

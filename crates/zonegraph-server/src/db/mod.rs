@@ -27,6 +27,7 @@ pub mod pg;
 mod runs;
 mod schema;
 mod sql;
+pub mod tls;
 mod tx;
 mod versions;
 mod zones;

@@ -32,9 +32,9 @@ use anyhow::{Context as _, Result, bail};
 use deadpool_postgres::{
     ClientWrapper, Manager, ManagerConfig, Pool, RecyclingMethod, Transaction,
 };
+use tokio_postgres::Statement;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{ToSql, Type};
-use tokio_postgres::{NoTls, Statement};
 
 use super::{
     ACTIVE_INDEX, Conn, LegacyColumns, RUN_COLUMNS, Row, SCHEMA_VERSION, Stmt, Tx, Value,
@@ -315,8 +315,9 @@ pub struct Pg {
     /// The anonymous reads' own pool ([`PUBLIC_POOL_SIZE`]): a flood of run pages waits
     /// there, not in the players' pool.
     public: Pool,
-    /// Where it is, for the listener's connection of its own.
+    /// Where it is, for the listener's connection of its own, and how TLS is made.
     config: tokio_postgres::Config,
+    tls: tokio_postgres_rustls::MakeRustlsConnect,
     shown: String,
     /// See [`Pg::round_trips`].
     round_trips: AtomicU64,
@@ -343,9 +344,12 @@ impl Pg {
     /// Connects to `url` (a `postgres://` URL) and checks that the database answers.
     pub fn connect(url: &str) -> Result<Pg> {
         let shown = redacted(url);
-        let config: tokio_postgres::Config = url
+        let (plain, tls) = super::tls::split(url).with_context(|| shown.clone())?;
+        let mut config: tokio_postgres::Config = plain
             .parse()
             .with_context(|| format!("{shown} is not a PostgreSQL URL"))?;
+        config.ssl_mode(tls.mode.negotiated());
+        let tls = super::tls::connector(&tls).with_context(|| shown.clone())?;
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("zonegraph-pg")
@@ -355,7 +359,7 @@ impl Pg {
         let pool_of = |size: usize| {
             let manager = Manager::from_config(
                 config.clone(),
-                NoTls,
+                tls.clone(),
                 ManagerConfig {
                     recycling_method: RecyclingMethod::Fast,
                 },
@@ -375,6 +379,7 @@ impl Pg {
             pool,
             public,
             config,
+            tls,
             shown,
             round_trips: AtomicU64::new(0),
             prepares: AtomicU64::new(0),
@@ -459,12 +464,12 @@ impl Pg {
     pub fn listen(&self) -> (std::sync::mpsc::Receiver<()>, tokio::task::AbortHandle) {
         use futures_util::StreamExt as _;
         let (wake, woken) = std::sync::mpsc::channel::<()>();
-        let config = self.config.clone();
+        let (config, tls) = (self.config.clone(), self.tls.clone());
         let shown = self.shown.clone();
         let task = async move {
             let mut told = false;
             loop {
-                match config.connect(NoTls).await {
+                match config.connect(tls.clone()).await {
                     Ok((client, mut connection)) => {
                         let w = wake.clone();
                         let mut messages =
