@@ -316,7 +316,7 @@ fn one_instance_at_a_time_holds_the_matrix_sync_lock() {
 /// Issue 23 item 7: a command is one transaction of at most three round trips to PostgreSQL
 /// (its reads sent together with the BEGIN, its compare-and-sets together, the commit),
 /// counted by the store's connection as it waits on each. Statements are prepared once per
-/// connection, so a warm-up run goes first and preparing is counted apart.
+/// connection: a warm-up run goes first, and preparing is counted apart.
 #[test]
 fn a_command_costs_at_most_three_round_trips_on_postgres() {
     let Some(cluster) = postgres::shared() else {
@@ -352,10 +352,12 @@ fn a_command_costs_at_most_three_round_trips_on_postgres() {
             said,
         ));
     }
+    // Preparing is once per statement and pooled connection, and which connection a command
+    // gets is the pool's choice: it is counted apart, and not held to a number.
     for (cmd, waited, prepared, said) in &costs {
         assert!(
-            *waited <= 3 && *prepared == 0,
-            "{cmd}: {waited} round trips, {prepared} statements prepared ({said})"
+            *waited <= 3,
+            "{cmd}: {waited} round trips (and {prepared} statements prepared) ({said})"
         );
     }
     eprintln!(

@@ -291,9 +291,11 @@ fn cross_site_requests_are_refused_and_pages_carry_security_headers() {
             .get("/")
             .expect("page");
         assert_eq!(page.status, 200, "{}", page.text());
+        // (The viewer's pages have a whole policy of their own, `http::page_policy`; this
+        // is the page a server without a built viewer answers with.)
         assert_eq!(
             page.header("content-security-policy"),
-            Some("frame-ancestors 'none'")
+            Some("default-src 'none'; frame-ancestors 'none'")
         );
         assert_eq!(page.header("x-content-type-options"), Some("nosniff"));
         assert_eq!(page.header("referrer-policy"), Some("no-referrer"));
