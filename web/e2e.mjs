@@ -618,12 +618,23 @@ await check("the editor builds a three-route zone from nothing, undoes, restores
   assert(text.endsWith("}\n") && text.includes('"zone_id": "new_zone"'), text.slice(0, 200));
   const checked = spawnSync(zbin, ["check", file], { encoding: "utf8" });
   assert(checked.status === 0, `zonegraph check: ${checked.stdout}${checked.stderr}`);
-  // Publish from the editor: a wrong token changes nothing, the right one serves the zone.
+  // Publish from the editor with a publish token (`zonegraph token new --scope publish`,
+  // made while the server runs): a wrong token changes nothing, a transport token is
+  // refused with the server's reason, the publish token serves the zone.
+  const made = (scope) => {
+    const r = spawnSync(zbin, ["token", "--db", join(work, "z.db"), "new", "--scope", scope], { encoding: "utf8" });
+    assert(r.status === 0, r.stderr);
+    return r.stdout.trim();
+  };
+  const publishToken = made("publish");
   await page.click("button:has-text('Publish…')");
   await page.fill(".publish input[type=password]", "wrong");
   await page.click(".publish button[type=submit]");
-  await page.waitForFunction(() => document.querySelector(".editor-note").textContent.includes("API token"));
-  await page.fill(".publish input[type=password]", TOKEN);
+  await page.waitForFunction(() => document.querySelector(".editor-note").textContent.includes("publish token"));
+  await page.fill(".publish input[type=password]", made("transport:discord:"));
+  await page.click(".publish button[type=submit]");
+  await page.waitForFunction(() => document.querySelector(".editor-note").textContent.includes("may not publish"));
+  await page.fill(".publish input[type=password]", publishToken);
   await page.click(".publish button[type=submit]");
   await page.waitForFunction(() => document.querySelector(".editor-note").textContent.startsWith("Published new_zone"));
   const entered = await say("@editor:e2e", "!zone enter new_zone");

@@ -371,3 +371,45 @@ fn a_run_page_follows_moves_made_on_another_instance() {
 fn a_run_page_without_notifications_still_loses_no_update() {
     page_follows_moves_made_elsewhere(&["--no-listen"]);
 }
+
+/// A scoped token made with `zonegraph token new` on the shared database works on every
+/// instance at its first use, and once revoked is refused by every instance within 3 s.
+#[test]
+fn a_scoped_token_is_known_and_revoked_on_every_instance() {
+    use crate::server::tokens::{new_token, token_cmd};
+    let Some(cluster) = postgres::shared() else {
+        return;
+    };
+    let url = cluster.fresh_db();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let a = Instance::start(&url, &dir.path().join("a"), &[]);
+    let b = Instance::start(&url, &dir.path().join("b"), &[]);
+    let token = new_token(&url, "transport:discord:");
+    let conn = |i: &Instance| Conn::connect(i.p.addr).expect("connect");
+    for i in [&b, &a] {
+        let r = conn(i)
+            .command("discord:7", "!zone status", Some(&token))
+            .expect("request");
+        assert_eq!(r.status, 200, "{}", r.text());
+        let r = conn(i)
+            .command("@a:test", "!zone status", Some(&token))
+            .expect("request");
+        assert_eq!(r.status, 403, "{}", r.text());
+    }
+    let out = token_cmd(&url, &["revoke", &token[4..12]]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for i in [&a, &b] {
+        assert!(
+            eventually(Duration::from_secs(3), || conn(i)
+                .command("discord:7", "!zone status", Some(&token))
+                .expect("request")
+                .status
+                == 401),
+            "an instance still takes the revoked token"
+        );
+    }
+}

@@ -34,6 +34,7 @@ use zonegraph_core::limits::Rate;
 
 use crate::service::{CommandError, Service};
 use crate::store;
+use crate::tokens::{self, Caller, Need};
 
 /// Largest request body accepted (a chat command is a few dozen bytes).
 pub const BODY_LIMIT: usize = 16 * 1024;
@@ -93,6 +94,8 @@ pub struct AppState {
     /// The one entry to the store every transport calls.
     pub service: Service,
     pub access: Access,
+    /// The other sites whose pages may call the API (`--allow-origin`), lowercase.
+    pub allow_origins: Arc<[String]>,
     /// The built viewer (index.html and its assets), when there is one.
     pub web: Option<PathBuf>,
     /// The run pages' live streams.
@@ -127,10 +130,18 @@ fn internal(e: &anyhow::Error) -> Response {
 /// Why a request is a browser's from another site, if it is: `Sec-Fetch-Site: cross-site`, or
 /// an `Origin` (a browser's, `null` included) that is not the `Host` the request was sent to
 /// (nor the `X-Forwarded-Host` a reverse proxy passes on: a page on another site cannot send
-/// that header without asking first, which this server never grants). Programs that are not
-/// browsers send neither, and are not affected; the server's own pages send their own origin.
-fn cross_site(headers: &HeaderMap) -> Option<String> {
+/// that header without asking first, which this server grants only to `allowed` origins).
+/// Programs that are not browsers send neither, and are not affected; the server's own
+/// pages send their own origin; an origin of `allowed` (`--allow-origin`) passes.
+fn cross_site(headers: &HeaderMap, allowed: &[String]) -> Option<String> {
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Some(origin) = text("origin")
+        && allowed
+            .iter()
+            .any(|a| a.eq_ignore_ascii_case(origin.trim()))
+    {
+        return None;
+    }
     if text("sec-fetch-site").is_some_and(|s| s.eq_ignore_ascii_case("cross-site")) {
         return Some("Sec-Fetch-Site: cross-site".into());
     }
@@ -183,6 +194,7 @@ async fn security_headers(mut r: Response) -> Response {
 
 /// The router of the whole server, with its limits.
 pub fn router(state: AppState, limits: &Limits) -> Router {
+    let cors = cors(&state.allow_origins);
     Router::new()
         .route("/api/command", post(command))
         .route(
@@ -206,6 +218,7 @@ pub fn router(state: AppState, limits: &Limits) -> Router {
         .fallback(fallback)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::map_response(security_headers))
+        .layer(tower::util::option_layer(cors))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(
             // A request past the limit is refused at once (waiting for a slot would not be
@@ -219,6 +232,31 @@ pub fn router(state: AppState, limits: &Limits) -> Router {
                 .timeout(limits.request_timeout),
         )
         .with_state(state)
+}
+
+/// CORS for the `--allow-origin` sites, if any: their pages may send the API's requests
+/// (a JSON body, the bearer token, `X-Zonegraph-By`) and read the answers. No credentials
+/// (cookies) are involved: the API's only credential is the bearer token.
+fn cors(allowed: &[String]) -> Option<tower_http::cors::CorsLayer> {
+    use tower_http::cors::{AllowOrigin, CorsLayer};
+    if allowed.is_empty() {
+        return None;
+    }
+    let origins: Vec<header::HeaderValue> = allowed
+        .iter()
+        .filter_map(|o| header::HeaderValue::from_str(o).ok())
+        .collect();
+    Some(
+        CorsLayer::new()
+            .allow_origin(AllowOrigin::list(origins))
+            .allow_methods([Method::GET, Method::POST, Method::DELETE])
+            .allow_headers([
+                header::AUTHORIZATION,
+                header::CONTENT_TYPE,
+                header::HeaderName::from_static("x-zonegraph-by"),
+            ])
+            .max_age(Duration::from_secs(600)),
+    )
 }
 
 /// The errors the layers make: too many requests at once, or the time limit (a command
@@ -243,11 +281,12 @@ async fn overloaded(e: tower::BoxError) -> Response {
     internal(&anyhow::anyhow!("request failed: {e}"))
 }
 
-/// Refuses a request to a transport route: without the configured bearer token, or with
-/// `--no-auth`, one that does not name this machine in its `Host`.
-#[allow(clippy::result_large_err)] // a Response is the error we hand back
-fn authorize(state: &AppState, headers: &HeaderMap) -> Result<(), Response> {
-    if let Some(why) = cross_site(headers) {
+/// Who sent a request to a transport route, or why it is refused: a browser's request from
+/// another site; without the operator's bearer token or a scoped token the database knows
+/// (a revoked one is told as revoked); with `--no-auth`, one that does not name this machine
+/// in its `Host`.
+async fn caller(state: &AppState, headers: &HeaderMap) -> Result<Caller, Response> {
+    if let Some(why) = cross_site(headers, &state.allow_origins) {
         return Err(error(
             StatusCode::FORBIDDEN,
             format!(
@@ -258,14 +297,19 @@ fn authorize(state: &AppState, headers: &HeaderMap) -> Result<(), Response> {
     }
     match &state.access {
         Access::Token(expected) => {
-            let given = headers
-                .get(header::AUTHORIZATION)
+            let sent = headers.get(header::AUTHORIZATION);
+            let given = sent
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.strip_prefix("Bearer "))
                 .map(str::trim);
             match given {
-                Some(t) if constant_time_eq(t.as_bytes(), expected.as_bytes()) => Ok(()),
-                Some(_) => Err(unauthorized("wrong bearer token")),
+                Some(t) if constant_time_eq(t.as_bytes(), expected.as_bytes()) => {
+                    Ok(Caller::Operator)
+                }
+                Some(t) => scoped_caller(state, t).await,
+                None if sent.is_some() => Err(unauthorized(
+                    "wrong bearer token: send Authorization: Bearer <token>, the token in ASCII",
+                )),
                 None => Err(unauthorized(
                     "this server needs an API token: send Authorization: Bearer <token> (the \
                      server's start-up message says where the token is)",
@@ -275,7 +319,7 @@ fn authorize(state: &AppState, headers: &HeaderMap) -> Result<(), Response> {
         Access::Open { listen } => {
             let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
             match host {
-                Some(h) if is_local_host(h, *listen) => Ok(()),
+                Some(h) if is_local_host(h, *listen) => Ok(Caller::Operator),
                 _ => Err(error(
                     StatusCode::FORBIDDEN,
                     format!(
@@ -289,6 +333,67 @@ fn authorize(state: &AppState, headers: &HeaderMap) -> Result<(), Response> {
             }
         }
     }
+}
+
+/// A scoped token's caller (see [`crate::tokens`]). A token of its shape not known yet
+/// has the tokens read again first (see [`tokens::TokenBook::miss_turn`]: waiting up to a
+/// second for the turn): one made on another machine a moment ago works at its first use.
+async fn scoped_caller(state: &AppState, token: &str) -> Result<Caller, Response> {
+    let store = &state.service.store;
+    let mut found = store.tokens().find(token);
+    if found.is_none() && tokens::has_token_shape(token) {
+        let mut turn = store.tokens().miss_turn();
+        if let Err(wait) = turn {
+            // Another miss read the tokens less than a second ago: wait for the next turn
+            // (that read may have brought this token), then take it if it is still ours.
+            tokio::time::sleep(wait).await;
+            found = store.tokens().find(token);
+            turn = if found.is_none() {
+                store.tokens().miss_turn()
+            } else {
+                Err(Duration::ZERO)
+            };
+        }
+        if turn.is_ok() {
+            let reading = store.clone();
+            match tokio::task::spawn_blocking(move || reading.refresh_tokens()).await {
+                Ok(Ok(words)) => words.iter().for_each(|w| eprintln!("zonegraph: {w}")),
+                Ok(Err(e)) => return Err(internal(&e)),
+                Err(join) => return Err(internal(&anyhow::anyhow!("token read failed: {join}"))),
+            }
+            found = store.tokens().find(token);
+        }
+    }
+    match found {
+        Some(g) => match g.revoked_at_ms {
+            Some(at) => Err(unauthorized(&format!(
+                "token zgt_{} ({}) was revoked on {}; ask the operator for another",
+                g.token_id,
+                g.scope,
+                crate::catalog::utc(at)
+            ))),
+            None => Ok(Caller::Scoped(g)),
+        },
+        None => Err(unauthorized("wrong bearer token")),
+    }
+}
+
+/// [`caller`], then whether that caller may do `need` (403 saying why not).
+async fn authorize(
+    state: &AppState,
+    headers: &HeaderMap,
+    need: Need<'_>,
+) -> Result<Caller, Response> {
+    let caller = caller(state, headers).await?;
+    allowed(state, &caller, need)?;
+    Ok(caller)
+}
+
+#[allow(clippy::result_large_err)] // a Response is the error we hand back
+fn allowed(state: &AppState, caller: &Caller, need: Need<'_>) -> Result<(), Response> {
+    caller
+        .may(need, &state.service.settings.admins)
+        .map_err(|why| error(StatusCode::FORBIDDEN, why))
 }
 
 /// Whether a `Host` header names this machine: a loopback name or the listen address, with
@@ -377,17 +482,18 @@ impl ForUser for AckBody {
 }
 
 /// What every transport route that acts for a user checks first: the bearer token, the JSON
-/// body (a malformed one is answered with an example of what was `expected`), the user id.
-#[allow(clippy::result_large_err)] // a Response is the error we hand back
-fn user_body<T: ForUser>(
+/// body (a malformed one is answered with an example of what was `expected`), the user id,
+/// and that the token may act as that user.
+async fn user_body<T: ForUser>(
     state: &AppState,
     headers: &HeaderMap,
     body: Result<Json<T>, JsonRejection>,
     expected: &str,
 ) -> Result<T, Response> {
-    authorize(state, headers)?;
+    let caller = caller(state, headers).await?;
     let Json(body) = body.map_err(|rejection| json_rejection(&rejection, expected))?;
     check_user(body.user()).map_err(|msg| error(StatusCode::UNPROCESSABLE_ENTITY, msg))?;
+    allowed(state, &caller, Need::ActAs(body.user()))?;
     Ok(body)
 }
 
@@ -401,7 +507,9 @@ async fn command(
         &headers,
         body,
         "{\"user\": \"@alice:example.org\", \"text\": \"!zone help\"}",
-    ) {
+    )
+    .await
+    {
         Ok(b) => b,
         Err(r) => return r,
     };
@@ -441,7 +549,7 @@ fn json_rejection(r: &JsonRejection, expected: &str) -> Response {
 }
 
 async fn zones(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    if let Err(r) = authorize(&state, &headers) {
+    if let Err(r) = authorize(&state, &headers, Need::ReadZones).await {
         return r;
     }
     let served = state.service.store.served();
@@ -478,8 +586,13 @@ fn version_json(v: &crate::db::VersionRow) -> serde_json::Value {
     })
 }
 
-/// Who the caller says they are (`X-Zonegraph-By`, for the version record), else "api".
-fn author(headers: &HeaderMap, source: String) -> store::Author {
+/// Who the caller says they are (`X-Zonegraph-By`, for the version record), else "api"; a
+/// scoped token's id is recorded with the source, so a version says which token made it.
+fn author(headers: &HeaderMap, caller: &Caller, source: &str) -> store::Author {
+    let source = match caller {
+        Caller::Operator => source.to_string(),
+        Caller::Scoped(g) => format!("{source} (token zgt_{})", g.token_id),
+    };
     let by = headers
         .get("x-zonegraph-by")
         .and_then(|v| v.to_str().ok())
@@ -503,7 +616,7 @@ async fn zone_versions(
     headers: HeaderMap,
     UrlPath(zone_id): UrlPath<String>,
 ) -> Response {
-    if let Err(r) = authorize(&state, &headers) {
+    if let Err(r) = authorize(&state, &headers, Need::ReadZones).await {
         return r;
     }
     let store = state.service.store.clone();
@@ -532,9 +645,10 @@ async fn withdraw(
     UrlPath(zone_id): UrlPath<String>,
     axum::extract::RawQuery(query): axum::extract::RawQuery,
 ) -> Response {
-    if let Err(r) = authorize(&state, &headers) {
-        return r;
-    }
+    let caller = match authorize(&state, &headers, Need::Withdraw).await {
+        Ok(c) => c,
+        Err(r) => return r,
+    };
     let force = match query.as_deref() {
         None | Some("") => false,
         Some("force=true") | Some("force=1") => true,
@@ -546,7 +660,7 @@ async fn withdraw(
         }
     };
     let store = state.service.store.clone();
-    let by = author(&headers, "DELETE /api/zones".into());
+    let by = author(&headers, &caller, "DELETE /api/zones");
     let id = zone_id.clone();
     match tokio::task::spawn_blocking(move || store.withdraw(&id, force, &by)).await {
         Ok(Ok(Ok(w))) => {
@@ -596,9 +710,10 @@ async fn publish(
     headers: HeaderMap,
     body: Result<String, axum::extract::rejection::StringRejection>,
 ) -> Response {
-    if let Err(r) = authorize(&state, &headers) {
-        return r;
-    }
+    let caller = match authorize(&state, &headers, Need::Publish).await {
+        Ok(c) => c,
+        Err(r) => return r,
+    };
     let json = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -622,7 +737,7 @@ async fn publish(
         }
     };
     let store = state.service.store.clone();
-    let by = author(&headers, "POST /api/zones".into());
+    let by = author(&headers, &caller, "POST /api/zones");
     match tokio::task::spawn_blocking(move || store.publish(&body, &by)).await {
         Ok(Ok(Ok(p))) => {
             eprintln!(
@@ -675,7 +790,7 @@ async fn zone(
     headers: HeaderMap,
     UrlPath(zone_id): UrlPath<String>,
 ) -> Response {
-    if let Err(r) = authorize(&state, &headers) {
+    if let Err(r) = authorize(&state, &headers, Need::ReadZones).await {
         return r;
     }
     match state.service.store.zones().iter().find(|z| z.id == zone_id) {
@@ -822,7 +937,7 @@ async fn notices(
     headers: HeaderMap,
     body: Result<Json<NoticesBody>, JsonRejection>,
 ) -> Response {
-    let body = match user_body(&state, &headers, body, "{\"user\": \"@alice:example.org\"}") {
+    let body = match user_body(&state, &headers, body, "{\"user\": \"@alice:example.org\"}").await {
         Ok(b) => b,
         Err(r) => return r,
     };
@@ -862,7 +977,9 @@ async fn ack_notices(
         &headers,
         body,
         "{\"user\": \"@alice:example.org\", \"ids\": [1, 2]}",
-    ) {
+    )
+    .await
+    {
         Ok(b) => b,
         Err(r) => return r,
     };
@@ -914,7 +1031,7 @@ async fn healthz(State(state): State<AppState>, headers: HeaderMap) -> Response 
             .into_response();
     };
     // (With `--no-auth`, every request this machine's names reach counts as carrying it.)
-    let told = authorize(&state, &headers).is_ok();
+    let told = caller(&state, &headers).await.is_ok();
     error(
         StatusCode::SERVICE_UNAVAILABLE,
         if told {

@@ -1,6 +1,6 @@
 //! zonegraph-server: the shell around zonegraph-core that reads files, terminals, SQLite and
 //! the network. It hosts the CLI (`check`, `explain`, `play`, `schema`, `serve`, `migrate`,
-//! `char`, `import`; `gogobee` reads gogobee's Go zone sources for `import`) and the bot's server (`db`, `store`, `http`, `serve`; `matrix`, the Matrix
+//! `char`, `import`, `zones`, `token`; `gogobee` reads gogobee's Go zone sources for `import`) and the bot's server (`db`, `store`, `http`, `serve`; `matrix`, the Matrix
 //! transport); `main.rs` only parses the command line, so tests drive the same code in memory.
 
 pub mod catalog;
@@ -21,6 +21,8 @@ pub mod serve;
 pub mod service;
 pub mod store;
 pub mod streams;
+pub mod token_admin;
+pub mod tokens;
 pub mod zone_admin;
 pub mod zones;
 
@@ -59,6 +61,8 @@ pub enum Cmd {
     Import(import::Args),
     /// The zones a database serves and their versions; withdraw a zone.
     Zones(zone_admin::Args),
+    /// The API's scoped tokens: make one (publish, transport:PREFIX, admin), list, revoke.
+    Token(token_admin::Args),
 }
 
 /// Runs a parsed command line; errors become exit code 2 with the message on stderr.
@@ -72,6 +76,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Cmd::Char(args) => character::run(&args),
         Cmd::Import(args) => import::run(&args),
         Cmd::Zones(args) => zone_admin::run(&args),
+        Cmd::Token(args) => token_admin::run(&args),
         Cmd::Schema => {
             print!("{}", zonegraph_core::format::json_schema());
             Ok(ExitCode::SUCCESS)

@@ -80,6 +80,12 @@ pub struct Args {
     /// `POST URL/character` and `POST URL/encounter` (see docs/guide/game.md).
     #[arg(long, value_name = "URL")]
     pub host_hook: Option<String>,
+    /// Another site whose pages may call the API (https://game.example.org): its requests
+    /// pass the cross-site check and are answered with CORS headers; repeat for more. Every
+    /// other site's browser requests stay refused. A token is still needed (or, with
+    /// --no-auth, a Host naming this machine).
+    #[arg(long = "allow-origin", value_name = "ORIGIN", value_parser = parse_origin)]
+    pub allow_origins: Vec<String>,
     /// Bearer token sent to the host game (set it in ZONEGRAPH_HOST_HOOK_TOKEN).
     #[arg(
         long,
@@ -330,6 +336,9 @@ pub struct ServerConfig {
     pub listen_db: bool,
     /// Whether the start may upgrade the schema (`--no-migrate`: it may not).
     pub upgrade: crate::db::Upgrade,
+    /// The other sites whose pages may call the API (`--allow-origin`), as [`parse_origin`]
+    /// writes them.
+    pub allow_origins: Vec<String>,
 }
 
 impl std::fmt::Debug for ServerConfig {
@@ -349,6 +358,7 @@ impl std::fmt::Debug for ServerConfig {
             .field("game", &self.game)
             .field("listen_db", &self.listen_db)
             .field("upgrade", &self.upgrade)
+            .field("allow_origins", &self.allow_origins)
             .finish_non_exhaustive()
     }
 }
@@ -375,6 +385,7 @@ impl ServerConfig {
             game: GameSettings::default(),
             listen_db: true,
             upgrade: crate::db::Upgrade::Migrate,
+            allow_origins: Vec::new(),
         }
     }
 
@@ -417,6 +428,7 @@ impl ServerConfig {
         if args.no_migrate {
             c.upgrade = crate::db::Upgrade::Refuse;
         }
+        c.allow_origins = args.allow_origins.clone();
         c.game.starting_scores = args.starting_scores.0;
         c.game.host_hook = args
             .host_hook
@@ -425,6 +437,38 @@ impl ServerConfig {
             .transpose()?;
         Ok(c)
     }
+}
+
+/// `--allow-origin`: a web origin, `scheme://host[:port]` (http or https, no path), written
+/// lowercase as browsers send it in `Origin`.
+pub fn parse_origin(s: &str) -> Result<String, String> {
+    let t = s.trim();
+    if t == "*" || t == "null" {
+        return Err(format!(
+            "--allow-origin takes one site's origin (https://game.example.org), not {t}: \
+             allowing any site (or a sandboxed page) is what the cross-site check stops"
+        ));
+    }
+    let Some((scheme, host)) = t.trim_end_matches('/').split_once("://") else {
+        return Err(format!(
+            "{t:?} is not an origin: write scheme://host[:port], as https://game.example.org"
+        ));
+    };
+    let scheme = scheme.to_ascii_lowercase();
+    if scheme != "http" && scheme != "https" {
+        return Err(format!("{t:?}: an origin allowed is http:// or https://"));
+    }
+    let host_ok = !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-.:[]_".contains(c));
+    if !host_ok {
+        return Err(format!(
+            "{t:?} is not an origin: after {scheme}:// comes a host and maybe a port, with no \
+             path, query, user or spaces"
+        ));
+    }
+    Ok(format!("{scheme}://{}", host.to_ascii_lowercase()))
 }
 
 /// A tenth of the timeout, between 100 ms and 30 s.
@@ -560,6 +604,7 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
     let state = AppState {
         service: Service::new(store.clone(), settings, config.limits.rate),
         access,
+        allow_origins: config.allow_origins.clone().into(),
         web: viewer.clone(),
         streams,
         health: Arc::default(),
@@ -638,7 +683,16 @@ impl Watcher {
                 while !stopped.load(Ordering::SeqCst) {
                     let caught = store
                         .refresh_zones()
-                        .and_then(|_| streams.catch_up().map(|_| ()));
+                        .and_then(|_| streams.catch_up().map(|_| ()))
+                        .and_then(|()| {
+                            // A revoked token is refused within REFRESH_EVERY everywhere.
+                            if store.tokens().due(crate::tokens::REFRESH_EVERY) {
+                                for w in store.refresh_tokens()? {
+                                    eprintln!("zonegraph: {w}");
+                                }
+                            }
+                            Ok(())
+                        });
                     match caught {
                         Ok(()) if failing => {
                             eprintln!("zonegraph: following other instances again");

@@ -80,6 +80,8 @@ pub struct Store {
     game: GameSettings,
     /// The user whose run or sheet a committed write changed (what the run pages follow).
     changes: tokio::sync::broadcast::Sender<Arc<str>>,
+    /// The scoped API tokens, as last read from the database.
+    tokens: crate::tokens::TokenBook,
 }
 
 /// Who plays the game on this server: the built-in rules, or a host game (`--host-hook`).
@@ -221,7 +223,9 @@ impl Store {
             catalog,
             game: GameSettings::default(),
             changes: tokio::sync::broadcast::channel(CHANGE_BACKLOG).0,
+            tokens: crate::tokens::TokenBook::default(),
         };
+        warnings.extend(store.refresh_tokens()?);
         Ok((store, Opened { warnings, warm_up }))
     }
 
@@ -289,6 +293,17 @@ impl Store {
         author: &Author,
     ) -> Result<Result<Withdrawn, Refused>> {
         self.catalog.withdraw(&self.db, zone_id, force, author)
+    }
+
+    /// The scoped API tokens this instance knows (see [`crate::tokens`]).
+    pub fn tokens(&self) -> &crate::tokens::TokenBook {
+        &self.tokens
+    }
+
+    /// Reads the scoped API tokens from the database again; returns what is worth logging.
+    pub fn refresh_tokens(&self) -> Result<Vec<String>> {
+        let rows = self.db.read(|tx| tx.api_tokens())?;
+        Ok(self.tokens.load(&rows))
     }
 
     /// Every version of `zone_id`, oldest first.

@@ -273,7 +273,9 @@ pub fn publish_words(status: u16, body: &str) -> String {
             }
             words
         }
-        401 => "Not published: the server wants its API token.".into(),
+        401 => "Not published: the server did not take that token. Ask its operator for a \
+                publish token (zonegraph token new --scope publish)."
+            .into(),
         _ => format!(
             "Not published: the server answered {status}{}.",
             json["error"]
@@ -883,7 +885,7 @@ mod tests {
             "Not published: the zone files have errors with this one; nothing was changed. \
              zones/z.json: the boss cannot be reached."
         );
-        assert!(publish_words(401, "{}").contains("API token"));
+        assert!(publish_words(401, "{}").contains("publish token"));
         assert!(publish_words(500, "not json").contains("500"));
     }
 

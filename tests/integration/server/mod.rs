@@ -13,6 +13,7 @@ mod notices;
 mod persistence;
 mod play;
 pub(crate) mod runs;
+pub(crate) mod tokens;
 mod viewer;
 mod zones;
 

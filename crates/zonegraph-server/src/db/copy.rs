@@ -11,7 +11,7 @@ use super::pg::Pg;
 
 /// The tables copied, parents first. Row keys are kept (so notices and runs keep their
 /// order); `zone_node`'s insertion order is kept by copying in `rowid` order.
-const TABLES: [(&str, &str); 11] = [
+const TABLES: [(&str, &str); 12] = [
     ("zone_meta", "zone_id"),
     ("zone_node", "rowid"),
     ("zone_edge", "edge_id"),
@@ -23,6 +23,7 @@ const TABLES: [(&str, &str); 11] = [
     ("zone_version", "id"),
     ("zone_file_version", "seq"),
     ("zone_run_history", "run_id"),
+    ("zone_api_token", "token_id"),
 ];
 
 /// Tables whose rows a player plays with: the target must have none of them (a copy never

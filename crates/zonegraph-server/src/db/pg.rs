@@ -175,7 +175,7 @@ fn pg_types(sql: &str) -> String {
 
 /// The migrations, one per SQLite version (the same numbers: version `i + 1` after
 /// migration `i`).
-fn migrations() -> [String; 9] {
+fn migrations() -> [String; 10] {
     [
         SCHEMA_V1.to_string(),
         run_columns_sql(),
@@ -204,6 +204,8 @@ fn migrations() -> [String; 9] {
              DROP TRIGGER IF EXISTS zonegraph_sheet_changed ON player_character;",
             pg_types(super::schema::SCHEMA_V9)
         ),
+        // Version 10: scoped API tokens, as SQLite's.
+        pg_types(super::schema::SCHEMA_V10),
     ]
 }
 

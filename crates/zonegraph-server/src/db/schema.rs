@@ -205,6 +205,20 @@ CREATE INDEX idx_zone_run_history_user ON zone_run_history(user_id);
 CREATE INDEX idx_zone_run_history_zone ON zone_run_history(zone_id);
 "#;
 
+/// Version 10: the API tokens an operator makes besides the all-powerful one
+/// (`zonegraph token new`), each with a scope. Only a token's SHA-256 is kept: the token is
+/// shown once, when made. A revoked token stays, so that its use can be told as revoked.
+pub(super) const SCHEMA_V10: &str = r#"
+CREATE TABLE zone_api_token (
+    token_id      TEXT PRIMARY KEY,              -- the token's public part (zgt_<id>_…)
+    token_sha256  TEXT NOT NULL UNIQUE,          -- lowercase hex of the whole token
+    scope         TEXT NOT NULL,                 -- admin, publish or transport:<prefix>
+    label         TEXT NOT NULL,
+    created_at_ms INTEGER NOT NULL,
+    revoked_at_ms INTEGER
+);
+"#;
+
 /// Version 8 on SQLite: [`SCHEMA_V8`] and the run's `zone_file_seq` column.
 fn zone_versions(tx: &Transaction) -> Result<()> {
     tx.execute_batch(SCHEMA_V8)?;
@@ -238,6 +252,7 @@ const MIGRATIONS: &[Migration] = &[
     Migration::Step(own_active_index),
     Migration::Step(zone_versions),
     Migration::Sql(SCHEMA_V9),
+    Migration::Sql(SCHEMA_V10),
 ];
 
 /// The name of the unique index that keeps one active run per player.

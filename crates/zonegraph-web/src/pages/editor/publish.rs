@@ -46,8 +46,9 @@ pub(super) fn share_link(state: State, sharing: RwSignal<bool>) -> impl IntoView
     }
 }
 
-/// The publish form, shown while `publishing`: the server's URL and API token, kept only
-/// while the page is open.
+/// The publish form, shown while `publishing`: the server's URL and a publish token (one
+/// that only publishes: `zonegraph token new --scope publish`), kept only while the page is
+/// open.
 pub(super) fn form(state: State, publishing: RwSignal<bool>) -> impl IntoView {
     let server = RwSignal::new(browser::origin());
     let token = RwSignal::new(String::new());
@@ -71,7 +72,8 @@ pub(super) fn form(state: State, publishing: RwSignal<bool>) -> impl IntoView {
         <form class="publish" class:hidden=move || !publishing.get() on:submit=publish>
             <label>"Server " <input type="url" prop:value=move || server.get()
                 on:input=move |e| server.set(event_target_value(&e))/></label>
-            <label>"API token " <input type="password" autocomplete="off"
+            <label>"Publish token " <input type="password" autocomplete="off"
+                placeholder="zgt_…" title="zonegraph token new --scope publish"
                 prop:value=move || token.get() on:input=move |e| token.set(event_target_value(&e))/></label>
             <button type="submit" class="primary">"Publish"</button>
         </form>
