@@ -610,3 +610,102 @@ fn tls_is_made_and_checked_as_sslmode_says() {
         .expect("a command over TLS");
     assert!(a.replies.iter().any(|r| r.text.contains("Crypt")), "{a:?}");
 }
+
+/// A hostile corpus of `--db` values, each given to the real `zonegraph serve` (and one to
+/// `zonegraph token`), as an operator would mistype them: each start fails at once with exit
+/// code 2 and a message that says what is wrong, no password of the URL is printed in any
+/// form, and nothing is made in the working directory. (No cluster needed: nothing listens
+/// on port 1.)
+#[test]
+fn hostile_database_urls_get_a_clear_refusal_and_no_password_is_shown() {
+    let corpus: &[(&str, &str)] = &[
+        (
+            "postgres://zg:pw-userinfo@127.0.0.1:1/zg",
+            "cannot reach the database at postgres://zg:***@127.0.0.1:1/zg",
+        ),
+        (
+            "postgres://zg@127.0.0.1:1/zg?password=pw-query&sslmode=bogus",
+            "sslmode=bogus is not one of disable, allow, prefer, require, verify-ca, verify-full",
+        ),
+        (
+            "postgres://zg:pw-bracket@[::1/zg",
+            "is not a PostgreSQL URL",
+        ),
+        (
+            "host=db.example user=zg password=pw-conninfo",
+            "libpq connection string",
+        ),
+        (
+            "postgresql://zg:pw-encoded%40x@127.0.0.1:1/zg",
+            "postgresql://zg:***@127.0.0.1:1/zg",
+        ),
+        (
+            "postgres://zg:pw-rootcert@127.0.0.1:1/zg?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem",
+            "cannot read sslrootcert /nonexistent/ca.pem",
+        ),
+        ("postgres://zg:pw-at@sign@127.0.0.1:1/zg", "write it as %40"),
+        (
+            "postgres://zg:pw-sslpassword@127.0.0.1:1/zg?sslpassword=pw-second",
+            "unknown option `sslpassword`",
+        ),
+        (
+            "postgres://zg:pw-attrs@127.0.0.1:1/zg?target_session_attrs=bogus",
+            "target_session_attrs",
+        ),
+        ("postgres://", "host and hostaddr are missing"),
+        (
+            "/nonexistent/dir/z.db",
+            "cannot create /nonexistent/dir/z.db",
+        ),
+        ("/", "is a directory"),
+    ];
+    let bin = env!("CARGO_BIN_EXE_zonegraph-under-test");
+    let zones = support::zones();
+    for (db, says) in corpus {
+        let cwd = tempfile::tempdir().expect("temp dir");
+        let started = Instant::now();
+        let out = std::process::Command::new(bin)
+            .current_dir(cwd.path())
+            .args([
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--web",
+                "none",
+                "--zones",
+            ])
+            .arg(&zones)
+            .args(["--db", db])
+            .env("ZONEGRAPH_API_TOKEN", "t")
+            .env_remove("ZONEGRAPH_DATABASE_URL")
+            .output()
+            .expect("zonegraph serve runs");
+        let printed = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(2), "{db}: {printed}");
+        assert!(printed.contains(says), "{db}: wanted {says:?} in {printed}");
+        assert!(
+            !printed.contains("pw-"),
+            "{db}: a password is shown: {printed}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "{db}: {:?}",
+            started.elapsed()
+        );
+        let left: Vec<_> = std::fs::read_dir(cwd.path()).expect("cwd").collect();
+        assert!(left.is_empty(), "{db}: made {left:?}");
+    }
+    // The other commands that take --db print it the same way.
+    let out = crate::server::tokens::token_cmd("postgres://zg:pw-token@127.0.0.1:1/zg", &["list"]);
+    let printed = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{printed}");
+    assert!(
+        printed.contains("postgres://zg:***@127.0.0.1:1/zg"),
+        "{printed}"
+    );
+    assert!(!printed.contains("pw-token"), "{printed}");
+}

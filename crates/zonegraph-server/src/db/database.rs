@@ -238,6 +238,13 @@ impl Database {
         }
         let backend = match at {
             DbAt::Sqlite(path) => {
+                if path.is_dir() {
+                    bail!(
+                        "--db {} is a directory: it names a SQLite file (made at the first \
+                         start) or a postgres:// URL",
+                        path.display()
+                    );
+                }
                 if upgrade == Upgrade::Refuse {
                     // Looked at read-only: even opening as the store does changes the file
                     // (its journal mode).

@@ -346,6 +346,15 @@ impl Pg {
     /// Connects to `url` (a `postgres://` URL) and checks that the database answers.
     pub fn connect(url: &str) -> Result<Pg> {
         let shown = redacted(url);
+        let authority = url
+            .split_once("://")
+            .map_or("", |(_, rest)| rest.split(['/', '?']).next().unwrap_or(""));
+        if authority.matches('@').count() > 1 {
+            bail!(
+                "{shown}: the user or password holds an '@': write it as %40 (percent-encoded) \
+                 in the URL"
+            );
+        }
         let (plain, tls) = super::tls::split(url).with_context(|| shown.clone())?;
         let mut config: tokio_postgres::Config = plain
             .parse()
