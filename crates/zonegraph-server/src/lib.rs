@@ -21,6 +21,7 @@ pub mod serve;
 pub mod service;
 pub mod store;
 pub mod streams;
+pub mod takeover;
 pub mod token_admin;
 pub mod tokens;
 pub mod zone_admin;

@@ -80,6 +80,11 @@ pub struct Args {
     /// `POST URL/character` and `POST URL/encounter` (see docs/guide/game.md).
     #[arg(long, value_name = "URL")]
     pub host_hook: Option<String>,
+    /// On a gogobee database: write a carried character's level and XP back to gogobee's
+    /// dnd_character as it advances here (on gogobee's XP curve, never lowering what gogobee
+    /// holds), so gogobee's other games see it. Off: gogobee's tables are only read.
+    #[arg(long)]
+    pub gogobee_write_back: bool,
     /// Another site whose pages may call the API (https://game.example.org): its requests
     /// pass the cross-site check and are answered with CORS headers; repeat for more. Every
     /// other site's browser requests stay refused. A token is still needed (or, with
@@ -114,7 +119,9 @@ impl std::fmt::Debug for Args {
             .field("no_auth", &self.no_auth)
             .field("admins", &self.admins)
             .field("host_hook", &self.host_hook)
-            .field("host_hook_token", &set(&self.host_hook_token));
+            .field("host_hook_token", &set(&self.host_hook_token))
+            .field("allow_origins", &self.allow_origins)
+            .field("gogobee_write_back", &self.gogobee_write_back);
         #[cfg(feature = "matrix")]
         d.field("matrix", &self.matrix);
         d.finish_non_exhaustive()
@@ -430,6 +437,7 @@ impl ServerConfig {
         }
         c.allow_origins = args.allow_origins.clone();
         c.game.starting_scores = args.starting_scores.0;
+        c.game.gogobee_write_back = args.gogobee_write_back;
         c.game.host_hook = args
             .host_hook
             .as_deref()

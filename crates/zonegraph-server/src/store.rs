@@ -91,6 +91,9 @@ pub struct GameSettings {
     pub starting_scores: [i32; 6],
     /// The host game that owns sheets and decides encounters, if any.
     pub host_hook: Option<HostHook>,
+    /// Carried gogobee characters' level and XP written back to gogobee's `dnd_character`
+    /// as they advance (`--gogobee-write-back`; built-in rules only; see `takeover`).
+    pub gogobee_write_back: bool,
 }
 
 impl Default for GameSettings {
@@ -98,6 +101,7 @@ impl Default for GameSettings {
         GameSettings {
             starting_scores: rules::STARTING_SCORES,
             host_hook: None,
+            gogobee_write_back: false,
         }
     }
 }
@@ -498,12 +502,18 @@ impl Store {
                     .as_ref()
                     .and_then(|r| seqs.get(&r.zone_id).copied());
                 let u = user.to_string();
+                let write_back = self.game.gogobee_write_back && hook.is_none();
                 let write: db::Write = Box::new(move |tx| {
                     let rows = Rows {
                         run: stored.as_ref(),
                         character_version,
                     };
-                    write_player(tx, &u, rows, &before, &replaced, &after, (rooms, seq), now)
+                    let held =
+                        write_player(tx, &u, rows, &before, &replaced, &after, (rooms, seq), now)?;
+                    if held && write_back {
+                        write_back_gogobee(tx, &u, &before.character, &after.character)?;
+                    }
+                    Ok(held)
                 });
                 Ok((done, Some(write)))
             })?;
@@ -832,7 +842,7 @@ pub fn edit_character(
 }
 
 /// How a player's first sheet is made: carried over from gogobee's tables when the database
-/// has the player there (gogobee's level and XP, the scores they chose, and of the items they
+/// has the player there (gogobee's level and its progress toward the next, the scores they chose, and of the items they
 /// carry those a served zone's key lock asks for; gogobee's tables are only read), else the
 /// rules' starting sheet with `starting` scores.
 #[derive(Clone, Debug)]
@@ -878,7 +888,10 @@ impl FirstSheet {
             .ok()
             .filter(|l| (1..=rules::LEVEL_XP.len() as u32).contains(l))
             .ok_or_else(|| format!("level {} is out of range", g.level))?;
-        let xp = u32::try_from(g.xp).map_err(|_| format!("XP {} is out of range", g.xp))?;
+        let toward = u32::try_from(g.xp).map_err(|_| format!("XP {} is out of range", g.xp))?;
+        // gogobee counts XP toward the next level on its own curve: the same progress
+        // through the level, in ours (`takeover`).
+        let xp = crate::takeover::xp_from_gogobee(level, toward)?;
         let mut c = Character::starting(self.starting);
         if g.set_up {
             for (i, &v) in g.scores.iter().enumerate() {
@@ -964,6 +977,35 @@ fn write_player(
         }
     }
     tx.all_hold(&writes)
+}
+
+/// The write-back: a carried character's new level or XP written to gogobee's row (see
+/// [`crate::takeover::written_back`]), in the command's transaction. A row gogobee changed
+/// meanwhile is left as gogobee wrote it, and said.
+fn write_back_gogobee(
+    tx: &mut db::Tx<'_>,
+    user: &str,
+    before: &Character,
+    after: &Character,
+) -> Result<()> {
+    if (after.level, after.xp) == (before.level, before.xp) {
+        return Ok(());
+    }
+    let Some(old) = tx.gogobee_progress(user)? else {
+        return Ok(());
+    };
+    let Some(new) = crate::takeover::written_back(&old, after.level, after.xp) else {
+        return Ok(());
+    };
+    if tx.put_gogobee_progress(user, &old, &new)? {
+        eprintln!(
+            "zonegraph: gogobee's character of {user}: level {} ({} XP toward the next)",
+            new.level, new.xp
+        );
+    } else {
+        eprintln!("zonegraph: gogobee's character of {user} changed meanwhile; not written back");
+    }
+    Ok(())
 }
 
 /// What a folder sync is worth saying at start or on SIGHUP: the checks' warnings, each file

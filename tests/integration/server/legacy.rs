@@ -514,7 +514,7 @@ fn gogobee_characters_keep_their_level_scores_and_keys() {
             conn.execute_batch(
                 "INSERT INTO dnd_character (user_id, dnd_level, dnd_xp, str_score, dex_score,
                    con_score, int_score, wis_score, cha_score, pending_setup)
-                 VALUES ('@kay:gogobee.test', 14, 64000, 16, 12, 14, 10, 13, 8, 0),
+                 VALUES ('@kay:gogobee.test', 14, 2000, 16, 12, 14, 10, 13, 8, 0),
                         ('@lee:gogobee.test', 0, 0, 8, 8, 8, 8, 8, 8, 1);
                  INSERT INTO adventure_inventory (user_id, name, item_type, tier, value)
                  VALUES ('@kay:gogobee.test', 'Tidewarden_Sigil', 'key', 1, 0),
@@ -537,7 +537,9 @@ fn gogobee_characters_keep_their_level_scores_and_keys() {
         let mut c = connect(&server);
         let sheet = say1(&mut c, "@kay:gogobee.test", "!char");
         assert!(
-            sheet.contains("Level 14 (64000 XP)")
+            // gogobee's 2,000 of level 14's 4,000 toward 15: halfway through level 14 here
+            // (7,600 to 9,200).
+            sheet.contains("Level 14 (8400 XP)")
                 && sheet.contains("STR 16")
                 && sheet.contains("WIS 13")
                 && sheet.contains("Keys: tidewarden_sigil."),
@@ -731,4 +733,148 @@ fn no_migrate_refuses_an_old_schema_and_changes_nothing() {
         let said = refused(&cluster.fresh_db());
         assert!(said.contains("no zonegraph schema yet"), "{said}");
     }
+}
+
+/// Plays `user` through `zone` until they stand in the room labelled `target`, the run is
+/// over, or 60 commands have gone: at each fork the option labelled one of `prefer` (else
+/// the first); an encounter is fought. Returns every command and its replies.
+fn walk_to(
+    c: &mut zonegraph_server::client::Conn,
+    user: &str,
+    zone: &str,
+    prefer: &[&str],
+    target: &str,
+) -> String {
+    let mut log = say1(c, user, &format!("!zone enter {zone}"));
+    for _ in 0..60 {
+        let status = say1(c, user, "!zone status");
+        if standing_in(&status, target) || status.contains("is over") {
+            break;
+        }
+        let next = if status.contains("!zone fight") {
+            "!zone fight".to_string()
+        } else if let Some(n) = fork_option(&status, prefer) {
+            format!("!zone go {n}")
+        } else {
+            "!zone advance".to_string()
+        };
+        log.push_str(&format!("\n> {next}\n{}", say1(c, user, &next)));
+    }
+    log
+}
+
+/// Whether a `!zone status` says the player stands in the room labelled `label`.
+fn standing_in(status: &str, label: &str) -> bool {
+    status.contains(&format!("You are in {label} ("))
+}
+
+/// The number of the open fork option in `status` labelled one of `prefer`, else of the
+/// first open one; `None` when no fork is offered.
+fn fork_option(status: &str, prefer: &[&str]) -> Option<usize> {
+    let options: Vec<(usize, &str)> = status
+        .lines()
+        .filter_map(|l| {
+            let (n, rest) = l.trim_start().split_once(". ")?;
+            Some((n.parse().ok()?, rest))
+        })
+        .collect();
+    let open = |rest: &&str| !rest.contains("locked");
+    options
+        .iter()
+        .filter(|(_, rest)| open(rest))
+        .find(|(_, rest)| prefer.iter().any(|p| rest.starts_with(p)))
+        .or_else(|| options.iter().find(|(_, rest)| open(rest)))
+        .map(|(n, _)| *n)
+}
+
+/// A character carried from gogobee walks through the locks its sheet opens: level 14 opens
+/// the Drowned Belfry's level-5 rope to the tower (a level-3 player is refused it, with the
+/// lock's hint), and the Tidewarden Sigil from gogobee's inventory opens the Sunless Deep's
+/// sealed vault. With `--gogobee-write-back`, the XP earned is written to gogobee's row on
+/// gogobee's curve; a player gogobee does not know is not written anywhere there.
+#[test]
+fn a_carried_gogobee_character_opens_the_locks_its_sheet_allows() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = gogobee_db(dir.path(), "after_purge");
+    {
+        let conn = rusqlite::Connection::open(&path).expect("db");
+        conn.execute_batch(
+            "INSERT INTO dnd_character (user_id, class, dnd_level, dnd_xp, str_score, dex_score,
+               con_score, int_score, wis_score, cha_score, hp_current, hp_max, pending_setup)
+             VALUES ('@kay:gogobee.test', 'fighter', 14, 2000, 16, 12, 14, 10, 13, 8, 100, 116,
+               0);
+             INSERT INTO adventure_inventory (user_id, name, item_type, tier, value)
+             VALUES ('@kay:gogobee.test', 'Tidewarden_Sigil', 'key', 1, 0);",
+        )
+        .expect("a gogobee character");
+    }
+    let server = Ctx::sqlite(&path)
+        .with(|c| c.game.gogobee_write_back = true)
+        .start();
+    let mut c = connect(&server);
+    let kay = "@kay:gogobee.test";
+    let tower = ["Tower Landing"];
+    let log = walk_to(&mut c, kay, "drowned_belfry", &tower, "Tower Landing");
+    assert!(
+        log.contains("3. Tower Landing (fork)"),
+        "open to level 14: {log}"
+    );
+    assert!(
+        say1(&mut c, kay, "!zone status").contains("You are in Tower Landing ("),
+        "{log}"
+    );
+
+    // A level-3 player at the same fork: locked, with its hint, and refused.
+    let new = "@new:gogobee.test";
+    say1(&mut c, ADMIN, &format!("!char set {new} level 3"));
+    say1(&mut c, new, "!zone enter drowned_belfry");
+    let fork = say1(&mut c, new, "!zone advance");
+    assert!(
+        fork.contains("3. Tower Landing (locked — A frayed bell rope"),
+        "{fork}"
+    );
+    let refused = say1(&mut c, new, "!zone go 3");
+    assert!(!refused.contains("Room 3 of"), "{refused}");
+    assert!(say1(&mut c, new, "!zone status").contains("You are in Pew Maze ("));
+
+    // The vault's seal opens for the sigil gogobee's inventory holds.
+    say1(&mut c, kay, "!zone abandon");
+    let prefer = ["Drowned Archive", "Tidewarden's Vault"];
+    let log = walk_to(&mut c, kay, "sunless_deep", &prefer, "Tidewarden's Vault");
+    assert!(log.contains("2. Tidewarden's Vault (secret)"), "{log}");
+    let status = say1(&mut c, kay, "!zone status");
+    assert!(
+        status.contains("You are in Tidewarden's Vault ("),
+        "{log}\n{status}"
+    );
+
+    // Written back: level 14 and the progress the sheet shows, on gogobee's curve.
+    let sheet = say1(&mut c, kay, "!char");
+    let xp: u32 = sheet
+        .split("Level 14 (")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("a level-14 sheet: {sheet}"));
+    assert!(xp > 8_400, "XP was earned: {sheet}");
+    server.stop().expect("stops");
+    let conn = rusqlite::Connection::open(&path).expect("db");
+    let row: (i64, i64, i64, i64) = conn
+        .query_row(
+            "SELECT dnd_level, dnd_xp, hp_max, hp_current FROM dnd_character WHERE user_id = ?1",
+            [kay],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .expect("kay's row");
+    let (_, toward) = zonegraph_server::takeover::xp_to_gogobee(14, xp);
+    assert_eq!(row, (14, i64::from(toward), 116, 100));
+    assert!(toward > 2_000);
+    let made: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM dnd_character WHERE user_id = ?1",
+            [new],
+            |r| r.get(0),
+        )
+        .expect("count");
+    assert_eq!(made, 0, "no row is made for a player gogobee does not know");
 }

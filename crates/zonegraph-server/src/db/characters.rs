@@ -66,3 +66,16 @@ pub struct GogobeeCharacter {
     /// gogobee key lock compares its `key_id` with.
     pub items: Vec<String>,
 }
+
+/// What the opt-in write-back reads of a gogobee character and writes again: its progress
+/// and the hit points a level changes (gogobee's own level-up keeps them in step).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GogobeeProgress {
+    /// `dnd_level`, `dnd_xp` (XP toward the next level, on gogobee's curve).
+    pub level: i64,
+    pub xp: i64,
+    pub class: String,
+    pub con: i64,
+    pub hp_max: i64,
+    pub hp_current: i64,
+}

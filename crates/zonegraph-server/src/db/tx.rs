@@ -6,8 +6,8 @@ use zonegraph_core::engine::{Character, Run};
 
 use super::sql::{Conn, Row, Stmt, Value, vals};
 use super::{
-    GogobeeCharacter, Keys, LegacyColumns, MAX_QUEUED_NOTICES, Notice, RunColumns, StoredCharacter,
-    StoredRun, keys_json, random_hex, values,
+    GogobeeCharacter, GogobeeProgress, Keys, LegacyColumns, MAX_QUEUED_NOTICES, Notice, RunColumns,
+    StoredCharacter, StoredRun, keys_json, random_hex, values,
 };
 
 /// One transaction on the bot's rows (or one read). Writes that race are compare-and-sets on
@@ -234,6 +234,54 @@ impl<'c> Tx<'c> {
             set_up: r.int(8)? == 0,
             items,
         }))
+    }
+
+    /// A set-up gogobee character's progress, for the write-back (`None`: the database has
+    /// no gogobee characters, or none set up for `user`).
+    pub fn gogobee_progress(&mut self, user: &str) -> Result<Option<GogobeeProgress>> {
+        if !self.legacy.characters {
+            return Ok(None);
+        }
+        let Some(r) = self.one(
+            "SELECT dnd_level, dnd_xp, class, con_score, hp_max, hp_current
+             FROM dnd_character WHERE user_id = ?1 AND pending_setup = 0",
+            &vals![user],
+        )?
+        else {
+            return Ok(None);
+        };
+        Ok(Some(GogobeeProgress {
+            level: r.int(0)?,
+            xp: r.int(1)?,
+            class: r.text(2)?,
+            con: r.int(3)?,
+            hp_max: r.int(4)?,
+            hp_current: r.int(5)?,
+        }))
+    }
+
+    /// Writes `new` over gogobee's row of `user` if it still holds `old`'s level and XP (as
+    /// gogobee's `SaveDnDCharacter` does, with `updated_at`); whether it did.
+    pub fn put_gogobee_progress(
+        &mut self,
+        user: &str,
+        old: &GogobeeProgress,
+        new: &GogobeeProgress,
+    ) -> Result<bool> {
+        Ok(self.conn.execute(
+            "UPDATE dnd_character SET dnd_level = ?2, dnd_xp = ?3, hp_max = ?4, hp_current = ?5,
+               updated_at = CURRENT_TIMESTAMP
+             WHERE user_id = ?1 AND dnd_level = ?6 AND dnd_xp = ?7",
+            &vals![
+                user,
+                new.level,
+                new.xp,
+                new.hp_max,
+                new.hp_current,
+                old.level,
+                old.xp
+            ],
+        )? == 1)
     }
 
     /// Stores `c` if the row is still at `version` (`None`: no row yet).
