@@ -80,6 +80,11 @@ pub struct Args {
     /// `POST URL/character` and `POST URL/encounter` (see docs/guide/game.md).
     #[arg(long, value_name = "URL")]
     pub host_hook: Option<String>,
+    /// On a gogobee database that still has gogobee's linear run columns: gogobee no longer
+    /// serves zone commands from it (the two cannot share it: each reads the other's forks as
+    /// none). Without it such a database is refused, and nothing is changed.
+    #[arg(long)]
+    pub gogobee_stopped: bool,
     /// On a gogobee database: write a carried character's level and XP back to gogobee's
     /// dnd_character as it advances here (on gogobee's XP curve, never lowering what gogobee
     /// holds), so gogobee's other games see it. Off: gogobee's tables are only read.
@@ -121,7 +126,8 @@ impl std::fmt::Debug for Args {
             .field("host_hook", &self.host_hook)
             .field("host_hook_token", &set(&self.host_hook_token))
             .field("allow_origins", &self.allow_origins)
-            .field("gogobee_write_back", &self.gogobee_write_back);
+            .field("gogobee_write_back", &self.gogobee_write_back)
+            .field("gogobee_stopped", &self.gogobee_stopped);
         #[cfg(feature = "matrix")]
         d.field("matrix", &self.matrix);
         d.finish_non_exhaustive()
@@ -346,6 +352,8 @@ pub struct ServerConfig {
     /// The other sites whose pages may call the API (`--allow-origin`), as [`parse_origin`]
     /// writes them.
     pub allow_origins: Vec<String>,
+    /// `--gogobee-stopped`: a database with gogobee's linear run columns may be served.
+    pub gogobee_stopped: bool,
 }
 
 impl std::fmt::Debug for ServerConfig {
@@ -366,6 +374,7 @@ impl std::fmt::Debug for ServerConfig {
             .field("listen_db", &self.listen_db)
             .field("upgrade", &self.upgrade)
             .field("allow_origins", &self.allow_origins)
+            .field("gogobee_stopped", &self.gogobee_stopped)
             .finish_non_exhaustive()
     }
 }
@@ -393,6 +402,7 @@ impl ServerConfig {
             listen_db: true,
             upgrade: crate::db::Upgrade::Migrate,
             allow_origins: Vec::new(),
+            gogobee_stopped: false,
         }
     }
 
@@ -436,6 +446,7 @@ impl ServerConfig {
             c.upgrade = crate::db::Upgrade::Refuse;
         }
         c.allow_origins = args.allow_origins.clone();
+        c.gogobee_stopped = args.gogobee_stopped;
         c.game.starting_scores = args.starting_scores.0;
         c.game.gogobee_write_back = args.gogobee_write_back;
         c.game.host_hook = args
@@ -567,6 +578,12 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
             "with a PostgreSQL database, set the API token in ZONEGRAPH_API_TOKEN (the same \
              for every instance), or pass --no-auth on a loopback address"
         );
+    }
+    if let Some(path) = config.db.file()
+        && !config.gogobee_stopped
+        && crate::db::gogobee_columns_at(path)?
+    {
+        bail!("{}", store::gogobee_refused(path));
     }
     let (mut store, opened) = Store::open_as(&config.db, &config.zones, config.upgrade)?;
     store.set_game(config.game.clone());

@@ -71,6 +71,22 @@ pub const GOGOBEE_SHARED: &str = "this database still has gogobee's linear run c
     while zonegraph does; `zonegraph migrate --purge-legacy` drops those columns once every \
     run is warm.";
 
+/// Why `serve` refuses a database with gogobee's linear run columns unless told gogobee has
+/// stopped serving zones from it (`--gogobee-stopped`): the two cannot share it.
+pub fn gogobee_refused(path: &Path) -> String {
+    format!(
+        "{} still has gogobee's linear run columns (current_room, room_seq_json), so gogobee may \
+         still serve zone commands from it, and the two bots cannot share it: a fork either one \
+         offers is stored in a shape the other reads as no fork pending. Stop gogobee's zone \
+         commands, then start again with --gogobee-stopped (gogobee's other games go on: \
+         current_room, total_rooms, rooms_traversed and its times are kept up to date), or \
+         retire those columns with `zonegraph migrate --db {} --zones DIR --purge-legacy`. \
+         Nothing was changed.",
+        path.display(),
+        path.display()
+    )
+}
+
 /// The database plus the zones served from it.
 #[derive(Debug)]
 pub struct Store {

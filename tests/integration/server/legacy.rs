@@ -21,6 +21,12 @@ fn gogobee_db(dir: &Path, stage: &str) -> PathBuf {
     path
 }
 
+/// A server on gogobee's database at `path`, told gogobee no longer serves zones from it
+/// (`--gogobee-stopped`: without it a database with gogobee's run columns is refused).
+fn gogobee_ctx(path: &Path) -> Ctx {
+    Ctx::sqlite(path).with(|c| c.gogobee_stopped = true)
+}
+
 /// Each run id with whether gogobee counts the run active.
 fn gogobee_active(path: &Path) -> BTreeMap<String, bool> {
     let conn = rusqlite::Connection::open(path).expect("db");
@@ -198,10 +204,51 @@ fn gogobee_databases_at_every_stage_migrate_without_losing_a_row() {
             assert!(again.contains(run_id), "{}: {again}", stage.name);
         }
 
-        let server = Ctx::sqlite(&path).start();
+        let server = gogobee_ctx(&path).start();
         check_play(stage, &server);
         server.stop().expect("stops");
         assert_eq!(gogobee_active(&path).len(), before.len(), "{}", stage.name);
+    }
+}
+
+/// While gogobee's linear run columns are there, `serve` does not claim it can share the
+/// database with gogobee: it refuses, says why and what to do, and changes nothing, unless
+/// told gogobee has stopped serving zones from it. After the purge it needs no telling.
+#[test]
+fn serve_refuses_to_share_a_database_gogobee_may_still_serve() {
+    for stage in &STAGES {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = gogobee_db(dir.path(), stage.name);
+        let bytes = std::fs::read(&path).expect("read");
+        if stage.name == "after_purge" {
+            Ctx::sqlite(&path).start().stop().expect("stops");
+            continue;
+        }
+        let err = format!("{:#}", Ctx::sqlite(&path).refused());
+        for says in [
+            "gogobee's linear run columns",
+            "--gogobee-stopped",
+            "--purge-legacy",
+            "Nothing was changed",
+        ] {
+            assert!(err.contains(says), "{}: {err}", stage.name);
+        }
+        assert_eq!(
+            std::fs::read(&path).expect("read"),
+            bytes,
+            "{}: unchanged",
+            stage.name
+        );
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .expect("dir")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert_eq!(
+            names.len(),
+            1,
+            "{}: nothing made beside it: {names:?}",
+            stage.name
+        );
     }
 }
 
@@ -211,7 +258,7 @@ fn serve_opens_gogobee_databases_at_every_stage_directly() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = gogobee_db(dir.path(), stage.name);
         let before = gogobee_active(&path);
-        let server = Ctx::sqlite(&path).start();
+        let server = gogobee_ctx(&path).start();
         // While gogobee's linear columns exist, the start says what sharing cannot do.
         assert_eq!(
             server
@@ -258,7 +305,7 @@ fn serve_opens_gogobee_databases_at_every_stage_directly() {
         }
         // Opening it again changes nothing.
         let rows = dump_runs(&path);
-        let server = Ctx::sqlite(&path).start();
+        let server = gogobee_ctx(&path).start();
         server.stop().expect("stops");
         assert_eq!(dump_runs(&path), rows, "{}", stage.name);
     }
@@ -268,7 +315,7 @@ fn serve_opens_gogobee_databases_at_every_stage_directly() {
 fn a_carried_fork_keeps_gogobees_outcome_and_gogobee_sees_our_writes() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = gogobee_db(dir.path(), "dual_write");
-    let server = Ctx::sqlite(&path).start();
+    let server = gogobee_ctx(&path).start();
     let fen = server
         .store
         .all_runs()
@@ -398,7 +445,7 @@ fn purging_refuses_while_a_gogobee_row_cannot_be_warmed_up() {
     assert!(report.contains("dropped the legacy columns"), "{report}");
     let report = migrate::migrate(&args).expect("purges again");
     assert!(report.contains("already gone"), "{report}");
-    let (_server, mut c) = Ctx::sqlite(&path).spawn();
+    let (_server, mut c) = gogobee_ctx(&path).spawn();
     assert!(say1(&mut c, "@ash:gogobee.test", "!zone advance").contains("Room 5 of 9"));
 }
 
@@ -415,7 +462,7 @@ fn a_gogobee_row_that_cannot_be_written_is_named_in_the_error() {
         )
         .expect("trigger");
     }
-    let err = format!("{:#}", Ctx::sqlite(&path).refused());
+    let err = format!("{:#}", gogobee_ctx(&path).refused());
     assert!(err.contains("run g1-bram-0"), "{err}");
     assert!(err.contains("bram is read-only"), "{err}");
 }
@@ -444,7 +491,7 @@ fn on_gogobees_schema_the_newest_run_is_kept_and_new_runs_are_whole() {
                 .expect("insert");
             }
         }
-        let server = Ctx::sqlite(&path).start();
+        let server = gogobee_ctx(&path).start();
         let hal: Vec<(&str, &str)> = server
             .opened
             .warm_up
@@ -533,7 +580,7 @@ fn gogobee_characters_keep_their_level_scores_and_keys() {
         let gogobee_rows =
             |path: &Path| dump_tables(path, &["dnd_character", "adventure_inventory"]);
         let before = gogobee_rows(&path);
-        let server = Ctx::sqlite(&path).start();
+        let server = gogobee_ctx(&path).start();
         let mut c = connect(&server);
         let sheet = say1(&mut c, "@kay:gogobee.test", "!char");
         assert!(
@@ -681,7 +728,8 @@ fn no_migrate_refuses_an_old_schema_and_changes_nothing() {
     let refused = |db: &str| {
         let mut c = support::serve_command(&root().join("zones"), dir.path());
         let out = c
-            .args(["--no-migrate", "--db", db])
+            // (gogobee is stopped: this is about --no-migrate.)
+            .args(["--no-migrate", "--gogobee-stopped", "--db", db])
             .env("ZONEGRAPH_API_TOKEN", support::TOKEN)
             .output()
             .expect("serve runs");
@@ -808,7 +856,7 @@ fn a_carried_gogobee_character_opens_the_locks_its_sheet_allows() {
         )
         .expect("a gogobee character");
     }
-    let server = Ctx::sqlite(&path)
+    let server = gogobee_ctx(&path)
         .with(|c| c.game.gogobee_write_back = true)
         .start();
     let mut c = connect(&server);

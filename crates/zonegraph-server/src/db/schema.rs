@@ -563,6 +563,19 @@ pub fn has_legacy_columns(conn: &Connection) -> Result<bool> {
     Ok(LEGACY_COLUMNS.iter().all(|l| cols.iter().any(|c| c == l)))
 }
 
+/// Whether the SQLite file at `path` still has gogobee's linear run columns (any of
+/// [`LEGACY_COLUMNS`]): gogobee may still serve zones from it. Looked at read-only; a file
+/// that is not there, or not a database with that table, has none.
+pub fn gogobee_columns_at(path: &Path) -> Result<bool> {
+    if !path.is_file() {
+        return Ok(false);
+    }
+    let look = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    let cols = columns(&look, "dnd_zone_run").unwrap_or_default();
+    Ok(LEGACY_COLUMNS.iter().any(|l| cols.iter().any(|c| c == l)))
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, reason = "tests")]
