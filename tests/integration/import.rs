@@ -56,7 +56,8 @@ fn fixtures_import_into_checked_zone_files() {
             "ember_stair.json",
             "glass_aqueduct.json",
             "moth_cellar.json",
-            "salt_barrow.json"
+            "salt_barrow.json",
+            "star_kiln.json"
         ]
     );
     let read = |id: &str| {
@@ -71,6 +72,7 @@ fn fixtures_import_into_checked_zone_files() {
         "glass_aqueduct",
         "moth_cellar",
         "salt_barrow",
+        "star_kiln",
     ]
     .iter()
     .map(|id| (format!("{id}.json"), read(id)))
@@ -118,6 +120,7 @@ fn importing_twice_writes_the_same_bytes() {
         "glass_aqueduct",
         "moth_cellar",
         "salt_barrow",
+        "star_kiln",
     ] {
         let f = format!("{id}.json");
         assert_eq!(
@@ -125,6 +128,174 @@ fn importing_twice_writes_the_same_bytes() {
             std::fs::read(b.path().join(&f)).expect("b")
         );
     }
+}
+
+/// A Tier-6 zone, `buildPostgameZoneGraph(spec)` (`zone_graph_star_kiln_postgame.go`),
+/// becomes the graph gogobee's helper builds: its 58 rooms and 61 passages with gogobee's ids,
+/// kinds, labels, regions, positions, locks and weights, listed one a line.
+#[test]
+fn a_postgame_spec_imports_as_the_graph_gogobees_helper_builds() {
+    let out = tempfile::tempdir().expect("temp dir");
+    let (report, _) = import_cmd(&fixtures(), out.path());
+    assert!(
+        report.contains(
+            "wrote OUT/star_kiln.json: 58 rooms, 61 passages, 3 locked, longest route 46 rooms"
+        ),
+        "{report}"
+    );
+    let text = std::fs::read_to_string(out.path().join("star_kiln.json")).expect("zone file");
+    let file = format::parse(&text).expect("parses");
+    let (nodes, edges) = (
+        file.nodes.clone().expect("nodes"),
+        file.edges.clone().expect("edges"),
+    );
+    let kind = |suffix: &str| {
+        nodes
+            .iter()
+            .find(|n| n.node_id == format!("star_kiln.{suffix}"))
+            .map(|n| (n.kind, n.content.loot_bias))
+    };
+    // The builder's default kinds, then the spec's overrides (which win over p7's trap).
+    assert_eq!(kind("p7"), Some((NodeKind::RestCamp, 1.0)));
+    assert_eq!(kind("r2b6"), Some((NodeKind::Elite, 1.0)));
+    assert_eq!(kind("r3b3"), Some((NodeKind::Exploration, 1.5)));
+    assert_eq!(kind("cap32"), Some((NodeKind::Secret, 2.5)));
+    assert_eq!(kind("boss"), Some((NodeKind::Boss, 1.0)));
+    let locked: Vec<String> = edges
+        .iter()
+        .filter(|e| e.lock_kind != format::LockKind::None)
+        .map(|e| {
+            format!(
+                "{} -> {} {} {:?} w{}",
+                e.from_node,
+                e.to_node,
+                e.lock_kind.as_str(),
+                e.lock_data,
+                e.weight
+            )
+        })
+        .collect();
+    assert_eq!(
+        locked,
+        [
+            "star_kiln.fork1 -> star_kiln.f1b1 perception_check {\"dc\": Number(16)} w2",
+            "star_kiln.fork3 -> star_kiln.cap21 stat_check {\"dc\": Number(17), \"stat\": String(\"CON\")} w2",
+            "star_kiln.fork3 -> star_kiln.cap31 stat_check {\"dc\": Number(18), \"stat\": String(\"INT\")} w3",
+        ]
+    );
+    let mut listing = String::new();
+    for n in &nodes {
+        listing.push_str(&format!(
+            "{} {} {:?} {} ({}, {}){}{}{}\n",
+            n.node_id,
+            n.kind.as_str(),
+            n.label,
+            n.region_id,
+            n.pos_x.unwrap_or(-1),
+            n.pos_y.unwrap_or(-1),
+            if n.is_entry { " entry" } else { "" },
+            if n.is_boss { " boss" } else { "" },
+            if n.content.loot_bias == 1.0 {
+                String::new()
+            } else {
+                format!(" bias {}", n.content.loot_bias)
+            },
+        ));
+    }
+    for e in &edges {
+        listing.push_str(&format!(
+            "{} -> {} w{}{}\n",
+            e.from_node,
+            e.to_node,
+            e.weight,
+            if e.hint.is_empty() {
+                String::new()
+            } else {
+                format!(" {:?}", e.hint)
+            }
+        ));
+    }
+    insta::assert_snapshot!("star_kiln_rooms_and_passages", listing);
+    for c in validate::check_sources(&[("star_kiln.json".to_string(), text)]) {
+        assert!(!c.has_errors(), "{c:?}");
+    }
+}
+
+/// What a `pgZoneSpec` holds that the importer cannot read, each at its place; the zone is
+/// not produced. A helper of the same name with another body is not the one ported.
+#[test]
+fn what_a_postgame_spec_cannot_say_is_an_error_at_its_place() {
+    let spec = |body: &str| {
+        format!(
+            "package p\n\nconst ZoneK ZoneID = \"k\"\n\nfunc zoneK() ZoneDefinition {{\n\treturn \
+             ZoneDefinition{{ID: ZoneK, Display: \"K\", Tier: 6, LevelMin: 18, LevelMax: 20}}\n}}\n\n\
+             func zoneKGraph() ZoneGraph {{\n\tgate := func(dc int) pgLock {{\n\t\treturn pgLock{{kind: \
+             \"perception_check\", lockData: map[string]any{{\"dc\": dc}}}}\n\t}}\n\t\
+             return buildPostgameZoneGraph(pgZoneSpec{{\n{body}\t}})\n}}\n"
+        )
+    };
+    let labels = |n: usize| {
+        (1..=n)
+            .map(|i| format!("\"l{i}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let fork = |lock: &str| {
+        format!(
+            "pgFork{{label: \"f\", freeLabel: [3]string{{{}}}, lockLabel: [3]string{{{}}}{lock}}}",
+            labels(3),
+            labels(3)
+        )
+    };
+    let whole = |preamble: usize, lock: &str, more: &str| {
+        format!(
+            "\t\tzoneID: ZoneK,\n\t\tregions: [4]string{{{}}},\n\t\tentry: \"e\",\n\t\tpreamble: \
+             [12]string{{{}}},\n\t\tfork1: {},\n\t\tr2gate: \"g\",\n\t\tr2build: [6]string{{{}}},\n\t\t\
+             fork2: {},\n\t\tr3gate: \"g\",\n\t\tr3build: [6]string{{{}}},\n\t\tcapstone: \
+             pgCapstone{{label: \"c\", freeLabel: [3]string{{{}}}, lockALabel: [3]string{{{}}}, \
+             lockBLabel: [3]string{{{}}}}},\n\t\tmerge: \"m\",\n\t\tapproach: [5]string{{{}}},\n\t\t\
+             boss: \"b\",\n{more}",
+            labels(4),
+            labels(preamble),
+            fork(lock),
+            labels(6),
+            fork(""),
+            labels(6),
+            labels(3),
+            labels(3),
+            labels(3),
+            labels(5),
+        )
+    };
+    // The whole spec reads.
+    assert_eq!(
+        imported(&[("k.go", &spec(&whole(12, ", lock: gate(16)", "")))]),
+        "zones: k\n"
+    );
+    let helper = "func buildPostgameZoneGraph(s pgZoneSpec) ZoneGraph {\n\treturn \
+                  BuildGraph(s.zoneID, nil, nil)\n}\n";
+    let overrides = "\t\toverrides: map[string]pgNodeOverride{\"p1\": {kind: \"lobby\"}, \"p2\": \
+                     {bias: x}, \"p2\": {bias: 2}},\n\t\tdepth: 3,\n";
+    insta::assert_snapshot!(
+        "postgame_spec_errors",
+        [
+            imported(&[("k.go", &spec(&whole(11, ", lock: gate(16, 2)", "")))]),
+            imported(&[("k.go", &spec(&whole(12, ", lock: gate(dc)", overrides)))]),
+            imported(&[("k.go", &spec("\t\tzoneID: ZoneK,\n"))]),
+            imported(&[
+                ("k.go", &spec(&whole(12, "", ""))),
+                ("helper.go", &format!("package p\n\n{helper}")),
+            ]),
+            // A local func of another form, and a spec made by a call.
+            imported(&[(
+                "k.go",
+                "package p\n\nconst ZoneK ZoneID = \"k\"\n\nfunc zoneKGraph() ZoneGraph {\n\tbad := \
+                 func(int) pgLock {\n\t\treturn pgLock{}\n\t}\n\treturn \
+                 buildPostgameZoneGraph(makeSpec(ZoneK))\n}\n"
+            )]),
+        ]
+        .join("\n")
+    );
 }
 
 /// Imports `sources` (`(file, text)`) and returns the zones produced and each error as

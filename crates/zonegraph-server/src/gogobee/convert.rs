@@ -8,6 +8,7 @@ use zonegraph_core::format::{
     ContentFile, EdgeFile, FORMAT_VERSION, LockKind, NodeFile, NodeKind, RegionFile, ZoneFile,
 };
 
+use super::postgame;
 use super::syntax::{Binding, Elem, Expr, ExprKind, File, Func, Pos, Stmt};
 use super::{ImportError, Imported};
 
@@ -16,8 +17,12 @@ const MAX_CONST_CHAIN: usize = 16;
 
 /// What the forms the importer reads are, for the diagnostics that meet another.
 const GRAPH_FORMS: &str = "a graph func is read when it is made of `name := []ZoneNode{…}`, \
-     `[]ZoneEdge{…}`, `[]ZoneNodeKind{…}` or literal statements and `return BuildGraph(…)` or \
-     `return BuildLinearGraph(…)`";
+     `[]ZoneEdge{…}`, `[]ZoneNodeKind{…}`, `pgZoneSpec{…}`, literal or `func(…) T { return … }` \
+     statements and `return BuildGraph(…)`, `return BuildLinearGraph(…)` or \
+     `return buildPostgameZoneGraph(…)`";
+
+/// How deep a local func may call another before giving up.
+const MAX_EXPANSION: usize = 16;
 
 /// The parsed files, by name, in the order given.
 pub struct Parsed<'a> {
@@ -235,6 +240,40 @@ impl<'a> Consts<'a> {
     }
 }
 
+impl postgame::Values for Consts<'_> {
+    fn string(&self, e: &Expr) -> Result<String, String> {
+        Consts::string(self, e)
+    }
+
+    fn float(&self, e: &Expr) -> Result<f64, String> {
+        Consts::float(self, e)
+    }
+
+    fn node_kind(&self, e: &Expr) -> Result<Option<NodeKind>, String> {
+        let s = Consts::string(self, e)?;
+        if s.is_empty() {
+            return Ok(None);
+        }
+        node_kind(&s)
+            .map(Some)
+            .ok_or_else(|| format!("room kind {s:?}{} is not one of zonegraph's", named(e)))
+    }
+
+    fn lock_kind(&self, e: &Expr) -> Result<Option<LockKind>, String> {
+        let s = Consts::string(self, e)?;
+        if s.is_empty() {
+            return Ok(None);
+        }
+        lock_kind(&s)
+            .map(Some)
+            .ok_or_else(|| format!("lock kind {s:?}{} is not one of zonegraph's", named(e)))
+    }
+
+    fn lock_data(&self, e: &Expr) -> Result<BTreeMap<String, serde_json::Value>, String> {
+        lock_data(e, self)
+    }
+}
+
 /// Go's integer literal syntaxes (`12`, `0x1F`, `0o17`, `017`, `0b101`, `1_000`).
 fn parse_int(text: &str) -> Option<i64> {
     let t = text.replace('_', "");
@@ -261,6 +300,7 @@ fn quoted(e: &Expr) -> String {
         ExprKind::Neg(inner) => format!("-{}", quoted(inner)),
         ExprKind::Call { fun, .. } => format!("{fun}(…)"),
         ExprKind::Composite { ty, .. } => format!("{}{{…}}", ty.as_deref().unwrap_or("")),
+        ExprKind::Func { result, .. } => format!("func(…) {result} {{…}}"),
         ExprKind::Unread(s) => format!("`{s}`"),
     }
 }
@@ -351,6 +391,7 @@ pub fn convert(parsed: &Parsed) -> Imported {
     let mut unattributed: Vec<(String, At)> = Vec::new();
     let mut regions: BTreeMap<String, Vec<(At, RegionFile)>> = BTreeMap::new();
 
+    let helpers = ported_helpers(parsed, &mut errors);
     for (file, f) in &parsed.files {
         for func in f.funcs.iter().filter(|g| !g.method && !g.params) {
             let at = At { file, pos: func.at };
@@ -361,7 +402,7 @@ pub fn convert(parsed: &Parsed) -> Imported {
                     }
                 }
                 "ZoneGraph" => {
-                    let (zone, graph) = graph_func(func, at, &consts, &mut errors);
+                    let (zone, graph) = graph_func(func, at, &consts, &helpers, &mut errors);
                     match zone {
                         Some(z) => graphs.entry(z).or_default().push(GraphFunc {
                             func: &func.name,
@@ -533,6 +574,38 @@ pub fn convert(parsed: &Parsed) -> Imported {
     Imported { zones, errors }
 }
 
+/// gogobee's helpers that [`postgame::build`] ports, as the sources define them: an error
+/// at each whose body is not the one ported, and what a graph built by them then says.
+fn ported_helpers(parsed: &Parsed, errors: &mut Errors) -> Result<(), String> {
+    let mut changed = Vec::new();
+    for (file, f) in &parsed.files {
+        for func in f.funcs.iter().filter(|g| !g.method) {
+            let Some((name, ported)) = postgame::PORTED
+                .iter()
+                .find(|(n, d)| *n == func.name && *d != func.body_digest)
+            else {
+                continue;
+            };
+            errors.push(
+                At { file, pos: func.at },
+                None,
+                format!(
+                    "{name} is not the version the importer ports: its body (digest \
+                     {:016x}) differs from the one zonegraph builds Tier-6 graphs as ({ported:016x}), \
+                     so the graphs it builds are not read until the port follows it",
+                    func.body_digest
+                ),
+            );
+            changed.push(format!("{name} ({file}:{})", func.at.line));
+        }
+    }
+    if changed.is_empty() {
+        Ok(())
+    } else {
+        Err(changed.join(", "))
+    }
+}
+
 /// The room kinds gogobee compiled a zone without a graph func into (`compileLegacyZoneGraph`):
 /// `MaxRooms` rooms (at least 6), entry, explorations, a trap halfway through them, more
 /// explorations, an elite and the boss.
@@ -674,26 +747,49 @@ fn definition<'a>(
     ))
 }
 
+/// A local func the graph func calls: `name := func(params) T { return value }`.
+struct Template<'a> {
+    params: &'a [String],
+    value: &'a Expr,
+}
+
 /// The zone a graph func belongs to, and its graph when every statement of it was read.
 fn graph_func<'a>(
     func: &'a Func,
     at: At,
     consts: &Consts<'a>,
+    helpers: &Result<(), String>,
     errors: &mut Errors,
 ) -> (Option<String>, Option<Graph>) {
     let here = |pos: Pos| At { pos, ..at };
     let mut locals: BTreeMap<&str, &Expr> = BTreeMap::new();
     let mut literals: BTreeMap<&'a str, &'a Expr> = BTreeMap::new();
+    let mut templates: BTreeMap<&str, Template> = BTreeMap::new();
     let mut failures: Vec<(Pos, String)> = Vec::new();
     let mut ret: Option<(&Expr, Pos)> = None;
     for stmt in &func.body {
         match stmt {
             Stmt::Define(name, e, pos) => {
-                let known = ["[]ZoneNode", "[]ZoneEdge", "[]ZoneNodeKind"]
+                let known = ["[]ZoneNode", "[]ZoneEdge", "[]ZoneNodeKind", "pgZoneSpec"]
                     .iter()
                     .any(|ty| composite(e, ty, false).is_some());
                 if known {
                     locals.insert(name, e);
+                } else if let ExprKind::Func { params, body, .. } = &e.kind {
+                    match (params, &body[..]) {
+                        (Some(params), [Stmt::Return(value, _)]) => {
+                            templates.insert(name, Template { params, value });
+                        }
+                        _ => failures.push((
+                            *pos,
+                            format!(
+                                "cannot read `{name} := {}` in {}: a local func is read when its \
+                                 parameters are named and its body is one `return` of a value",
+                                quoted(e),
+                                func.name
+                            ),
+                        )),
+                    }
                 } else if consts.with_locals(literals.clone()).is_literal(e) {
                     literals.insert(name, e);
                 } else {
@@ -723,12 +819,32 @@ fn graph_func<'a>(
         }
     }
     let consts = &consts.with_locals(literals);
-    // Which zone: the builder's first argument, or else the one ZoneID constant it names.
     let call = ret.and_then(|(e, pos)| match &e.kind {
         ExprKind::Call { fun, args } => Some((fun.as_str(), args.as_slice(), pos)),
         _ => None,
     });
+    // The builder's arguments, each a literal given in the call or by name, with the calls of
+    // local funcs in them expanded.
+    let mut unexpanded = Vec::new();
+    let args: Vec<Option<Expr>> = call.map_or_else(Vec::new, |(_, args, _)| {
+        args.iter()
+            .map(|e| {
+                let e = match &e.kind {
+                    ExprKind::Name(n) => locals.get(n.as_str()).copied()?,
+                    _ => e,
+                };
+                Some(expand(e, &templates, 0, &mut unexpanded))
+            })
+            .collect()
+    });
+    // A call left unexpanded is reported there, once.
+    let unexpanded_at: BTreeSet<Pos> = unexpanded.iter().map(|(p, _)| *p).collect();
+    failures.extend(unexpanded);
+    let arg = |k: usize| args.get(k).and_then(Option::as_ref);
+    // Which zone: the builder's first argument (the spec's zoneID for a Tier-6 graph), or
+    // else the one ZoneID constant it names.
     let mut zone = None;
+    let mut spec = None;
     match call {
         Some(("BuildGraph" | "BuildLinearGraph", args, _)) if !args.is_empty() => {
             match consts.string(&args[0]) {
@@ -739,6 +855,38 @@ fn graph_func<'a>(
                 )),
             }
         }
+        Some((postgame::BUILDER, [given], pos)) => match arg(0) {
+            Some(e) => {
+                let read = postgame::read(e, consts);
+                zone = read.zone;
+                failures.extend(
+                    read.errors
+                        .into_iter()
+                        .filter(|(p, _)| !unexpanded_at.contains(p)),
+                );
+                spec = read.spec;
+                if let Err(changed) = helpers {
+                    failures.push((
+                        pos,
+                        format!(
+                            "cannot read the graph of {}: the helpers it is built by differ \
+                             from the versions the importer ports ({changed})",
+                            func.name
+                        ),
+                    ));
+                }
+            }
+            None if failures.is_empty() => failures.push((
+                given.at,
+                format!(
+                    "cannot read the spec given to {} in {}: it is a `pgZoneSpec{{…}}` literal \
+                     or a name defined as one above",
+                    postgame::BUILDER,
+                    func.name
+                ),
+            )),
+            None => {}
+        },
         Some((fun, _, pos)) => failures.push((
             pos,
             format!(
@@ -779,13 +927,6 @@ fn graph_func<'a>(
     if failures.is_empty()
         && let Some((fun, args, pos)) = call
     {
-        let arg = |k: usize| -> Option<&Expr> {
-            let e = args.get(k)?;
-            match &e.kind {
-                ExprKind::Name(n) => locals.get(n.as_str()).copied(),
-                _ => Some(e),
-            }
-        };
         let z = zone.as_deref();
         graph = match (fun, args.len()) {
             ("BuildGraph", 3) => match (
@@ -826,6 +967,10 @@ fn graph_func<'a>(
                     }
                 }
             }
+            (postgame::BUILDER, 1) => spec.as_ref().map(|s| {
+                let (nodes, edges) = postgame::build(s);
+                Graph::Nodes(nodes, edges)
+            }),
             _ => {
                 failures.push((
                     pos,
@@ -840,6 +985,97 @@ fn graph_func<'a>(
         errors.push(here(pos), zone_ref, msg);
     }
     (zone, graph)
+}
+
+/// `e` with every call of a local func replaced by the value it returns, its parameters
+/// bound to the call's arguments; a call that does not match its func is left as written,
+/// with an error at it.
+fn expand(
+    e: &Expr,
+    templates: &BTreeMap<&str, Template>,
+    depth: usize,
+    failures: &mut Vec<(Pos, String)>,
+) -> Expr {
+    let kind = match &e.kind {
+        ExprKind::Call { fun, args } => {
+            let args: Vec<Expr> = args
+                .iter()
+                .map(|a| expand(a, templates, depth, failures))
+                .collect();
+            if let Some(t) = templates.get(fun.as_str()) {
+                if args.len() != t.params.len() {
+                    let n = |k: usize| format!("{k} argument{}", if k == 1 { "" } else { "s" });
+                    failures.push((
+                        e.at,
+                        format!(
+                            "{fun} takes {} and is given {}",
+                            n(t.params.len()),
+                            args.len()
+                        ),
+                    ));
+                } else if depth >= MAX_EXPANSION {
+                    failures.push((
+                        e.at,
+                        format!("{fun} calls local funcs too deeply to follow"),
+                    ));
+                } else {
+                    let bound: BTreeMap<&str, &Expr> =
+                        t.params.iter().map(String::as_str).zip(&args).collect();
+                    return expand(&bind(t.value, &bound), templates, depth + 1, failures);
+                }
+            }
+            ExprKind::Call {
+                fun: fun.clone(),
+                args,
+            }
+        }
+        ExprKind::Composite { ty, elems } => ExprKind::Composite {
+            ty: ty.clone(),
+            elems: elems
+                .iter()
+                .map(|el| Elem {
+                    key: el.key.clone(),
+                    value: expand(&el.value, templates, depth, failures),
+                })
+                .collect(),
+        },
+        _ => return e.clone(),
+    };
+    Expr { kind, at: e.at }
+}
+
+/// `e` with the names in `bound` replaced by their values (the keys of a struct literal are
+/// its field names, never replaced; those of a map literal are values).
+fn bind(e: &Expr, bound: &BTreeMap<&str, &Expr>) -> Expr {
+    let kind = match &e.kind {
+        ExprKind::Name(n) => match bound.get(n.as_str()) {
+            Some(v) => return (*v).clone(),
+            None => e.kind.clone(),
+        },
+        ExprKind::Neg(inner) => ExprKind::Neg(Box::new(bind(inner, bound))),
+        ExprKind::Call { fun, args } => ExprKind::Call {
+            fun: fun.clone(),
+            args: args.iter().map(|a| bind(a, bound)).collect(),
+        },
+        ExprKind::Composite { ty, elems } => {
+            let map = ty.as_deref().is_some_and(|t| t.starts_with("map["));
+            ExprKind::Composite {
+                ty: ty.clone(),
+                elems: elems
+                    .iter()
+                    .map(|el| Elem {
+                        key: match &el.key {
+                            Some(k) if map => Some(bind(k, bound)),
+                            k => k.clone(),
+                        },
+                        value: bind(&el.value, bound),
+                    })
+                    .collect(),
+            }
+        }
+        _ => e.kind.clone(),
+    };
+    Expr { kind, at: e.at }
 }
 
 fn nodes(

@@ -14,7 +14,11 @@
 //!   `return BuildLinearGraph(zone, kinds)`, the literals given by name or inline. Node fields
 //!   `NodeID`, `Kind`, `Label`, `RegionID`, `IsEntry`, `IsBoss`, `PosX`, `PosY`, `Content`
 //!   (`ZoneNodeContent{EncounterOverride, HarvestRef, LootBias, Narration, AllowSelfLoop}`);
-//!   edge fields `From`, `To`, `Lock`, `LockData` (`map[string]any{…}`), `Hint`, `Weight`.
+//!   edge fields `From`, `To`, `Lock`, `LockData` (`map[string]any{…}`), `Hint`, `Weight`;
+//! - a Tier-6 graph func returning `buildPostgameZoneGraph(pgZoneSpec{…})`, its locks given
+//!   inline or by local funcs (`stat := func(s string, dc int, hint string) pgLock { return
+//!   pgLock{…} }`, each call replaced by the value it returns): the graph gogobee's helper
+//!   builds, by its port in `postgame`.
 //!
 //! gogobee's own defaults are kept: a zero `Weight` is 1 and an empty `Lock` is none
 //! (`BuildGraph`), a zero `LootBias` is unset (1.0), a missing `PosX`/`PosY` is 0 when any
@@ -31,6 +35,7 @@
 
 mod convert;
 mod lex;
+mod postgame;
 mod syntax;
 
 use serde::Serialize;

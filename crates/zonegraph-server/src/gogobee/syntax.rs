@@ -1,6 +1,7 @@
 //! The Go this importer reads: a file's top-level `const`, `var` and `func` declarations, the
 //! statements of a function body, and expressions made of literals, names, calls and
-//! composite literals (`T{…}`, `[]T{…}`, `map[K]V{…}`, `{…}` with the type elided).
+//! composite literals (`T{…}`, `[]T{…}`, `map[K]V{…}`, `{…}` with the type elided), and
+//! function literals (`func(a T, b U) R { … }`) with their statements.
 //!
 //! Everything else is skipped, never misread: an expression of any other form (an operator,
 //! a function literal, a parenthesis) becomes [`ExprKind::Unread`] with its place and text,
@@ -44,6 +45,13 @@ pub enum ExprKind {
         ty: Option<String>,
         elems: Vec<Elem>,
     },
+    /// `func(params) result { body }`; `params` are the parameter names in order, `None`
+    /// when they are not all named (`func(int)`).
+    Func {
+        params: Option<Vec<String>>,
+        result: String,
+        body: Vec<Stmt>,
+    },
     /// Something else, as written (shortened).
     Unread(String),
 }
@@ -77,6 +85,9 @@ pub struct Func {
     pub body: Vec<Stmt>,
     /// Every name its body mentions, in order, with its place.
     pub names: Vec<(String, Pos)>,
+    /// A digest of its body's tokens (FNV-1a over their text), which tells whether the body
+    /// is one the importer knows; comments and layout do not change it.
+    pub body_digest: u64,
     pub at: Pos,
 }
 
@@ -385,6 +396,7 @@ impl Parser<'_> {
             result,
             body,
             names,
+            body_digest: digest(body_toks),
             at,
         })
     }
@@ -512,7 +524,36 @@ impl Parser<'_> {
                 }
                 self.composite(Some(ty))?
             }
-            Tok::Ident(kw) if kw == "func" => return None,
+            Tok::Ident(kw) if kw == "func" => {
+                self.i += 1;
+                if !self.is_op("(") {
+                    return None;
+                }
+                let params = self.param_names()?;
+                let result_start = self.i;
+                while self.peek().is_some() && !self.is_op("{") && self.peek() != Some(&Tok::Semi) {
+                    if matches!(self.peek(), Some(Tok::Op("(" | "["))) {
+                        self.skip_group();
+                    } else {
+                        self.i += 1;
+                    }
+                }
+                if !self.is_op("{") {
+                    return None;
+                }
+                let result = type_text(&self.t[result_start..self.i]);
+                let body_start = self.i + 1;
+                self.skip_group();
+                if !matches!(self.t.get(self.i.checked_sub(1)?), Some(t) if t.tok == Tok::Op("}")) {
+                    return None; // the body is not closed
+                }
+                let body = statements(&self.t[body_start..self.i - 1]);
+                ExprKind::Func {
+                    params,
+                    result,
+                    body,
+                }
+            }
             Tok::Ident(mut name) => {
                 self.i += 1;
                 if self.is_op(".") {
@@ -538,6 +579,45 @@ impl Parser<'_> {
             _ => return None,
         };
         Some(Expr { kind, at })
+    }
+
+    /// The parameter list at `(`: the names, or `Some(None)` when the parameters are not
+    /// named (Go names all of them or none: `a, b int` is two named, `int, string` none).
+    #[allow(clippy::option_option)] // None: not a parameter list; Some(None): unnamed ones
+    fn param_names(&mut self) -> Option<Option<Vec<String>>> {
+        let start = self.i;
+        self.skip_group();
+        if !matches!(self.t.get(self.i.checked_sub(1)?), Some(t) if t.tok == Tok::Op(")")) {
+            return None;
+        }
+        let inner = &self.t[start + 1..self.i - 1];
+        let mut parts: Vec<Vec<&Tok>> = vec![Vec::new()];
+        let mut depth = 0usize;
+        for t in inner {
+            match &t.tok {
+                Tok::Op("(" | "[" | "{") => depth += 1,
+                Tok::Op(")" | "]" | "}") => depth = depth.saturating_sub(1),
+                Tok::Op(",") if depth == 0 => {
+                    parts.push(Vec::new());
+                    continue;
+                }
+                _ => {}
+            }
+            if let Some(last) = parts.last_mut() {
+                last.push(&t.tok);
+            }
+        }
+        if inner.is_empty() {
+            return Some(Some(Vec::new()));
+        }
+        if parts.iter().all(|p| p.len() <= 1) {
+            return Some(None);
+        }
+        let names = parts.iter().map(|p| match p.first() {
+            Some(Tok::Ident(n)) => Some(n.clone()),
+            _ => None,
+        });
+        Some(names.collect())
     }
 
     /// `{elems…}` at `{`, of type `ty`.
@@ -611,6 +691,18 @@ fn statements(tokens: &[Token]) -> Vec<Stmt> {
         out.push(p.stmt());
     }
     out
+}
+
+/// FNV-1a over the tokens' text, each followed by a separator.
+fn digest(tokens: &[Token]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for t in tokens {
+        for b in text(&t.tok).bytes().chain([0x1f]) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
 }
 
 /// Tokens written without spaces, as Go types are compared here (`map[string]any`).
@@ -744,8 +836,9 @@ func p(a int) (int, bool) { if a > 0 { return a, true }; return 0, false }
     #[test]
     fn other_forms_are_unread_with_their_text() {
         assert_eq!(expr("1 + 2"), ExprKind::Unread("1 + 2".into()));
+        // A function literal called where it is written.
         assert_eq!(
-            expr("func(a int) T { return T{a} }"),
+            expr("func(a int) T { return T{a} }(2)"),
             ExprKind::Unread("func ( a int ) T { return …".into())
         );
         // An unread value inside a composite does not spoil its neighbours.
@@ -754,6 +847,44 @@ func p(a int) (int, bool) { if a > 0 { return a, true }; return 0, false }
         };
         assert_eq!(elems[0].value.kind, ExprKind::Unread("x * 2".into()));
         assert_eq!(elems[1].value.kind, ExprKind::Int("3".into()));
+    }
+
+    #[test]
+    fn function_literals_with_their_parameters_and_body() {
+        let ExprKind::Func {
+            params,
+            result,
+            body,
+        } = expr("func(s string, dc, n int, hint string) pgLock {\n\treturn pgLock{hint: hint}\n}")
+        else {
+            panic!("a function literal")
+        };
+        assert_eq!(
+            params,
+            Some(vec!["s".into(), "dc".into(), "n".into(), "hint".into()])
+        );
+        assert_eq!(result, "pgLock");
+        assert!(matches!(
+            &body[..],
+            [Stmt::Return(Expr { kind: ExprKind::Composite { ty: Some(t), .. }, .. }, _)] if t == "pgLock"
+        ));
+        assert!(matches!(
+            expr("func(int, string) (T, bool) { return T{}, true }"),
+            ExprKind::Func { params: None, result, .. } if result == "(T,bool)"
+        ));
+        assert!(matches!(
+            expr("func() {}"),
+            ExprKind::Func { params: Some(p), body, .. } if p.is_empty() && body.is_empty()
+        ));
+    }
+
+    #[test]
+    fn a_body_digest_ignores_comments_and_layout() {
+        let a = file("func f() int {\n\treturn g(1, 2) // why\n}\n");
+        let b = file("func f() int {\n\treturn g(1,\n\t\t2)\n}\n");
+        let c = file("func f() int {\n\treturn g(1, 3)\n}\n");
+        assert_eq!(a.funcs[0].body_digest, b.funcs[0].body_digest);
+        assert_ne!(a.funcs[0].body_digest, c.funcs[0].body_digest);
     }
 
     #[test]
@@ -796,6 +927,11 @@ func p(a int) (int, bool) { if a > 0 { return a, true }; return 0, false }
             "}}}",
             "x[",
             "func f() { m[ }",
+            "var x = func(",
+            "var x = func(a int",
+            "var x = func(a int) T {",
+            "var x = func(a int) T { return",
+            "var x = func(a, int) T",
         ] {
             let _ = file(src);
         }
