@@ -92,6 +92,65 @@ fn report(name: &str, cps: f64, lat: &[Duration], ceiling: f64, ceiling_what: &s
     );
 }
 
+/// CPU time, in seconds, as Linux counts it (`utime + stime` of `/proc/…/stat`).
+fn cpu_of(stat: &str) -> Option<(String, f64)> {
+    // `pid (comm) state …`: the comm may hold spaces, the fields after it do not.
+    let (head, rest) = stat.rsplit_once(") ")?;
+    let comm = head.split_once(" (")?.1.to_string();
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    Some((comm, ticks / 100.0))
+}
+
+/// Where the CPU goes: this process's threads by name (the servers' runtimes, the
+/// PostgreSQL driver's, the load's clients) and every `postgres` process on the machine.
+#[derive(Default)]
+struct CpuSample {
+    threads: std::collections::HashMap<String, (String, f64)>,
+    process: f64,
+    postgres: f64,
+}
+
+impl CpuSample {
+    fn now() -> CpuSample {
+        let read = |p: &std::path::Path| std::fs::read_to_string(p).ok();
+        let mut s = CpuSample::default();
+        if let Some((_, t)) = read("/proc/self/stat".as_ref()).as_deref().and_then(cpu_of) {
+            s.process = t;
+        }
+        for e in std::fs::read_dir("/proc/self/task").into_iter().flatten().flatten() {
+            if let Some(c) = read(&e.path().join("stat")).as_deref().and_then(cpu_of) {
+                s.threads.insert(e.file_name().to_string_lossy().into_owned(), c);
+            }
+        }
+        for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            if let Some((comm, t)) = read(&e.path().join("stat")).as_deref().and_then(cpu_of)
+                && comm == "postgres"
+            {
+                s.postgres += t;
+            }
+        }
+        s
+    }
+
+    /// CPU ms per command since `before`: (servers' HTTP and command runtime, PostgreSQL
+    /// driver runtime, the rest of this process: the load's clients, other threads; postgres).
+    fn per_command(&self, before: &CpuSample, commands: usize) -> [f64; 4] {
+        let (mut server, mut driver) = (0.0, 0.0);
+        for (tid, (comm, t)) in &self.threads {
+            let was = before.threads.get(tid).map_or(0.0, |(_, t)| *t);
+            if comm.starts_with("tokio-runtime") {
+                server += t - was;
+            } else if comm.starts_with("zonegraph-pg") {
+                driver += t - was;
+            }
+        }
+        let rest = (self.process - before.process) - server - driver;
+        let pg = self.postgres - before.postgres;
+        [server, driver, rest, pg].map(|s| 1e3 * s / commands as f64)
+    }
+}
+
 /// The load on `servers`, and the round trips to PostgreSQL it cost per command (the
 /// watchers' polls and the sweepers' reads in those seconds included).
 fn load_counted(
@@ -107,10 +166,13 @@ fn load_counted(
             .sum()
     };
     let before = trips();
+    let cpu = CpuSample::now();
     let addrs: Vec<SocketAddr> = servers.iter().map(|s| s.addr).collect();
     let (cps, lat) = load(&addrs, players, runs)?;
+    let [server, driver, rest, pg] = CpuSample::now().per_command(&cpu, lat.len());
     println!(
-        "  ({:.2} round trips to PostgreSQL per command)",
+        "  ({:.2} round trips to PostgreSQL per command; CPU per command: servers {server:.3} ms, \
+         driver {driver:.3} ms, clients and the rest {rest:.3} ms, postgres {pg:.3} ms)",
         (trips() - before) as f64 / lat.len() as f64
     );
     Ok((cps, lat))
@@ -143,7 +205,15 @@ fn main() -> anyhow::Result<()> {
     let one = server(DbAt::Postgres(url))?;
     let (cps, lat) = load_counted(&[&one], players, runs)?;
     one.stop()?;
+    let cpu = CpuSample::now();
     let bare1 = bare_postgres(&cluster.fresh_db(), 16)?;
+    // Its loop runs 3 s (the set-up before it is in the sample too, and small).
+    let n = (bare1 * 3.0) as usize;
+    let [_, driver, rest, pg] = CpuSample::now().per_command(&cpu, n.max(1));
+    println!(
+        "  (bare loop, CPU per transaction: driver {driver:.3} ms, its threads and the rest \
+         {rest:.3} ms, postgres {pg:.3} ms)"
+    );
     report(
         "PostgreSQL, one instance",
         cps,
