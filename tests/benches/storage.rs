@@ -52,6 +52,7 @@ fn bare_postgres(url: &str, threads: usize) -> anyhow::Result<f64> {
         .await?;
         Ok(())
     })?;
+    let cpu = CpuSample::now();
     let start = Instant::now();
     let handles: Vec<_> = (0..threads)
         .map(|t| {
@@ -79,7 +80,14 @@ fn bare_postgres(url: &str, threads: usize) -> anyhow::Result<f64> {
             .join()
             .map_err(|_| anyhow::anyhow!("bare loop panicked"))??;
     }
-    Ok(n as f64 / start.elapsed().as_secs_f64())
+    let rate = n as f64 / start.elapsed().as_secs_f64();
+    // Sampled while its connections are open (a backend's CPU leaves /proc with it).
+    let split = CpuSample::now().per_command(&cpu, n.max(1) as usize);
+    println!(
+        "  (bare loop, {threads} threads, CPU per transaction {})",
+        shown(&split)
+    );
+    Ok(rate)
 }
 
 fn report(name: &str, cps: f64, lat: &[Duration], ceiling: f64, ceiling_what: &str) {
@@ -118,9 +126,14 @@ impl CpuSample {
         if let Some((_, t)) = read("/proc/self/stat".as_ref()).as_deref().and_then(cpu_of) {
             s.process = t;
         }
-        for e in std::fs::read_dir("/proc/self/task").into_iter().flatten().flatten() {
+        for e in std::fs::read_dir("/proc/self/task")
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
             if let Some(c) = read(&e.path().join("stat")).as_deref().and_then(cpu_of) {
-                s.threads.insert(e.file_name().to_string_lossy().into_owned(), c);
+                s.threads
+                    .insert(e.file_name().to_string_lossy().into_owned(), c);
             }
         }
         for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
@@ -133,22 +146,37 @@ impl CpuSample {
         s
     }
 
-    /// CPU ms per command since `before`: (servers' HTTP and command runtime, PostgreSQL
-    /// driver runtime, the rest of this process: the load's clients, other threads; postgres).
-    fn per_command(&self, before: &CpuSample, commands: usize) -> [f64; 4] {
-        let (mut server, mut driver) = (0.0, 0.0);
+    /// CPU ms per command since `before`, by thread name (this process's threads that
+    /// ended meanwhile, the load's clients, under "ended threads"; `tokio-rt-worker` the
+    /// servers' HTTP and command threads; `zonegraph-pg` the PostgreSQL driver's), and
+    /// `postgres` for every postgres process.
+    fn per_command(&self, before: &CpuSample, commands: usize) -> Vec<(String, f64)> {
+        let mut by: std::collections::BTreeMap<String, f64> = Default::default();
+        let mut counted = 0.0;
         for (tid, (comm, t)) in &self.threads {
             let was = before.threads.get(tid).map_or(0.0, |(_, t)| *t);
-            if comm.starts_with("tokio-runtime") {
-                server += t - was;
-            } else if comm.starts_with("zonegraph-pg") {
-                driver += t - was;
-            }
+            *by.entry(comm.clone()).or_default() += t - was;
+            counted += t - was;
         }
-        let rest = (self.process - before.process) - server - driver;
-        let pg = self.postgres - before.postgres;
-        [server, driver, rest, pg].map(|s| 1e3 * s / commands as f64)
+        let ended = (self.process - before.process) - counted;
+        // The load's client threads end with the load: theirs is most of this.
+        by.insert("ended threads".into(), ended.max(0.0));
+        by.insert("postgres".into(), self.postgres - before.postgres);
+        let mut out: Vec<(String, f64)> = by
+            .into_iter()
+            .map(|(k, v)| (k, 1e3 * v / commands as f64))
+            .filter(|(_, ms)| *ms >= 0.001)
+            .collect();
+        out.sort_by(|a, b| b.1.total_cmp(&a.1));
+        out
     }
+}
+
+/// `name 0.123 ms, …`, and their sum.
+fn shown(split: &[(String, f64)]) -> String {
+    let total: f64 = split.iter().map(|(_, ms)| ms).sum();
+    let parts: Vec<String> = split.iter().map(|(n, ms)| format!("{n} {ms:.3}")).collect();
+    format!("{total:.3} ms: {}", parts.join(", "))
 }
 
 /// The load on `servers`, and the round trips to PostgreSQL it cost per command (the
@@ -169,11 +197,11 @@ fn load_counted(
     let cpu = CpuSample::now();
     let addrs: Vec<SocketAddr> = servers.iter().map(|s| s.addr).collect();
     let (cps, lat) = load(&addrs, players, runs)?;
-    let [server, driver, rest, pg] = CpuSample::now().per_command(&cpu, lat.len());
+    let split = CpuSample::now().per_command(&cpu, lat.len());
     println!(
-        "  ({:.2} round trips to PostgreSQL per command; CPU per command: servers {server:.3} ms, \
-         driver {driver:.3} ms, clients and the rest {rest:.3} ms, postgres {pg:.3} ms)",
-        (trips() - before) as f64 / lat.len() as f64
+        "  ({:.2} round trips to PostgreSQL per command; CPU per command {})",
+        (trips() - before) as f64 / lat.len() as f64,
+        shown(&split)
     );
     Ok((cps, lat))
 }
@@ -205,15 +233,7 @@ fn main() -> anyhow::Result<()> {
     let one = server(DbAt::Postgres(url))?;
     let (cps, lat) = load_counted(&[&one], players, runs)?;
     one.stop()?;
-    let cpu = CpuSample::now();
     let bare1 = bare_postgres(&cluster.fresh_db(), 16)?;
-    // Its loop runs 3 s (the set-up before it is in the sample too, and small).
-    let n = (bare1 * 3.0) as usize;
-    let [_, driver, rest, pg] = CpuSample::now().per_command(&cpu, n.max(1));
-    println!(
-        "  (bare loop, CPU per transaction: driver {driver:.3} ms, its threads and the rest \
-         {rest:.3} ms, postgres {pg:.3} ms)"
-    );
     report(
         "PostgreSQL, one instance",
         cps,
