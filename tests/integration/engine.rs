@@ -477,6 +477,9 @@ fn every_refusal() {
             "!zone status",
             "!zone advance",
             "!zone advance",
+            "!zone fight",
+            "!zone flee",
+            "!zone go",
             "!zone go abc",
             "!zone go 0",
             "!zone go 9",
@@ -501,7 +504,7 @@ fn every_refusal() {
         "You are not in a zone.",
         "Lock Zoo requires level 2 (you are 1).",
         "You are already in Lock Zoo.",
-        "A fork waits for your choice first: pick one with !zone go <n> (1-8).",
+        "A fork waits for your choice first: pick one with !zone go <n> (1-8); !zone go alone shows the ways again.",
         "\"abc\" is not a number. Pick an option with !zone go <n> (1-8).",
         "There is no option 0. Pick 1-8.",
         "There is no option 9. Pick 1-8.",
@@ -680,8 +683,16 @@ fn fork_timeout_is_measured_from_the_fork_and_waits_without_an_open_option() {
         .to_string(),
     );
     let mut host = Host::new(&zone, "w-1", Character::default());
-    let t = play(&mut host, &["enter w", "advance", "@+7h", "status"]);
+    let t = play(
+        &mut host,
+        &[
+            "enter w", "advance", "@+7h", "status", "advance", "fight", "go",
+        ],
+    );
     insta::assert_snapshot!("fork_waiting", t);
+    // Nothing but leaving helps, and every refusal says so.
+    assert_eq!(t.matches("waiting will not open").count(), 5, "{t}");
+    assert!(!t.contains("only wait"), "{t}");
     let run = host.run();
     assert!(!run.is_over());
     assert_eq!(run.current_node.as_str(), "w.a");
@@ -1167,7 +1178,8 @@ fn command_parsing() {
         r#"error: "hello" is not a command (commands start with !zone or !char)"#,
     );
     check_cmd("!zone dance", "error: unknown command !zone dance");
-    check_cmd("!zone go", "error: missing option number: use !zone go <n>");
+    // `!zone go` alone shows the ways again: the status, with the fork's menu.
+    check_cmd("!zone go", "Status");
     check_cmd(
         "!zone go 1 2",
         r#"error: unexpected "2" after the command: use !zone go <n>"#,

@@ -390,9 +390,11 @@ fn fork_menu(out: &mut Out, label: &str, options: &[ExitView], waiting: bool) {
     if waiting {
         out.put("Every way on from ")
             .bold(label)
-            .put(" is barred. You can only wait, or leave with ")
+            .put(" is barred, and waiting will not open it. Leave with ")
             .code("!zone abandon")
-            .put(".");
+            .put(" (")
+            .code("!zone go <n>")
+            .put(" tells what a way needs):");
     } else {
         out.put("The way splits at ")
             .bold(label)
@@ -471,9 +473,11 @@ pub fn status(s: &Status) -> Reply {
         }
         Phase::Waiting => {
             out.nl()
-                .put("Every way on is barred. You can only wait, or leave with ")
+                .put("Every way on is barred, and waiting will not open it. Leave with ")
                 .code("!zone abandon")
-                .put(":");
+                .put(" (")
+                .code("!zone go <n>")
+                .put(" tells what a way needs):");
             exit_lines(&mut out, &s.exits, true);
         }
         Phase::InRoom => {
@@ -647,7 +651,16 @@ pub fn refusal(r: &Refusal) -> Reply {
         Refusal::ForkPending { options } => {
             out.put("A fork waits for your choice first: pick one with ")
                 .code("!zone go <n>")
-                .put(&format!(" ({}).", range(*options)));
+                .put(&format!(" ({}); ", range(*options)))
+                .code("!zone go")
+                .put(" alone shows the ways again.");
+        }
+        Refusal::ForkBarred { .. } => {
+            out.put("Every way on from here is locked, and waiting will not open one: the checks were made when you arrived. Leave with ")
+                .code("!zone abandon")
+                .put(" (")
+                .code("!zone go <n>")
+                .put(" tells what a way needs).");
         }
         Refusal::NotANumber { given, max } => {
             out.put(&format!(

@@ -218,10 +218,8 @@ fn zone(words: &[&str]) -> Result<Command, CommandError> {
         "go" | "choose" => {
             let usage = "!zone go <n>";
             match rest {
-                [] => Err(CommandError::MissingArgument {
-                    what: "option number",
-                    usage,
-                }),
+                // The ways again (the fork menu, as `!zone status` shows it).
+                [] => Ok(Command::Status),
                 [n] => Ok(Command::Go {
                     choice: (*n).to_string(),
                 }),

@@ -263,8 +263,13 @@ pub enum Refusal {
         rooms: usize,
     },
     NoForkPending,
-    /// `!zone advance` while a fork waits for a choice.
+    /// `!zone advance`, `fight` or `flee` while a fork waits for a choice.
     ForkPending {
+        options: usize,
+    },
+    /// The same while every option of the fork is locked: no choice opens, and waiting
+    /// does not either (the checks were made once); only leaving helps.
+    ForkBarred {
         options: usize,
     },
     NotANumber {
@@ -390,11 +395,7 @@ pub fn advance_as(
     now: i64,
 ) -> Result<Vec<Event>, Refusal> {
     let at = active_room(zone, run)?;
-    if let Some(fork) = &run.pending_fork {
-        return Err(Refusal::ForkPending {
-            options: fork.options.len(),
-        });
-    }
+    fork_first(run)?;
     run.last_action_at = now;
     let mut events = Vec::new();
     let pending = pending_encounter(zone, run);
@@ -448,15 +449,31 @@ pub fn fight(
     now: i64,
 ) -> Result<Vec<Event>, Refusal> {
     active_room(zone, run)?;
+    fork_first(run)?;
     if pending_encounter(zone, run).is_none() {
         return Err(Refusal::NoEncounter);
     }
     advance_as(zone, run, character, referee, now)
 }
 
+/// A fork waiting for a choice comes first: what else a player asks for is refused, pointing
+/// to `!zone go` (or, when every way is locked, to leaving).
+fn fork_first(run: &Run) -> Result<(), Refusal> {
+    match &run.pending_fork {
+        Some(fork) if fork.options.iter().any(|o| o.open) => Err(Refusal::ForkPending {
+            options: fork.options.len(),
+        }),
+        Some(fork) => Err(Refusal::ForkBarred {
+            options: fork.options.len(),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Runs from the encounter of the current room (`!zone flee`): the run ends.
 pub fn flee(zone: &Zone, run: &mut Run, now: i64) -> Result<Vec<Event>, Refusal> {
     let at = active_room(zone, run)?;
+    fork_first(run)?;
     if pending_encounter(zone, run).is_none() {
         return Err(Refusal::NoEncounter);
     }
