@@ -19,6 +19,7 @@ use crate::rules::{self, EncounterKind};
 use crate::zone::{Ability, Zone};
 
 /// One chat reply.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Reply {
     pub text: String,
@@ -40,6 +41,7 @@ pub struct Reply {
 
 /// One numbered option of a reply: `!zone go {number}`, listed on line `line` of the text
 /// (0 is the first line) as `words` (the line after its number).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Choice {
     pub number: usize,

@@ -55,6 +55,7 @@ pub const MAX_WOUNDS: u32 = 3;
 pub const LOOT_DC: u32 = 15;
 
 /// What kind of fight a room holds.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EncounterKind {

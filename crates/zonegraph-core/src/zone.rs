@@ -17,6 +17,7 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::format::{ContentFile, EdgeFile, LockKind, NodeFile, NodeKind, RegionFile, ZoneFile};
 
 /// A room's globally unique id (`crypt_valdris.side_chapel`).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct NodeId(pub String);
@@ -40,6 +41,7 @@ impl From<&str> for NodeId {
 }
 
 /// One of the six abilities. Parsed case-insensitively from `str`/`dex`/….
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Ability {

@@ -20,7 +20,7 @@ use axum::extract::{DefaultBodyLimit, Path as UrlPath, Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{MethodRouter, get, post};
 use axum::{Extension, Json, Router};
 use serde::Deserialize;
 use serde_json::json;
@@ -192,29 +192,50 @@ async fn security_headers(mut r: Response) -> Response {
     r
 }
 
-/// The router of the whole server, with its limits.
-pub fn router(state: AppState, limits: &Limits) -> Router {
-    let cors = cors(&state.allow_origins);
-    Router::new()
-        .route("/api/command", post(command))
-        .route(
+/// The API's paths and what answers each: the one list the router is built from, checked
+/// against [`crate::openapi::OPERATIONS`] by a test.
+fn api_routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
+    vec![
+        ("/api/command", post(command)),
+        (
             "/api/zones",
             get(zones)
                 .post(publish)
                 .layer(DefaultBodyLimit::max(ZONE_BODY_LIMIT)),
-        )
-        .route("/api/zones/{zone_id}", get(zone).delete(withdraw))
-        .route("/api/zones/{zone_id}/versions", get(zone_versions))
+        ),
+        ("/api/zones/{zone_id}", get(zone).delete(withdraw)),
+        ("/api/zones/{zone_id}/versions", get(zone_versions)),
         // A run view of 100 rooms is ≈ 31 KB of JSON, ≈ 2 KB gzipped: it shares a phone's
         // link with the run page's wasm on the first visit.
-        .route(
+        (
             "/api/runs/{token}",
             get(run).layer(tower_http::compression::CompressionLayer::new()),
-        )
-        .route("/api/runs/{token}/events", get(run_events))
-        .route("/api/notices", post(notices).get(notices_by_get))
-        .route("/api/notices/ack", post(ack_notices))
-        .route("/healthz", get(healthz))
+        ),
+        ("/api/runs/{token}/events", get(run_events)),
+        (
+            "/api/players/{user}/run",
+            get(player_run).layer(tower_http::compression::CompressionLayer::new()),
+        ),
+        ("/api/notices", post(notices).get(notices_by_get)),
+        ("/api/notices/ack", post(ack_notices)),
+        ("/api/openapi.json", get(openapi)),
+        ("/healthz", get(healthz)),
+    ]
+}
+
+/// The paths the router serves under `/api` and `/healthz` (for the document's test).
+pub fn api_paths() -> Vec<&'static str> {
+    api_routes().into_iter().map(|(path, _)| path).collect()
+}
+
+/// The router of the whole server, with its limits.
+pub fn router(state: AppState, limits: &Limits) -> Router {
+    let cors = cors(&state.allow_origins);
+    let mut router = Router::new();
+    for (path, method) in api_routes() {
+        router = router.route(path, method);
+    }
+    router
         .fallback(fallback)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::map_response(security_headers))
@@ -808,6 +829,41 @@ async fn run(State(state): State<AppState>, UrlPath(token): UrlPath<String>) -> 
         Ok(Err(e)) => internal(&e),
         Err(join) => internal(&anyhow::anyhow!("run view task failed: {join}")),
     }
+}
+
+/// `GET /api/players/{user}/run`: the player's run (active, else the latest) with its link
+/// and token, and its player view; 404 when the player has none.
+async fn player_run(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    UrlPath(user): UrlPath<String>,
+) -> Response {
+    let caller = match caller(&state, &headers).await {
+        Ok(c) => c,
+        Err(r) => return r,
+    };
+    if let Err(msg) = check_user(&user) {
+        return error(StatusCode::UNPROCESSABLE_ENTITY, msg);
+    }
+    if let Err(r) = allowed(&state, &caller, Need::ActAs(&user)) {
+        return r;
+    }
+    let store = state.service.store.clone();
+    let public_url = state.service.settings.public_url.clone();
+    let u = user.clone();
+    match tokio::task::spawn_blocking(move || store.player_run(&u, &public_url)).await {
+        Ok(Ok(Some(run))) => Json(run).into_response(),
+        Ok(Ok(None)) => error(StatusCode::NOT_FOUND, format!("{user} has no run")),
+        Ok(Err(e)) => internal(&e),
+        Err(join) => internal(&anyhow::anyhow!("player run task failed: {join}")),
+    }
+}
+
+/// `GET /api/openapi.json`: the API described ([`crate::openapi::document`]), built once.
+async fn openapi() -> Response {
+    static DOCUMENT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let body = DOCUMENT.get_or_init(|| crate::openapi::document().to_string());
+    ([(header::CONTENT_TYPE, "application/json")], body.as_str()).into_response()
 }
 
 /// Ends the open event streams when the server stops (a graceful stop waits for every

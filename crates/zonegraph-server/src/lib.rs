@@ -16,6 +16,7 @@ pub mod import;
 #[cfg(feature = "matrix")]
 pub mod matrix;
 pub mod migrate;
+pub mod openapi;
 pub mod play;
 pub mod serve;
 pub mod service;

@@ -15,7 +15,7 @@ use zonegraph_core::bot::{self, AdminEdit, Authority, Context, Game, Player};
 use zonegraph_core::chat::{self, Reply};
 use zonegraph_core::command::Syntax;
 use zonegraph_core::engine::{
-    self, CharEdit, Character, EncounterRequest, HostOutcome, PlayerView, Refusal, Run,
+    self, CharEdit, Character, EncounterRequest, Event, HostOutcome, PlayerView, Refusal, Run,
 };
 use zonegraph_core::rules;
 use zonegraph_core::zone::Zone;
@@ -174,7 +174,7 @@ impl std::fmt::Debug for CommandSettings {
 
 /// `GET /api/runs/{token}`: what the player's run-map page shows, all of it from the player
 /// view.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct RunView {
     /// [`engine::player_view`] of the run.
     pub view: PlayerView,
@@ -185,13 +185,56 @@ pub struct RunView {
     pub stamp: (i64, i64),
 }
 
+/// `GET /api/players/{user}/run`: the run, and what its page shows.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct PlayerRun {
+    pub run: RunRef,
+    /// [`engine::player_view`] of the run: what the player may know of the zone.
+    pub view: PlayerView,
+    /// The chat's `!zone status` words for it.
+    pub status: Reply,
+}
+
 /// What a command gives back: the queued notices to show before the replies (they stay
 /// queued until the transport acknowledges them with [`Store::ack_notices`]), then the
-/// command's own replies.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+/// command's own replies, what happened as typed events, and the player's run after it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Answer {
+    /// Queued notices ("picked for you"), oldest first; acknowledge them with
+    /// `POST /api/notices/ack`.
     pub notices: Vec<Notice>,
+    /// The command's replies, in order: what the chat shows.
     pub replies: Vec<Reply>,
+    /// What the command did, in order (a fork timed out first, then the command): the same
+    /// events the chat words, for a host game to act on (keys, loot, XP, the outcome).
+    /// Empty when it changed nothing (help, a refusal, a status).
+    pub events: Vec<Event>,
+    /// The player's run after the command, active or ended (`None`: no run yet).
+    pub run: Option<RunRef>,
+}
+
+/// A player's run as the API names it: its link (the run page) and the token in it. Not its
+/// run id: every roll is drawn from it, so whoever knew it would know the dice.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct RunRef {
+    pub zone_id: String,
+    /// The token of its run page and `GET /api/runs/{token}`.
+    pub token: String,
+    /// The run page's address (`--public-url` + `/run/{token}`).
+    pub link: String,
+    /// How it ended; `None` while it goes on.
+    pub outcome: Option<zonegraph_core::engine::Outcome>,
+}
+
+impl RunRef {
+    fn of(run: &engine::Run, token: &str, public_url: &str) -> RunRef {
+        RunRef {
+            zone_id: run.zone_id.clone(),
+            token: token.to_string(),
+            link: run_link(public_url, token),
+            outcome: run.outcome,
+        }
+    }
 }
 
 /// What [`Store::command`] reads before computing: the player and the rows it came from.
@@ -438,6 +481,7 @@ impl Store {
                     Answer {
                         notices,
                         replies: vec![chat::host_busy()],
+                        ..Answer::default()
                     },
                     None,
                 ));
@@ -494,9 +538,23 @@ impl Store {
                         None,
                     ));
                 }
+                // The run after the command: the stored one, or a new one with a new token.
+                let new_run = match (&player.run, &stored) {
+                    (Some(run), Some(row)) if row.run.run_id == run.run_id => None,
+                    (Some(_), _) => Some(db::random_hex()?),
+                    (None, _) => None,
+                };
+                let run_ref = player.run.as_ref().and_then(|run| {
+                    let token = new_run
+                        .as_deref()
+                        .or(stored.as_ref().map(|r| r.link_token.as_str()))?;
+                    Some(RunRef::of(run, token, &s.public_url))
+                });
                 let answer = Answer {
                     notices,
                     replies: response.replies,
+                    events: response.events,
+                    run: run_ref,
                 };
                 let done = Step::Done(answer, response.admin_edit);
                 if player == before {
@@ -524,8 +582,9 @@ impl Store {
                         run: stored.as_ref(),
                         character_version,
                     };
+                    let new_run = (rooms, seq, new_run.as_deref());
                     let held =
-                        write_player(tx, &u, rows, &before, &replaced, &after, (rooms, seq), now)?;
+                        write_player(tx, &u, rows, &before, &replaced, &after, new_run, now)?;
                     if held && write_back {
                         write_back_gogobee(tx, &u, &before.character, &after.character)?;
                     }
@@ -549,7 +608,12 @@ impl Store {
                         Err(e) => {
                             eprintln!("zonegraph: host hook: encounter of {user}: {e:#}");
                             let replies = vec![chat::host_busy()];
-                            return Ok((Answer { notices, replies }, None));
+                            let answer = Answer {
+                                notices,
+                                replies,
+                                ..Answer::default()
+                            };
+                            return Ok((answer, None));
                         }
                     }
                 }
@@ -664,7 +728,8 @@ impl Store {
                         character_version,
                     };
                     // The sweep starts no run.
-                    let held = write_player(tx, &u, rows, &before, &None, &player, (0, None), now)?;
+                    let held =
+                        write_player(tx, &u, rows, &before, &None, &player, (0, None, None), now)?;
                     if held {
                         tx.push_notice(&u, &run_id, &notice.text, &notice.html, now)?;
                     }
@@ -812,6 +877,22 @@ impl Store {
         }))
     }
 
+    /// `GET /api/players/{user}/run`: the player's run (active, else the latest) as its
+    /// page shows it, with its link; `None` when the player has no run, or its zone is gone.
+    pub fn player_run(&self, user: &str, public_url: &str) -> Result<Option<PlayerRun>> {
+        let Some(stored) = self.read(|tx| Ok(tx.player_rows(user)?.run))? else {
+            return Ok(None);
+        };
+        let Some(RunView { view, status, .. }) = self.run_view(&stored.link_token)? else {
+            return Ok(None);
+        };
+        Ok(Some(PlayerRun {
+            run: RunRef::of(&stored.run, &stored.link_token, public_url),
+            view,
+            status,
+        }))
+    }
+
     /// Every stored run (tests and checks).
     pub fn all_runs(&self) -> Result<Vec<StoredRun>> {
         self.read(|c| c.all_runs())
@@ -956,7 +1037,7 @@ fn write_player(
     before: &Player,
     replaced: &Option<Run>,
     after: &Player,
-    (rooms, zone_file_seq): (usize, Option<i64>),
+    (rooms, zone_file_seq, token): (usize, Option<i64>, Option<&str>),
     now: i64,
 ) -> Result<bool> {
     let stored = rows.run;
@@ -989,7 +1070,8 @@ fn write_player(
         // Another writer started a run for this player meanwhile (the unique index on
         // active runs refuses the row): recompute.
         if let Some(run) = &after.run {
-            writes.push(tx.run_insert(user, run, rooms, zone_file_seq)?.0);
+            let token = token.context("a new run without its link token")?;
+            writes.push(tx.run_insert(user, run, rooms, zone_file_seq, token)?);
         }
     }
     tx.all_hold(&writes)

@@ -5,6 +5,7 @@
 //! set-up shared with the other tests is in `crate::support`; the Crypt's dice and the
 //! server as a process are here.
 
+mod api;
 mod auth;
 mod characters;
 mod legacy;

@@ -40,6 +40,7 @@ pub const SCORE_RANGE: std::ops::RangeInclusive<i32> = 1..=30;
 
 /// Everything that happens, in order. The chat module words these; hosts can hook a combat
 /// resolution onto `Arrived`'s kind.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
@@ -179,6 +180,7 @@ pub struct HostOutcome {
 }
 
 /// How an encounter a host game decided went.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {

@@ -200,6 +200,7 @@ mod keys_serde {
 }
 
 /// Why a run ended.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
@@ -328,6 +329,7 @@ pub struct PendingEncounter {
 }
 
 /// One encounter check of the built-in rules: d20 + modifier against the DC.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EncounterCheck {
@@ -364,6 +366,7 @@ pub struct ForkOption {
 }
 
 /// A lock's frozen evaluation: the roll and what it was compared with.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(
     tag = "lock",
@@ -405,6 +408,7 @@ pub enum Check {
 /// [`Check`] as stored, read flat. The derived reader for an internally tagged enum buffers
 /// every object it reads and is ~19 KB of wasm on its own; this one is a plain struct and
 /// gives the same errors (unknown lock, missing or unexpected field).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CheckRepr {
@@ -422,6 +426,7 @@ struct CheckRepr {
     lock_kind: Option<LockKind>,
 }
 
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Copy, Deserialize)]
 #[serde(rename_all = "snake_case")]
 enum CheckTag {
@@ -572,6 +577,7 @@ fn total(d20: u32, modifier: i32) -> i64 {
 }
 
 /// Why a locked option cannot be taken. The only place a DC is ever shown to the player.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "reason", rename_all = "snake_case")]
 pub enum LockReason {

@@ -24,6 +24,7 @@ use crate::rules::{self, EncounterKind};
 use crate::zone::{NodeId, Zone};
 
 /// Whether an exit was tested, and how it went.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ExitState {
@@ -37,6 +38,7 @@ pub enum ExitState {
 
 /// An exit as the player may see it: a secret's id, label and kind stay hidden until the
 /// lock into it was passed, and a failed Perception check hides what is there.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExitView {
     /// 1-based menu number.
@@ -58,6 +60,7 @@ pub struct ExitView {
 }
 
 /// What `!zone status` shows: the words of the chat's status line, as data.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Status {
     pub zone_id: String,
@@ -94,6 +97,7 @@ fn is_zero(n: &u32) -> bool {
 }
 
 /// The encounter waiting in the current room, as the player knows it.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EncounterView {
     pub kind: EncounterKind,
@@ -106,6 +110,7 @@ pub struct EncounterView {
 }
 
 /// Where a run stands.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "phase", rename_all = "snake_case")]
 pub enum Phase {
@@ -122,6 +127,7 @@ pub enum Phase {
 }
 
 /// How much a player may know of one room.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Knowledge {
@@ -359,6 +365,7 @@ pub(super) fn option_label(zone: &Zone, run: &Run, option: &ForkOption) -> Optio
 
 /// Everything a player may know of a zone during a run: what the run-map link serves, what
 /// the chat map draws, and what the wasm `playerView` returns.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlayerView {
     pub zone_id: String,
@@ -375,6 +382,7 @@ pub struct PlayerView {
 }
 
 /// A region as the player may know it.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RegionView {
     pub region_id: String,
@@ -382,6 +390,7 @@ pub struct RegionView {
 }
 
 /// A room on the player's map.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RoomView {
     /// `None` for an unknown room.
@@ -404,6 +413,7 @@ pub struct RoomView {
 }
 
 /// A passage on the player's map: its lock kind and hint, never the lock's data.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PassageView {
     /// Indices into [`PlayerView::rooms`].

@@ -7,7 +7,7 @@
 pub const MAX_QUEUED_NOTICES: i64 = 100;
 
 /// A queued notice.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct Notice {
     /// Its row: what a transport acknowledges.
     pub id: i64,

@@ -383,7 +383,8 @@ impl<'c> Tx<'c> {
         rooms: usize,
         zone_file_seq: Option<i64>,
     ) -> Result<Option<StoredRun>> {
-        let (stmt, token) = self.run_insert(user, run, rooms, zone_file_seq)?;
+        let token = random_hex()?;
+        let stmt = self.run_insert(user, run, rooms, zone_file_seq, &token)?;
         if !self
             .all_hold(&[stmt])
             .with_context(|| format!("cannot store run {}", run.run_id))?
@@ -396,21 +397,21 @@ impl<'c> Tx<'c> {
     }
 
     /// [`Tx::insert_run`] as a statement for [`Tx::all_hold`] (it changes no row when a
-    /// unique index refuses it), and the run's new link token.
+    /// unique index refuses it), with `token` (fresh: [`random_hex`]) as its link token.
     pub fn run_insert(
         &self,
         user: &str,
         run: &Run,
         rooms: usize,
         zone_file_seq: Option<i64>,
-    ) -> Result<(Stmt, String)> {
+        token: &str,
+    ) -> Result<Stmt> {
         let v = values(run)?;
-        let token = random_hex()?;
         let mut params = Vec::from(vals![
             user,
             &run.zone_id,
             &run.run_id,
-            &token,
+            token,
             v.current_node,
             v.visited,
             v.choices,
@@ -470,7 +471,7 @@ impl<'c> Tx<'c> {
                ?18, ?19, ?20, ?21, 0{exprs})
              ON CONFLICT DO NOTHING"
         );
-        Ok((Stmt::new(sql, params), token))
+        Ok(Stmt::new(sql, params))
     }
 
     /// Writes `run` over row `id` if it is still at `version` (compare-and-set).

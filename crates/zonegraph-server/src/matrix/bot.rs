@@ -538,8 +538,8 @@ async fn answer(s: &Shared, user: &UserId, event_id: &OwnedEventId, room: &Room,
         Err(CommandError::Failed(e)) => {
             eprintln!("zonegraph: matrix: {user}: {e:#}");
             Answer {
-                notices: Vec::new(),
                 replies: vec![chat::server_error()],
+                ..Answer::default()
             }
         }
     };
