@@ -118,6 +118,106 @@ fn ids(run: &Run) -> Vec<&str> {
     run.visited_nodes.iter().map(|n| n.as_str()).collect()
 }
 
+// ---- names and the designer's data --------------------------------------------------------
+
+#[test]
+fn keys_and_harvests_read_as_names_and_extra_passes_through_untouched() {
+    let zone = load(
+        &json!({
+            "format": 1, "zone_id": "grove", "name": "Grove", "tier": 1, "min_level": 1, "max_level": 3,
+            "keys": {"tidewarden_sigil": "the Tidewarden's Sigil"},
+            "nodes": [
+                {"node_id": "grove.gate", "kind": "entry", "label": "Gate", "is_entry": true},
+                {"node_id": "grove.beds", "kind": "harvest", "label": "Beds",
+                 "content": {"harvest_ref": "glowcap_mushrooms", "grants_key": "Tidewarden_Sigil",
+                             "extra": {"music": "grove_theme", "loot_table": 7, "phases": [1, 2]}}},
+                {"node_id": "grove.shed", "kind": "exploration", "label": "Shed",
+                 "content": {"grants_key": "rusty-shed_key"}},
+                {"node_id": "grove.boss", "kind": "boss", "label": "Old Root", "is_boss": true}
+            ],
+            "edges": [
+                {"from_node": "grove.gate", "to_node": "grove.beds"},
+                {"from_node": "grove.beds", "to_node": "grove.shed"},
+                {"from_node": "grove.shed", "to_node": "grove.boss"}
+            ]
+        })
+        .to_string(),
+    );
+    let mut host = Host::new(&zone, "g-1", Character::default());
+    let t = play(
+        &mut host,
+        &["enter grove", "advance", "advance", "advance", "status"],
+    );
+    // The file's name where it gives one, else the id's words; never the id itself.
+    assert!(t.contains("You find a key: the Tidewarden's Sigil."), "{t}");
+    assert!(
+        t.contains("You gather what grows here: Glowcap Mushrooms."),
+        "{t}"
+    );
+    assert!(t.contains("You find a key: Rusty Shed Key."), "{t}");
+    assert!(
+        t.contains("Keys: Rusty Shed Key, the Tidewarden's Sigil."),
+        "{t}"
+    );
+    assert!(
+        !t.contains("tidewarden_sigil") && !t.contains("glowcap_mushrooms"),
+        "{t}"
+    );
+
+    // The events carry both the id (for the host's inventory) and the name; the room's extra
+    // comes with its arrival exactly as written.
+    let mut host = Host::new(&zone, "g-2", Character::default());
+    host.exec("enter grove");
+    host.now += 1000;
+    let cx = host.context();
+    let r = bot::handle(&host.zones, &mut host.player, "advance", &cx);
+    let events = serde_json::to_value(&r.events).expect("events");
+    let arrived = events
+        .as_array()
+        .and_then(|l| l.iter().find(|e| e["event"] == "arrived"))
+        .expect("arrived");
+    assert_eq!(arrived["node"], "grove.beds");
+    assert_eq!(
+        arrived["extra"],
+        json!({"music": "grove_theme", "loot_table": 7, "phases": [1, 2]})
+    );
+    let r = bot::handle(&host.zones, &mut host.player, "advance", &cx);
+    let events = serde_json::to_value(&r.events).expect("events");
+    let key = events
+        .as_array()
+        .and_then(|l| l.iter().find(|e| e["event"] == "key_granted"))
+        .expect("key granted");
+    assert_eq!(key["key_id"], "tidewarden_sigil");
+    assert_eq!(key["name"], "the Tidewarden's Sigil");
+    let harvest = events
+        .as_array()
+        .and_then(|l| l.iter().find(|e| e["event"] == "harvested"))
+        .expect("harvested");
+    assert_eq!(harvest["harvest_ref"], "glowcap_mushrooms");
+    assert_eq!(harvest["name"], "Glowcap Mushrooms");
+    // A room without extra says nothing of it.
+    let arrived_shed = events
+        .as_array()
+        .and_then(|l| l.iter().find(|e| e["event"] == "arrived"))
+        .expect("arrived at the shed");
+    assert!(arrived_shed.get("extra").is_none(), "{arrived_shed}");
+
+    // The file round-trips: names and extra are kept as written.
+    let file = zone.to_file();
+    assert_eq!(file.keys["tidewarden_sigil"], "the Tidewarden's Sigil");
+    let beds = file
+        .nodes
+        .as_ref()
+        .expect("nodes")
+        .iter()
+        .find(|n| n.node_id == "grove.beds");
+    assert_eq!(
+        beds.and_then(|n| n.content.extra.clone())
+            .map(serde_json::Value::Object),
+        Some(json!({"music": "grove_theme", "loot_table": 7, "phases": [1, 2]}))
+    );
+}
+
 // ---- dice ------------------------------------------------------------------------------
 
 #[test]
@@ -821,7 +921,7 @@ fn a_key_granted_in_one_zone_opens_a_lock_in_another() {
         &mut host,
         &["enter armoury", "advance", "advance", "fight", "fight"],
     );
-    assert!(t.contains("You find a key: skull key."), "{t}");
+    assert!(t.contains("You find a key: Skull Key."), "{t}");
     assert_eq!(host.run().outcome, Some(Outcome::Victory), "{t}");
     let mut ch = host.player.character.clone();
     ch.keep_keys_from(host.run());
@@ -1869,7 +1969,7 @@ fn a_host_game_decides_encounters_in_its_own_words() {
         r.replies[0].html.contains("&lt;command&gt;"),
         "escaped in HTML"
     );
-    assert!(text.contains("You find a key: spike key."), "{text}");
+    assert!(text.contains("You find a key: Spike Key."), "{text}");
     assert!(!text.contains("XP") && !text.contains("Loot"), "{text}");
     assert!(text.contains("Campfire"), "moved on: {text}");
     assert!(player.character.has_key("spike key"));

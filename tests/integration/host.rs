@@ -100,7 +100,7 @@ fn serve_hands_encounters_to_the_host_game() {
         t.starts_with("The hall's champion yields to you. (the host game's words)\n"),
         "{t}"
     );
-    assert!(t.contains("You find a key: hall_seal."), "{t}");
+    assert!(t.contains("You find a key: Hall Seal."), "{t}");
     assert!(!t.contains("XP"), "the host keeps the sheet: {t}");
     assert!(t.contains("Valdris's Sanctum"), "moved on: {t}");
 
@@ -117,6 +117,11 @@ fn serve_hands_encounters_to_the_host_game() {
     assert_eq!(q["tier"], 1);
     assert_eq!(q["room"]["node_id"], "crypt_valdris.main_hall");
     assert_eq!(q["room"]["kind"], "elite");
+    // The designer's data for the host game, as the zone file has it.
+    assert_eq!(
+        q["room"]["extra"],
+        serde_json::json!({"music": "champions_dirge", "bestiary_table": "crypt_elites"})
+    );
     assert_eq!(q["character"]["level"], 3);
     assert_eq!(q["character"]["keys"], serde_json::json!(["host key"]));
     let token = q["run_token"].as_str().expect("run token");

@@ -64,6 +64,8 @@ fn z(spec: &str) -> String {
         nodes: Some(Vec::new()),
         edges: Some(Vec::new()),
         room_kinds: None,
+        keys: Default::default(),
+        harvests: Default::default(),
     };
     let mut nodes: Vec<NodeFile> = Vec::new();
     let add_node = |nodes: &mut Vec<NodeFile>, name: &str| {
@@ -618,6 +620,8 @@ fn chain(n: usize) -> ZoneFile {
         nodes: Some(nodes),
         edges: Some(edges),
         room_kinds: None,
+        keys: Default::default(),
+        harvests: Default::default(),
     }
 }
 

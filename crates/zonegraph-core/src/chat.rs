@@ -212,13 +212,13 @@ fn event(out: &mut Out, e: &Event) {
         Event::RoomCleared { label, .. } => {
             out.nl().put("You clear ").bold(label).put(".");
         }
-        Event::KeyGranted { key_id, .. } => {
-            out.nl().put("You find a key: ").bold(key_id).put(".");
+        Event::KeyGranted { name, .. } => {
+            out.nl().put("You find a key: ").bold(name).put(".");
         }
-        Event::Harvested { harvest_ref, .. } => {
+        Event::Harvested { name, .. } => {
             out.nl()
                 .put("You gather what grows here: ")
-                .bold(harvest_ref)
+                .bold(name)
                 .put(".");
         }
         Event::ForkOffered {
@@ -513,9 +513,8 @@ pub fn status(s: &Status) -> Reply {
         out.nl()
             .put(&format!("Wounds: {} of {}.", s.wounds, rules::MAX_WOUNDS));
     }
-    if !s.keys.is_empty() {
-        let keys: Vec<&str> = s.keys.iter().map(String::as_str).collect();
-        out.nl().put("Keys: ").put(&keys.join(", ")).put(".");
+    if !s.key_names.is_empty() {
+        out.nl().put("Keys: ").put(&s.key_names.join(", ")).put(".");
     }
     out.done()
 }

@@ -27,6 +27,7 @@ pub enum Code {
     BadLockData,
     UnknownRegion,
     KindFlagMismatch,
+    ExtraTooLarge,
     // Warnings: authoring guidelines (enough forks, secrets worth their roll, a hint on every
     // lock) and design lints.
     TooFewForks,
@@ -44,7 +45,7 @@ pub enum Code {
 }
 
 impl Code {
-    pub const ALL: [Code; 24] = [
+    pub const ALL: [Code; 25] = [
         Code::NoNodes,
         Code::EntryCount,
         Code::BossCount,
@@ -57,6 +58,7 @@ impl Code {
         Code::BadLockData,
         Code::UnknownRegion,
         Code::KindFlagMismatch,
+        Code::ExtraTooLarge,
         Code::TooFewForks,
         Code::SecretLootBias,
         Code::MissingHint,
@@ -85,6 +87,7 @@ impl Code {
             Code::BadLockData => "bad_lock_data",
             Code::UnknownRegion => "unknown_region",
             Code::KindFlagMismatch => "kind_flag_mismatch",
+            Code::ExtraTooLarge => "extra_too_large",
             Code::TooFewForks => "too_few_forks",
             Code::SecretLootBias => "secret_loot_bias",
             Code::MissingHint => "missing_hint",
@@ -113,7 +116,8 @@ impl Code {
             | Code::Cycle
             | Code::BadLockData
             | Code::UnknownRegion
-            | Code::KindFlagMismatch => Severity::Error,
+            | Code::KindFlagMismatch
+            | Code::ExtraTooLarge => Severity::Error,
             _ => Severity::Warning,
         }
     }

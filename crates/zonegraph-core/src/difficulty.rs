@@ -479,6 +479,8 @@ mod tests {
             nodes: Some(nodes),
             edges: Some(edges),
             room_kinds: None,
+            keys: Default::default(),
+            harvests: Default::default(),
         };
         let (zone, diags) = crate::zone::build(&file);
         assert!(diags.is_empty(), "{diags:?}");

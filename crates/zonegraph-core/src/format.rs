@@ -46,6 +46,14 @@ pub struct ZoneFile {
     /// A legacy linear zone: room kinds in order, compiled into a chain `<zone_id>.r1`….
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub room_kinds: Option<Vec<NodeKind>>,
+    /// What players read for a key id (`"tidewarden_sigil": "Tidewarden Sigil"`): the keys
+    /// rooms grant and locks ask for. A key without one reads as its id, words capitalised.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub keys: BTreeMap<String, String>,
+    /// What players read for a room's `harvest_ref` (`"glowcap_mushrooms": "Glowcap
+    /// Mushrooms"`); as for `keys`, an id without one reads as its words capitalised.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub harvests: BTreeMap<String, String>,
 }
 
 /// One region of a multi-region zone.
@@ -128,7 +136,15 @@ pub struct ContentFile {
     /// Key id the player receives when this room is cleared.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grants_key: Option<String>,
+    /// The designer's own data for the host game (a music cue, a loot table id, a boss
+    /// phase): any JSON object of at most 4096 bytes as compact JSON, which zonegraph never
+    /// reads and passes on untouched (the host hook, the events, the API, the wasm module).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra: Option<serde_json::Map<String, serde_json::Value>>,
 }
+
+/// The most bytes a room's `content.extra` may take, written as compact JSON.
+pub const MAX_EXTRA_BYTES: usize = 4096;
 
 impl Default for ContentFile {
     fn default() -> Self {
@@ -139,6 +155,7 @@ impl Default for ContentFile {
             narration: String::new(),
             allow_self_loop: false,
             grants_key: None,
+            extra: None,
         }
     }
 }

@@ -93,6 +93,8 @@ pub fn layered(zone_id: &str, rooms: usize, width: usize, seed: u64) -> ZoneFile
         nodes: Some(nodes),
         edges: Some(edges),
         room_kinds: None,
+        keys: Default::default(),
+        harvests: Default::default(),
     }
 }
 

@@ -355,6 +355,17 @@ pub fn validate(zone: &Zone) -> Vec<Diagnostic> {
                 out.push(Diagnostic::new(Code::KindFlagMismatch, msg).at_node(id));
             }
         }
+        if let Some(extra) = &node.content.extra {
+            let bytes = serde_json::to_string(extra).map_or(0, |s| s.len());
+            if bytes > crate::format::MAX_EXTRA_BYTES {
+                let msg = format!(
+                    "room {id}'s content.extra is {bytes} bytes of JSON; at most {} are \
+                     passed on: keep the host game's data there short, or a reference to it",
+                    crate::format::MAX_EXTRA_BYTES
+                );
+                out.push(Diagnostic::new(Code::ExtraTooLarge, msg).at_node(id));
+            }
+        }
         if !node.region_id.is_empty() && !known_regions.contains(node.region_id.as_str()) {
             out.push(
                 Diagnostic::new(

@@ -162,6 +162,36 @@ pub fn normalize_key(key: &str) -> String {
     key.trim().to_ascii_lowercase()
 }
 
+/// A file's table of names, keyed as the zone looks them up; a blank name is left out (the
+/// id's words stand in).
+fn names(table: &BTreeMap<String, String>, key: fn(&str) -> String) -> BTreeMap<String, String> {
+    table
+        .iter()
+        .filter(|(_, name)| !name.trim().is_empty())
+        .map(|(id, name)| (key(id), name.trim().to_string()))
+        .collect()
+}
+
+/// `names[id]`, else the id's words capitalised: `tidewarden_sigil` reads "Tidewarden
+/// Sigil".
+fn display_name(names: &BTreeMap<String, String>, id: &str) -> String {
+    if let Some(name) = names.get(id) {
+        return name.clone();
+    }
+    let mut out = String::with_capacity(id.len());
+    for word in id.split(['_', '-', ' ']).filter(|w| !w.is_empty()) {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        let mut chars = word.chars();
+        if let Some(first) = chars.next() {
+            out.extend(first.to_uppercase());
+            out.push_str(chars.as_str());
+        }
+    }
+    if out.is_empty() { id.to_string() } else { out }
+}
+
 /// Per-room payload.
 #[derive(Clone, Debug, PartialEq, Default, Serialize)]
 pub struct Content {
@@ -172,6 +202,8 @@ pub struct Content {
     pub allow_self_loop: bool,
     /// Normalised key id (trimmed, lowercase).
     pub grants_key: Option<String>,
+    /// The designer's data, untouched (see [`crate::format::ContentFile::extra`]).
+    pub extra: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// A room.
@@ -229,11 +261,25 @@ pub struct Zone {
     pub allow_loops: bool,
     /// Whether the zone was given as a legacy `room_kinds` list.
     pub legacy: bool,
+    /// Players' names of keys, by normalised key id (the file's `keys`).
+    pub key_names: BTreeMap<String, String>,
+    /// Players' names of harvests, by `harvest_ref` (the file's `harvests`).
+    pub harvest_names: BTreeMap<String, String>,
     pub graph: DiGraph<Node, Edge>,
     index: BTreeMap<NodeId, NodeIndex>,
 }
 
 impl Zone {
+    /// What players read for key `key_id`: its name in the file, else its words.
+    pub fn key_name(&self, key_id: &str) -> String {
+        display_name(&self.key_names, &normalize_key(key_id))
+    }
+
+    /// What players read for harvest `harvest_ref`: its name in the file, else its words.
+    pub fn harvest_name(&self, harvest_ref: &str) -> String {
+        display_name(&self.harvest_names, harvest_ref.trim())
+    }
+
     /// Looks a room up by id.
     pub fn node_index(&self, id: &str) -> Option<NodeIndex> {
         self.index.get(&NodeId(id.to_string())).copied()
@@ -358,6 +404,7 @@ impl Zone {
                         narration: n.content.narration.clone(),
                         allow_self_loop: n.content.allow_self_loop,
                         grants_key: n.content.grants_key.clone(),
+                        extra: n.content.extra.clone(),
                     },
                 }
             })
@@ -398,6 +445,8 @@ impl Zone {
             allow_loops: self.allow_loops,
             nodes: Some(nodes),
             edges: Some(edges),
+            keys: self.key_names.clone(),
+            harvests: self.harvest_names.clone(),
             room_kinds: None,
         }
     }
@@ -487,6 +536,7 @@ pub fn build(file: &ZoneFile) -> (Zone, Vec<Diagnostic>) {
                     .grants_key
                     .map(|k| normalize_key(&k))
                     .filter(|k| !k.is_empty()),
+                extra: n.content.extra,
             },
         });
         index.insert(id, ix);
@@ -556,6 +606,8 @@ pub fn build(file: &ZoneFile) -> (Zone, Vec<Diagnostic>) {
             .collect(),
         allow_loops: file.allow_loops,
         legacy,
+        key_names: names(&file.keys, normalize_key),
+        harvest_names: names(&file.harvests, |h| h.trim().to_string()),
         graph,
         index,
     };

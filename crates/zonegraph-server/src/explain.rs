@@ -33,6 +33,7 @@ pub fn explanation(code: Code) -> &'static str {
         Code::BadLockData => include_str!("../../../docs/codes/bad_lock_data.md"),
         Code::UnknownRegion => include_str!("../../../docs/codes/unknown_region.md"),
         Code::KindFlagMismatch => include_str!("../../../docs/codes/kind_flag_mismatch.md"),
+        Code::ExtraTooLarge => include_str!("../../../docs/codes/extra_too_large.md"),
         Code::TooFewForks => include_str!("../../../docs/codes/too_few_forks.md"),
         Code::SecretLootBias => include_str!("../../../docs/codes/secret_loot_bias.md"),
         Code::MissingHint => include_str!("../../../docs/codes/missing_hint.md"),

@@ -455,6 +455,9 @@ export interface ContentFile {
   narration?: string;
   allow_self_loop?: boolean;
   grants_key?: string;
+  /** The designer's own data for the host game, passed on untouched (at most 4096 bytes of
+   *  JSON): in `arrived` events and a host's encounter request. */
+  extra?: Record<string, unknown>;
 }
 
 /** One room (`zone_node`). */
@@ -502,6 +505,10 @@ export interface ZoneFile {
   nodes?: NodeFile[];
   edges?: EdgeFile[];
   room_kinds?: NodeKind[];
+  /** What players read for a key id; a key without one reads as its words capitalised. */
+  keys?: Record<string, string>;
+  /** What players read for a room's `harvest_ref`. */
+  harvests?: Record<string, string>;
 }
 
 export type Severity = "error" | "warning";
@@ -510,7 +517,7 @@ export type Severity = "error" | "warning";
 export type DiagnosticCode =
   | "no_nodes" | "entry_count" | "boss_count" | "duplicate_node" | "unknown_node"
   | "self_loop" | "orphan_node" | "boss_unreachable" | "cycle" | "bad_lock_data"
-  | "unknown_region" | "kind_flag_mismatch"
+  | "unknown_region" | "kind_flag_mismatch" | "extra_too_large"
   | "too_few_forks" | "secret_loot_bias" | "missing_hint" | "soft_lock" | "dead_end"
   | "key_never_granted" | "level_above_zone" | "impossible_dc" | "trivial_dc"
   | "boss_has_exits" | "too_hard" | "too_easy";
@@ -780,11 +787,11 @@ export type Event =
   | { event: "entered"; zone_id: string; zone_name: string }
   | { event: "moved"; from: string; to: string }
   | { event: "region_transition"; from_region: string; from_name: string; to_region: string; to_name: string }
-  | { event: "arrived"; node: string; kind: NodeKind; label: string; room_number: number; room_total: number }
+  | { event: "arrived"; node: string; kind: NodeKind; label: string; room_number: number; room_total: number; extra?: Record<string, unknown> }
   | { event: "narration"; node: string; text: string }
   | { event: "room_cleared"; node: string; kind: NodeKind; label: string }
-  | { event: "key_granted"; node: string; key_id: string }
-  | { event: "harvested"; node: string; harvest_ref: string }
+  | { event: "key_granted"; node: string; key_id: string; name: string }
+  | { event: "harvested"; node: string; harvest_ref: string; name: string }
   | { event: "fork_offered"; at: string; label: string; options: ExitView[]; waiting: boolean }
   | { event: "picked_for_you"; option: number; to_node: string; label: string }
   | { event: "victory"; node: string; label: string }
@@ -856,6 +863,8 @@ export interface Status {
   fork_created_at: number | null;
   /** Keys held: the character's and those granted in this run. */
   keys: string[];
+  /** What players read for each of `keys`, in the same order. */
+  key_names: string[];
   /** The encounter that bars the way on (`!zone fight` or `!zone flee`). */
   encounter?: { kind: EncounterKind; attempts: number; max_wounds: number; dc: number };
   /** Wounds since the last rest camp. */

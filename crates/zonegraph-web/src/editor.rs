@@ -157,6 +157,8 @@ impl Editor {
             }]),
             edges: Some(Vec::new()),
             room_kinds: None,
+            keys: Default::default(),
+            harvests: Default::default(),
         })
     }
 

@@ -82,6 +82,8 @@ pub fn graph(view: &PlayerView) -> Zone {
         nodes: Some(nodes),
         edges: Some(edges),
         room_kinds: None,
+        keys: Default::default(),
+        harvests: Default::default(),
     };
     zone::build(&file).0
 }

@@ -8,7 +8,7 @@ use serde_json::Value;
 use zonegraph_server::http::api_paths;
 
 use super::{chapel_roll, user_where};
-use crate::support::{Ctx, connect};
+use crate::support::{Ctx, connect, copy_zones};
 
 fn events(answer: &Value) -> Vec<String> {
     answer["events"]
@@ -274,4 +274,69 @@ fn the_openapi_document_describes_every_route_and_only_those() {
             "the Event schema lacks {tag}"
         );
     }
+}
+
+#[test]
+fn published_names_and_extra_are_kept_and_passed_on() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("z.db");
+    // Published files are written to the zones folder: a copy, not the shipped one.
+    let zones = copy_zones(dir.path());
+    let zone = serde_json::json!({
+        "format": 1, "zone_id": "grove", "name": "Grove", "tier": 1, "min_level": 1, "max_level": 3,
+        "keys": {"tidewarden_sigil": "the Tidewarden's Sigil"},
+        "harvests": {"glowcap": "Glowcap Mushrooms"},
+        "nodes": [
+            {"node_id": "grove.gate", "kind": "entry", "label": "Gate", "is_entry": true},
+            {"node_id": "grove.beds", "kind": "harvest", "label": "Beds",
+             "content": {"harvest_ref": "glowcap", "grants_key": "tidewarden_sigil",
+                         "extra": {"music": "grove_theme", "phase": 2}}},
+            {"node_id": "grove.boss", "kind": "boss", "label": "Old Root", "is_boss": true}
+        ],
+        "edges": [
+            {"from_node": "grove.gate", "to_node": "grove.beds"},
+            {"from_node": "grove.beds", "to_node": "grove.boss"}
+        ]
+    });
+    {
+        let (server, mut c) = Ctx::sqlite(&db).zones(zones.clone()).spawn();
+        let r = c.post_json("/api/zones", &zone).expect("publish");
+        assert_eq!(r.status, 200, "{}", r.text());
+        server.stop().expect("stops");
+    }
+    // Another start on the same database: the zone comes back from its tables as written.
+    let (_server, mut c) = Ctx::sqlite(&db).zones(zones).spawn();
+    let file = c.get("/api/zones/grove").expect("zone").json();
+    assert_eq!(file["keys"], zone["keys"], "{file}");
+    assert_eq!(file["harvests"], zone["harvests"], "{file}");
+    assert_eq!(
+        file["nodes"][1]["content"]["extra"],
+        zone["nodes"][1]["content"]["extra"]
+    );
+
+    let user = "@grower:test";
+    c.command(user, "!zone enter grove", None).expect("enter");
+    let a = c
+        .command(user, "!zone advance", None)
+        .expect("advance")
+        .json();
+    let arrived = a["events"]
+        .as_array()
+        .and_then(|l| l.iter().find(|e| e["event"] == "arrived"))
+        .cloned()
+        .expect("arrived");
+    assert_eq!(
+        arrived["extra"],
+        serde_json::json!({"music": "grove_theme", "phase": 2})
+    );
+    let a = c
+        .command(user, "!zone advance", None)
+        .expect("advance")
+        .json();
+    let words = a["replies"].to_string();
+    assert!(
+        words.contains("You find a key: the Tidewarden's Sigil."),
+        "{words}"
+    );
+    assert!(words.contains("Glowcap Mushrooms"), "{words}");
 }

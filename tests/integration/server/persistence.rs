@@ -28,7 +28,7 @@ fn runs_and_characters_survive_a_restart() {
     let (_server, mut c) = Ctx::sqlite(&db).spawn();
     let t = say1(&mut c, user, "!zone status");
     assert!(t.contains("You are in Branching Passage"), "{t}");
-    assert!(t.contains("Keys: skull_key."), "{t}");
+    assert!(t.contains("Keys: Skull Key."), "{t}");
     let t = say1(&mut c, user, "!char");
     assert!(t.contains("3"), "{t}");
     assert!(say1(&mut c, user, "!zone go 1").contains("Main Hall"));

@@ -64,6 +64,9 @@ pub enum Event {
         label: String,
         room_number: usize,
         room_total: usize,
+        /// The room's `content.extra`, as the designer wrote it, for the host game.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        extra: Option<serde_json::Map<String, serde_json::Value>>,
     },
     Narration {
         node: NodeId,
@@ -77,10 +80,14 @@ pub enum Event {
     KeyGranted {
         node: NodeId,
         key_id: String,
+        /// What players read for it (the zone's `keys`, else the id's words).
+        name: String,
     },
     Harvested {
         node: NodeId,
         harvest_ref: String,
+        /// What players read for it (the zone's `harvests`, else the id's words).
+        name: String,
     },
     /// A fork waits for `!zone go N`; `waiting` when no option is open.
     ForkOffered {
@@ -221,6 +228,9 @@ pub struct EncounterRoom {
     pub label: String,
     pub encounter_override: String,
     pub loot_bias: f64,
+    /// The room's `content.extra`, as the designer wrote it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extra: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// Why a command was refused. Worded by [`crate::chat::refusal`].
@@ -524,6 +534,7 @@ pub fn encounter_request(
             label: narration::room_label(node).to_string(),
             encounter_override: node.content.encounter_override.clone(),
             loot_bias: node.content.loot_bias,
+            extra: node.content.extra.clone(),
         },
         character: character.clone(),
     })
@@ -602,6 +613,7 @@ fn resolve(
                 {
                     ev.push(Event::KeyGranted {
                         node: node.id.clone(),
+                        name: zone.key_name(&key),
                         key_id: key,
                     });
                 }
@@ -872,6 +884,7 @@ fn clear_room(zone: &Zone, run: &mut Run, at: NodeIndex, announce: bool, ev: &mu
         ev.push(Event::KeyGranted {
             node: node.id.clone(),
             key_id: key.clone(),
+            name: zone.key_name(key),
         });
     }
     let harvest = node.content.harvest_ref.trim();
@@ -880,6 +893,7 @@ fn clear_room(zone: &Zone, run: &mut Run, at: NodeIndex, announce: bool, ev: &mu
         ev.push(Event::Harvested {
             node: node.id.clone(),
             harvest_ref: harvest.to_string(),
+            name: zone.harvest_name(harvest),
         });
     }
 }
@@ -1111,6 +1125,7 @@ fn travel(
             label: narration::room_label(node).to_string(),
             room_number,
             room_total,
+            extra: node.content.extra.clone(),
         });
         let text = if node.content.narration.trim().is_empty() {
             let seed = format!(

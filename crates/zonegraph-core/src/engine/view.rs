@@ -81,6 +81,9 @@ pub struct Status {
     pub fork_created_at: Option<i64>,
     /// Keys held: the character's and those granted in this run.
     pub keys: BTreeSet<String>,
+    /// What players read for each of `keys`, in the same order (the zone's `keys` table,
+    /// else the id's words).
+    pub key_names: Vec<String>,
     /// The encounter that bars the way on (`!zone fight` or `!zone flee`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encounter: Option<EncounterView>,
@@ -229,6 +232,7 @@ pub fn status(zone: &Zone, run: &Run, character: &Character) -> Status {
         phase,
         exits,
         fork_created_at: run.pending_fork.as_ref().map(|f| f.created_at),
+        key_names: key_names(zone, &keys),
         keys,
         encounter: super::pending_encounter(zone, run).map(|e| EncounterView {
             kind: e.kind,
@@ -515,4 +519,21 @@ pub fn player_view(zone: &Zone, run: &Run, character: &Character) -> PlayerView 
         passages,
         status,
     }
+}
+
+/// What players read for `keys`, in order; two keys that read the same are told apart by
+/// their ids ("Skull Key (skull key), Skull Key (skull_key)").
+fn key_names(zone: &Zone, keys: &BTreeSet<String>) -> Vec<String> {
+    let names: Vec<String> = keys.iter().map(|k| zone.key_name(k)).collect();
+    names
+        .iter()
+        .zip(keys)
+        .map(|(name, id)| {
+            if names.iter().filter(|n| *n == name).count() > 1 {
+                format!("{name} ({id})")
+            } else {
+                name.clone()
+            }
+        })
+        .collect()
 }

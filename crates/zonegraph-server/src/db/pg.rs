@@ -175,7 +175,7 @@ fn pg_types(sql: &str) -> String {
 
 /// The migrations, one per SQLite version (the same numbers: version `i + 1` after
 /// migration `i`).
-fn migrations() -> [String; 10] {
+fn migrations() -> [String; 11] {
     [
         SCHEMA_V1.to_string(),
         run_columns_sql(),
@@ -206,6 +206,8 @@ fn migrations() -> [String; 10] {
         ),
         // Version 10: scoped API tokens, as SQLite's.
         pg_types(super::schema::SCHEMA_V10),
+        // Version 11: the names of keys and harvests, as SQLite's.
+        pg_types(super::schema::SCHEMA_V11),
     ]
 }
 

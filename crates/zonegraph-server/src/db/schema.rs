@@ -219,6 +219,12 @@ CREATE TABLE zone_api_token (
 );
 "#;
 
+/// Version 11: the names players read for a zone's keys and harvests (the file's `keys`
+/// and `harvests`), as `{"keys": {…}, "harvests": {…}}`.
+pub(super) const SCHEMA_V11: &str = r#"
+ALTER TABLE zone_meta ADD COLUMN names_json TEXT NOT NULL DEFAULT '{}';
+"#;
+
 /// Version 8 on SQLite: [`SCHEMA_V8`] and the run's `zone_file_seq` column.
 fn zone_versions(tx: &Transaction) -> Result<()> {
     tx.execute_batch(SCHEMA_V8)?;
@@ -253,6 +259,7 @@ const MIGRATIONS: &[Migration] = &[
     Migration::Step(zone_versions),
     Migration::Sql(SCHEMA_V9),
     Migration::Sql(SCHEMA_V10),
+    Migration::Sql(SCHEMA_V11),
 ];
 
 /// The name of the unique index that keeps one active run per player.

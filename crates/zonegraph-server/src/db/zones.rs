@@ -32,9 +32,19 @@ pub struct MetaRow {
     pub min_level: i64,
     pub max_level: i64,
     pub regions_json: String,
+    /// The file's `keys` and `harvests`: `{"keys": {id: name}, "harvests": {id: name}}`.
+    pub names_json: String,
     pub allow_loops: bool,
     pub legacy: bool,
     pub source_file: String,
+}
+
+/// `zone_meta.names_json`.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct Names {
+    keys: BTreeMap<String, String>,
+    harvests: BTreeMap<String, String>,
 }
 
 /// A `zone_node` row.
@@ -101,6 +111,10 @@ pub fn zone_rows(zones: &[(String, Zone)]) -> Result<Vec<ZoneRows>> {
                 min_level: i64::from(file.min_level),
                 max_level: i64::from(file.max_level),
                 regions_json: serde_json::to_string(&file.regions)?,
+                names_json: serde_json::to_string(&Names {
+                    keys: file.keys.clone(),
+                    harvests: file.harvests.clone(),
+                })?,
                 allow_loops: file.allow_loops,
                 legacy: zone.legacy,
                 source_file: source.clone(),
@@ -126,8 +140,8 @@ pub fn write_zone_rows(conn: &dyn Conn, rows: &[ZoneRows], now: i64) -> Result<(
     {
         conn.execute(
             "INSERT INTO zone_meta (zone_id, ord, name, tier, min_level, max_level,
-               regions_json, allow_loops, legacy, source_file, imported_at_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+               regions_json, allow_loops, legacy, source_file, imported_at_ms, names_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             &vals![
                 &m.zone_id,
                 m.ord,
@@ -139,7 +153,8 @@ pub fn write_zone_rows(conn: &dyn Conn, rows: &[ZoneRows], now: i64) -> Result<(
                 m.allow_loops,
                 m.legacy,
                 &m.source_file,
-                now
+                now,
+                &m.names_json
             ],
         )?;
         for n in nodes {
@@ -199,7 +214,7 @@ fn content_json(n: &NodeFile) -> Result<String> {
 pub fn read_zones(conn: &dyn Conn) -> Result<Vec<(String, Zone)>> {
     let metas = conn.query(
         "SELECT zone_id, ord, name, tier, min_level, max_level, regions_json, allow_loops,
-           legacy, source_file
+           legacy, source_file, names_json
          FROM zone_meta ORDER BY ord, zone_id",
         &[],
     )?;
@@ -216,6 +231,7 @@ pub fn read_zones(conn: &dyn Conn) -> Result<Vec<(String, Zone)>> {
             allow_loops: r.flag(7)?,
             legacy: r.flag(8)?,
             source_file: r.text(9)?,
+            names_json: r.text(10)?,
         };
         let nodes = conn
             .query(
@@ -275,6 +291,7 @@ pub fn zone_from_rows(rows: ZoneRows) -> Result<Zone> {
     let int = |v: i64, what: &str| -> Result<i32> { i32::try_from(v).with_context(|| bad(what)) };
     let regions: Vec<RegionFile> =
         serde_json::from_str(&meta.regions_json).with_context(|| bad("regions_json"))?;
+    let names: Names = serde_json::from_str(&meta.names_json).with_context(|| bad("names_json"))?;
     let mut node_files = Vec::with_capacity(nodes.len());
     for n in nodes {
         let node_id = n.node_id;
@@ -336,6 +353,8 @@ pub fn zone_from_rows(rows: ZoneRows) -> Result<Zone> {
         nodes: Some(node_files),
         edges: Some(edge_files),
         room_kinds: None,
+        keys: names.keys,
+        harvests: names.harvests,
     };
     let (mut zone, findings) = zone::build(&file);
     if let Some(d) = findings.iter().find(|d: &&Diagnostic| d.is_error()) {
@@ -346,4 +365,43 @@ pub fn zone_from_rows(rows: ZoneRows) -> Result<Zone> {
     }
     zone.legacy = meta.legacy;
     Ok(zone)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use super::*;
+
+    #[test]
+    fn the_tables_keep_names_and_the_designers_data() {
+        let mut conn = rusqlite::Connection::open_in_memory().unwrap();
+        super::super::migrate(&mut conn).unwrap();
+        let file: ZoneFile = serde_json::from_value(serde_json::json!({
+            "format": 1, "zone_id": "g", "name": "G", "tier": 1, "min_level": 1, "max_level": 3,
+            "keys": {"sigil": "the Sigil"}, "harvests": {"cap": "Glowcaps"},
+            "nodes": [
+                {"node_id": "g.a", "kind": "entry", "is_entry": true,
+                 "content": {"extra": {"cue": "a", "n": [1, 2]}}},
+                {"node_id": "g.b", "kind": "boss", "is_boss": true, "content": {"grants_key": "sigil"}}
+            ],
+            "edges": [{"from_node": "g.a", "to_node": "g.b"}]
+        }))
+        .unwrap();
+        let (zone, _) = zone::build(&file);
+        let rows = zone_rows(&[("g.json".into(), zone)]).unwrap();
+        write_zone_rows(&conn, &rows, 0).unwrap();
+        let back = read_zones(&conn).unwrap().pop().unwrap().1.to_file();
+        assert_eq!(back.keys, file.keys);
+        assert_eq!(back.harvests, file.harvests);
+        let nodes = back.nodes.unwrap();
+        assert_eq!(
+            nodes[0]
+                .content
+                .extra
+                .clone()
+                .map(serde_json::Value::Object),
+            Some(serde_json::json!({"cue": "a", "n": [1, 2]}))
+        );
+    }
 }

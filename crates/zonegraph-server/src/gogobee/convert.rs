@@ -554,6 +554,8 @@ pub fn convert(parsed: &Parsed) -> Imported {
             nodes: None,
             edges: None,
             room_kinds: None,
+            keys: Default::default(),
+            harvests: Default::default(),
         };
         match graph {
             Graph::Nodes(nodes, edges) => {
