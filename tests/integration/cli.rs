@@ -430,3 +430,46 @@ fn secrets_on_the_command_line_are_never_printed() {
     assert!(err.contains("libpq connection string"), "{err}");
     assert!(!err.contains("pw-in-conninfo"), "{err}");
 }
+
+/// The one default character: `zonegraph play`, a new player on the server and the
+/// difficulty model all start from the standard scores (at the zone's lowest level where a
+/// zone is named), so a playtest's odds are the ones players get and `too_hard` speaks of.
+#[test]
+fn one_default_character_plays_the_cli_the_server_and_the_model() {
+    let standard = zonegraph_core::rules::STARTING_SCORES;
+    let sheet = "STR 15 (+2) · DEX 14 (+2) · CON 13 (+1) · INT 12 (+1) · WIS 10 (+0) · CHA 8 (-1)";
+    // `zonegraph play` with no score flags: the standard scores, at the zone's min_level.
+    let t = play_cmd(&["sunless_deep"], "!char\n");
+    let min = shipped_zones()
+        .into_iter()
+        .find(|z| z.id == "sunless_deep")
+        .map(|z| z.min_level)
+        .expect("sunless_deep");
+    assert!(
+        min > 1,
+        "a zone whose lowest level is not 1 shows the level rule"
+    );
+    assert!(t.contains(sheet), "{t}");
+    assert!(t.contains(&format!("Level {min}")), "{t}");
+    // A flag changes only its own score.
+    let t = play_cmd(&["--wis", "16", "crypt_valdris"], "!char\n");
+    assert!(
+        t.contains("WIS 16 (+3)") && t.contains("STR 15 (+2)"),
+        "{t}"
+    );
+    // A new player on the server.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (_server, mut c) = crate::support::Ctx::new(dir.path()).spawn();
+    let t = crate::support::say1(&mut c, "@new:test", "!char");
+    assert!(t.contains(sheet), "{t}");
+    // The difficulty model's character.
+    let z = &shipped_zones()[0];
+    assert_eq!(
+        zonegraph_core::engine::Character::standard_for(z).scores,
+        standard
+    );
+    assert_eq!(
+        zonegraph_core::engine::Character::standard_for(z).level,
+        z.min_level
+    );
+}

@@ -22,21 +22,23 @@ pub struct Args {
     /// Run id: it decides every roll, so the same id and input replay exactly.
     #[arg(long, default_value = "play")]
     run_id: String,
-    /// Character level.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
-    level: u32,
-    #[arg(long = "str", default_value_t = 10, value_parser = score)]
-    strength: i32,
-    #[arg(long = "dex", default_value_t = 10, value_parser = score)]
-    dexterity: i32,
-    #[arg(long = "con", default_value_t = 10, value_parser = score)]
-    constitution: i32,
-    #[arg(long = "int", default_value_t = 10, value_parser = score)]
-    intelligence: i32,
-    #[arg(long = "wis", default_value_t = 10, value_parser = score)]
-    wisdom: i32,
-    #[arg(long = "cha", default_value_t = 10, value_parser = score)]
-    charisma: i32,
+    /// Character level [default: the zone's min_level].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=20))]
+    level: Option<u32>,
+    /// Scores default to the standard ones a new player gets (15 14 13 12 10 8), as the
+    /// difficulty figures of `zonegraph check --stats` assume.
+    #[arg(long = "str", value_parser = score)]
+    strength: Option<i32>,
+    #[arg(long = "dex", value_parser = score)]
+    dexterity: Option<i32>,
+    #[arg(long = "con", value_parser = score)]
+    constitution: Option<i32>,
+    #[arg(long = "int", value_parser = score)]
+    intelligence: Option<i32>,
+    #[arg(long = "wis", value_parser = score)]
+    wisdom: Option<i32>,
+    #[arg(long = "cha", value_parser = score)]
+    charisma: Option<i32>,
     /// A key the character holds (repeat for more).
     #[arg(long = "key")]
     keys: Vec<String>,
@@ -78,10 +80,12 @@ pub fn session(
     interactive: bool,
 ) -> Result<ExitCode> {
     let loaded = zones::load_for_play(&args.zone, &args.zones)?;
-    let mut character = Character {
-        level: args.level,
-        ..Character::default()
-    };
+    let min_level = loaded
+        .zones
+        .iter()
+        .find(|z| z.id == loaded.chosen)
+        .map_or(1, |z| z.min_level);
+    let mut character = Character::standard(args.level.unwrap_or(min_level));
     for (ability, value) in [
         (Ability::Str, args.strength),
         (Ability::Dex, args.dexterity),
@@ -90,7 +94,9 @@ pub fn session(
         (Ability::Wis, args.wisdom),
         (Ability::Cha, args.charisma),
     ] {
-        character.set_score(ability, value);
+        if let Some(value) = value {
+            character.set_score(ability, value);
+        }
     }
     for k in &args.keys {
         character.add_key(k);

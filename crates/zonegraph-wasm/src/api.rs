@@ -191,7 +191,7 @@ pub fn player_view(
     let run: Run = from_json(run_json, "run")?;
     let character: Character = match character_json {
         Some(c) => from_json(c, "character")?,
-        None => Character::default(),
+        None => Character::standard_for(&zone),
     };
     Ok(engine::player_view(&zone, &run, &character))
 }
@@ -255,9 +255,10 @@ pub fn command(
     // The player's two parts are read with the readers `player_view` uses already: a derived
     // reader for `{character, run}` would add its own to the module.
     let mut player = Player {
+        // A new player, as the server starts one.
         character: match character_json {
             Some(c) => from_json(c, "player.character")?,
-            None => Character::default(),
+            None => Character::standard(zonegraph_core::rules::STARTING_LEVEL),
         },
         run: run_json.map(|r| from_json(r, "player.run")).transpose()?,
     };

@@ -422,7 +422,11 @@ fn scripted_commands(zones: &[(String, String)]) -> Vec<Value> {
     ];
     let state = |p: &Value| -> Option<zonegraph_core::bot::Player> {
         if p.is_null() {
-            Some(Default::default())
+            // No player yet: a new one, as the module starts it.
+            Some(zonegraph_core::bot::Player {
+                character: zonegraph_core::engine::Character::standard(1),
+                run: None,
+            })
         } else {
             serde_json::from_value(p.clone()).ok()
         }

@@ -65,6 +65,23 @@ impl Default for Character {
 }
 
 impl Character {
+    /// The one default character: the standard scores ([`rules::STARTING_SCORES`], a new
+    /// player's on the server) at `level`, no keys, no XP. What a playtest, `zonegraph play`
+    /// and the wasm module play with unless told otherwise (at the zone's `min_level`), and
+    /// what the difficulty model predicts for.
+    pub fn standard(level: u32) -> Self {
+        Character {
+            level: level.clamp(*super::LEVEL_RANGE.start(), *super::LEVEL_RANGE.end()),
+            scores: rules::STARTING_SCORES,
+            ..Character::default()
+        }
+    }
+
+    /// [`Character::standard`] at `zone`'s `min_level`.
+    pub fn standard_for(zone: &crate::zone::Zone) -> Self {
+        Character::standard(zone.min_level)
+    }
+
     /// A new character: [`rules::STARTING_LEVEL`], `scores`, no keys and no XP.
     pub fn starting(scores: [i32; 6]) -> Self {
         Character {

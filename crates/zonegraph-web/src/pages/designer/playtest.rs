@@ -68,7 +68,9 @@ pub fn PlaytestPanel(
     exec: Callback<String>,
 ) -> impl IntoView {
     let level = RwSignal::new(zone.min_level.max(1).to_string());
-    let scores = [(); 6].map(|()| RwSignal::new("10".to_string()));
+    // The one default character: the standard scores at the zone's lowest level.
+    let standard = Character::standard_for(&zone);
+    let scores = standard.scores.map(|s| RwSignal::new(s.to_string()));
     let keys = RwSignal::new(String::new());
     let typed = RwSignal::new(String::new());
     let zone_id = StoredValue::new(zone.id.clone());
