@@ -320,7 +320,74 @@ fn test_all(totals: &mut Totals) -> Result<()> {
     args.extend(zone_files()?);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     run("node", &args)?;
+    installed(&pkg.dir, totals)?;
     pkg.check_budget()
+}
+
+/// The package as a developer installs it: `npm pack` gives a tarball with the README, the
+/// types and the module; it is installed into an empty Node project (from the file: no
+/// registry) and `js/installed.mjs` imports it there by name and plays the shipped zones.
+fn installed(pkg: &Path, totals: &mut Totals) -> Result<()> {
+    let work = target_dir()?.join("pkg/installed");
+    if work.exists() {
+        std::fs::remove_dir_all(&work).with_context(|| format!("remove {}", work.display()))?;
+    }
+    std::fs::create_dir_all(&work).context("create the project")?;
+    let mut pack = command("npm", &["pack", "--json", "--pack-destination"]);
+    pack.arg(&work).current_dir(pkg);
+    let out = pack.output().context("could not start npm pack")?;
+    if !out.status.success() {
+        bail!("npm pack failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let packed: serde_json::Value =
+        serde_json::from_slice(&out.stdout).context("npm pack --json")?;
+    let tarball = packed[0]["filename"]
+        .as_str()
+        .context("npm pack named no tarball")?
+        .to_string();
+    let listed: Vec<&str> = packed[0]["files"]
+        .as_array()
+        .map(|f| f.iter().filter_map(|f| f["path"].as_str()).collect())
+        .unwrap_or_default();
+    for want in [
+        "README.md",
+        "package.json",
+        "zonegraph_wasm.js",
+        "zonegraph_wasm.d.ts",
+        "zonegraph_wasm_bg.wasm",
+    ] {
+        if !listed.contains(&want) {
+            bail!("the npm tarball lacks {want}: it has {listed:?}");
+        }
+    }
+    std::fs::write(
+        work.join("package.json"),
+        "{\"name\": \"consumer\", \"private\": true, \"type\": \"module\"}\n",
+    )
+    .context("write the project's package.json")?;
+    let mut install = command(
+        "npm",
+        &[
+            "install",
+            "--offline",
+            "--no-audit",
+            "--no-fund",
+            &format!("./{tarball}"),
+        ],
+    );
+    install.current_dir(&work);
+    run_with(install, "npm", &["install", &tarball])?;
+    let example = work.join("installed.mjs");
+    std::fs::copy(
+        root().join("crates/zonegraph-wasm/js/installed.mjs"),
+        &example,
+    )
+    .context("copy installed.mjs")?;
+    let mut node = command("node", &["installed.mjs"]);
+    node.args(zone_files()?).current_dir(&work);
+    run_with(node, "node", &["installed.mjs", "zones/*.json"])?;
+    totals.passed += 1;
+    Ok(())
 }
 
 /// Passed and failed tests summed over every test binary of a run.
@@ -553,9 +620,14 @@ fn wasm_pack() -> Result<Package> {
             ".": { "types": "./zonegraph_wasm.d.ts", "default": "./zonegraph_wasm.js" },
             "./zonegraph_wasm_bg.wasm": "./zonegraph_wasm_bg.wasm"
         },
-        "files": ["zonegraph_wasm.js", "zonegraph_wasm.d.ts", "zonegraph_wasm_bg.wasm", "zonegraph_wasm_bg.wasm.d.ts"],
+        "files": ["README.md", "zonegraph_wasm.js", "zonegraph_wasm.d.ts", "zonegraph_wasm_bg.wasm", "zonegraph_wasm_bg.wasm.d.ts"],
         "sideEffects": false
     });
+    std::fs::copy(
+        root().join("crates/zonegraph-wasm/README.md"),
+        dir.join("README.md"),
+    )
+    .context("copy the package's README")?;
     let mut text = serde_json::to_string_pretty(&manifest).context("package.json")?;
     text.push('\n');
     std::fs::write(dir.join("package.json"), text).context("write package.json")?;

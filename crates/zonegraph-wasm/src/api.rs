@@ -7,7 +7,7 @@ use serde::Serialize;
 use zonegraph_core::bot::{self, Player};
 use zonegraph_core::command::Syntax;
 use zonegraph_core::engine::{self, Character, Event, PlayerView, Run};
-use zonegraph_core::{Reply, format, roll, share, zone};
+use zonegraph_core::{Reply, Zone, format, roll, share, zone};
 
 /// An error as JS sees it: an `Error` whose `message` is the core's message, with a stable
 /// `code` and, for zone text that is not valid JSON or not the format, where.
@@ -239,7 +239,14 @@ pub fn command(
     run_id: &str,
     options: &CommandOptions,
 ) -> Result<CommandResult, ApiError> {
-    let zones = zone_texts
+    let zones = load_zones(zone_texts)?;
+    command_on(&zones, character_json, run_json, text, now, run_id, options)
+}
+
+/// Parses and builds every zone once, for [`command_on`] to reuse (the `Zones` handle);
+/// a zone that does not parse is an error naming it (`zones[2]: …`).
+pub fn load_zones(zone_texts: &[String]) -> Result<Vec<Zone>, ApiError> {
+    zone_texts
         .iter()
         .enumerate()
         .map(|(i, t)| {
@@ -251,7 +258,19 @@ pub fn command(
                 e
             })
         })
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect()
+}
+
+/// [`command`] on zones [`load_zones`] built already.
+pub fn command_on(
+    zones: &[Zone],
+    character_json: Option<&str>,
+    run_json: Option<&str>,
+    text: &str,
+    now: i64,
+    run_id: &str,
+    options: &CommandOptions,
+) -> Result<CommandResult, ApiError> {
     // The player's two parts are read with the readers `player_view` uses already: a derived
     // reader for `{character, run}` would add its own to the module.
     let mut player = Player {
@@ -270,7 +289,7 @@ pub fn command(
         syntax: options.syntax,
         authority: bot::Authority::Sandbox,
     };
-    let out = bot::handle(&zones, &mut player, text, &cx);
+    let out = bot::handle(zones, &mut player, text, &cx);
     Ok(CommandResult {
         replies: out.replies,
         events: out.events,

@@ -150,40 +150,87 @@ pub fn command(
     #[wasm_bindgen(js_name = runId)] run_id: JsValue,
     #[wasm_bindgen(unchecked_param_type = "CommandOptions | null")] options: Option<JsValue>,
 ) -> Result<JsValue, JsValue> {
-    let zone_texts = if js_sys::Array::is_array(&zones) {
-        js_sys::Array::from(&zones)
-            .iter()
-            .enumerate()
-            .map(|(i, z)| zone_text(&z, &format!("command: zones[{i}]")))
-            .collect::<Result<Vec<_>, _>>()?
-    } else {
-        vec![zone_text(&zones, "command: zones")?]
-    };
-    let (character, run) = player_parts(&player)?;
-    let string = |v: &JsValue, name: &str| {
-        v.as_string().ok_or_else(|| {
-            error(ApiError::new(
-                "invalid_argument",
-                format!("command: {name} must be a string"),
-            ))
+    let zones = Zones::load(zones)?;
+    zones.command(player, text, now, run_id, options)
+}
+
+/// The zones a bot offers, parsed and built once: `Zones.load(files)`, then
+/// `zones.command(player, text, now, runId)` as often as needed, without parsing and
+/// building every zone on every call as the plain `command` does. Free it with `free()` when
+/// done (or let the JavaScript engine collect it).
+#[wasm_bindgen(skip_typescript)]
+#[derive(Debug)]
+pub struct Zones {
+    zones: Vec<zonegraph_core::Zone>,
+}
+
+#[wasm_bindgen]
+impl Zones {
+    /// Parses and builds `files` (one zone, or an array of them: text or objects); throws
+    /// naming the first that does not parse.
+    #[wasm_bindgen(skip_typescript)]
+    pub fn load(
+        #[wasm_bindgen(
+            unchecked_param_type = "string | ZoneFile | ReadonlyArray<string | ZoneFile>"
+        )]
+        files: JsValue,
+    ) -> Result<Zones, JsValue> {
+        let texts = if js_sys::Array::is_array(&files) {
+            js_sys::Array::from(&files)
+                .iter()
+                .enumerate()
+                .map(|(i, z)| zone_text(&z, &format!("Zones.load: files[{i}]")))
+                .collect::<Result<Vec<_>, _>>()?
+        } else {
+            vec![zone_text(&files, "Zones.load: files")?]
+        };
+        Ok(Zones {
+            zones: api::load_zones(&texts).map_err(error)?,
         })
-    };
-    let text = string(&text, "text")?;
-    let run_id = string(&run_id, "runId")?;
-    let now = time_arg(now, "command: now")?;
-    let options = command_options(options.as_ref().unwrap_or(&JsValue::UNDEFINED))?;
-    to_js(
-        &api::command(
-            &zone_texts,
-            character.as_deref(),
-            run.as_deref(),
-            &text,
-            now,
-            &run_id,
-            &options,
+    }
+
+    /// The zone ids, in order.
+    #[wasm_bindgen(getter, skip_typescript)]
+    pub fn ids(&self) -> Vec<String> {
+        self.zones.iter().map(|z| z.id.clone()).collect()
+    }
+
+    /// [`command`] on these zones.
+    #[wasm_bindgen(skip_typescript)]
+    pub fn command(
+        &self,
+        player: JsValue,
+        text: JsValue,
+        now: f64,
+        #[wasm_bindgen(js_name = runId)] run_id: JsValue,
+        options: Option<JsValue>,
+    ) -> Result<JsValue, JsValue> {
+        let (character, run) = player_parts(&player)?;
+        let string = |v: &JsValue, name: &str| {
+            v.as_string().ok_or_else(|| {
+                error(ApiError::new(
+                    "invalid_argument",
+                    format!("command: {name} must be a string"),
+                ))
+            })
+        };
+        let text = string(&text, "text")?;
+        let run_id = string(&run_id, "runId")?;
+        let now = time_arg(now, "command: now")?;
+        let options = command_options(options.as_ref().unwrap_or(&JsValue::UNDEFINED))?;
+        to_js(
+            &api::command_on(
+                &self.zones,
+                character.as_deref(),
+                run.as_deref(),
+                &text,
+                now,
+                &run_id,
+                &options,
+            )
+            .map_err(error)?,
         )
-        .map_err(error)?,
-    )
+    }
 }
 
 /// The fields of an options-like object: `None` for null/undefined, an error for anything
@@ -965,6 +1012,26 @@ export function command(
   runId: string,
   options?: CommandOptions | null,
 ): CommandResult;
+
+/** The zones a bot offers, parsed and built once (`command` parses every zone on every
+ *  call). Free it with `free()` when done. */
+export class Zones {
+  private constructor();
+  free(): void;
+  /** Parses and builds the zones; throws (`ZonegraphError`) naming the first that does not
+   *  parse. */
+  static load(files: string | ZoneFile | ReadonlyArray<string | ZoneFile>): Zones;
+  /** The zone ids, in order. */
+  readonly ids: string[];
+  /** One line of a player's chat text, as `command`, on these zones. */
+  command(
+    player: Player | null,
+    text: string,
+    now: number,
+    runId: string,
+    options?: CommandOptions | null,
+  ): CommandResult;
+}
 
 /** The ASCII map the chat shows: the designer's view without a run, the player's with one. */
 export function renderMap(zone: string | ZoneFile, run?: Run | null, options?: MapOptions | null): string;
