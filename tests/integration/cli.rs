@@ -473,3 +473,23 @@ fn one_default_character_plays_the_cli_the_server_and_the_model() {
         z.min_level
     );
 }
+
+/// The README's walk-through is a real run: replayed with the same run id, `zonegraph play`
+/// says exactly what the README shows.
+#[test]
+fn the_readme_walk_through_is_what_the_bot_says() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README");
+    let marker = "<!-- transcript: zonegraph play crypt_valdris --run-id readme-1 -->\n```text\n";
+    let start = readme.find(marker).expect("the README's transcript") + marker.len();
+    let shown = &readme[start..start + readme[start..].find("\n```").expect("its end")];
+    let commands: String = shown
+        .lines()
+        .filter_map(|l| l.strip_prefix("> "))
+        .map(|c| format!("{c}\n"))
+        .collect();
+    assert!(commands.starts_with("!zone list\n!zone help\n"), "{commands}");
+    assert!(commands.contains("!zone fight"), "{commands}");
+    let played = play_cmd(&["--run-id", "readme-1", "crypt_valdris"], &commands);
+    let played = played.split_once('\n').map_or("", |(_, rest)| rest).trim_end();
+    assert_eq!(shown, played, "README.md's walk-through differs from the bot's words");
+}
