@@ -487,9 +487,18 @@ fn the_readme_walk_through_is_what_the_bot_says() {
         .filter_map(|l| l.strip_prefix("> "))
         .map(|c| format!("{c}\n"))
         .collect();
-    assert!(commands.starts_with("!zone list\n!zone help\n"), "{commands}");
+    assert!(
+        commands.starts_with("!zone list\n!zone help\n"),
+        "{commands}"
+    );
     assert!(commands.contains("!zone fight"), "{commands}");
     let played = play_cmd(&["--run-id", "readme-1", "crypt_valdris"], &commands);
-    let played = played.split_once('\n').map_or("", |(_, rest)| rest).trim_end();
-    assert_eq!(shown, played, "README.md's walk-through differs from the bot's words");
+    let played = played
+        .split_once('\n')
+        .map_or("", |(_, rest)| rest)
+        .trim_end();
+    assert_eq!(
+        shown, played,
+        "README.md's walk-through differs from the bot's words"
+    );
 }
