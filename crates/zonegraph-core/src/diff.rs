@@ -100,7 +100,11 @@ pub fn diff(old: &ZoneFile, new: &ZoneFile) -> ZoneDiff {
             }
         }
     }
-    d.rooms_added = b.keys().filter(|id| !a.contains_key(*id)).cloned().collect();
+    d.rooms_added = b
+        .keys()
+        .filter(|id| !a.contains_key(*id))
+        .cloned()
+        .collect();
 
     let (a, b) = (passages(old), passages(new));
     for (key, e) in &a {
@@ -109,8 +113,7 @@ pub fn diff(old: &ZoneFile, new: &ZoneFile) -> ZoneDiff {
             continue;
         };
         let lock_same = e.lock_kind == f.lock_kind && e.lock_data == f.lock_data;
-        if e.hint != f.hint || e.weight != f.weight || (!lock_same && e.lock_kind == f.lock_kind)
-        {
+        if e.hint != f.hint || e.weight != f.weight || (!lock_same && e.lock_kind == f.lock_kind) {
             d.passages_changed.push(key.clone());
         }
         if !lock_same {
@@ -235,7 +238,11 @@ mod tests {
         assert_eq!(keys(&d.locks_added), vec![key("a", "b", 0)]);
         assert_eq!(keys(&d.locks_removed), vec![key("a", "c", 0)]);
         assert_eq!(keys(&d.locks_changed), vec![key("b", "c", 0)]);
-        assert_eq!(d.passages_changed, vec![key("b", "c", 0)], "the same kind, new data");
+        assert_eq!(
+            d.passages_changed,
+            vec![key("b", "c", 0)],
+            "the same kind, new data"
+        );
         let json = serde_json::to_string(&d.locks_added).expect("serialises");
         assert!(json.contains("\"before\":\"none\""), "{json}");
     }

@@ -13,6 +13,7 @@ pub(super) fn ZoneForm(state: State) -> impl IntoView {
         let mut f = state.editor.with_untracked(|e| e.file().clone());
         change(&mut f);
         state.edit(Edit::SetMeta {
+            zone_id: f.zone_id,
             name: f.name,
             tier: f.tier,
             min_level: f.min_level,
