@@ -8,11 +8,10 @@
 //! hint) is `rooms_moved`, not `rooms_changed`. A passage whose lock changed is in
 //! `locks_*` only when nothing else of it changed, else also in `passages_changed`.
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 
 use crate::format::{EdgeFile, LockKind, NodeFile, ZoneFile};
+use crate::text;
 
 /// A passage by its ends, and which of the passages between them (0 for the first).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -75,83 +74,116 @@ pub fn diff(old: &ZoneFile, new: &ZoneFile) -> ZoneDiff {
     ];
     d.fields = fields.iter().filter(|f| f.1).map(|f| f.0).collect();
 
-    let rooms = |f: &ZoneFile| -> BTreeMap<String, NodeFile> {
-        f.nodes
-            .iter()
-            .flatten()
-            .map(|n| (n.node_id.clone(), n.clone()))
-            .collect()
-    };
-    let (a, b) = (rooms(old), rooms(new));
-    for (id, n) in &a {
-        match b.get(id) {
-            None => d.rooms_removed.push(id.clone()),
-            Some(m) => {
-                let unmoved = NodeFile {
-                    pos_x: n.pos_x,
-                    pos_y: n.pos_y,
-                    ..m.clone()
+    // Sorted lists walked side by side (no map: each map type costs the wasm builds KBs).
+    walk(&rooms(old), &rooms(new), |id, a, b| match (a, b) {
+        (Some(_), None) => d.rooms_removed.push(id.clone()),
+        (None, Some(_)) => d.rooms_added.push(id.clone()),
+        (Some(n), Some(m)) => {
+            let unmoved = NodeFile {
+                pos_x: n.pos_x,
+                pos_y: n.pos_y,
+                ..m.clone()
+            };
+            if &unmoved != n {
+                d.rooms_changed.push(id.clone());
+            } else if m != n {
+                d.rooms_moved.push(id.clone());
+            }
+        }
+        (None, None) => {}
+    });
+    walk(&passages(old), &passages(new), |key, a, b| match (a, b) {
+        (Some(_), None) => d.passages_removed.push(key.clone()),
+        (None, Some(_)) => d.passages_added.push(key.clone()),
+        (Some(e), Some(f)) => {
+            let lock_same = e.lock_kind == f.lock_kind && e.lock_data == f.lock_data;
+            if e.hint != f.hint
+                || e.weight != f.weight
+                || (!lock_same && e.lock_kind == f.lock_kind)
+            {
+                d.passages_changed.push(key.clone());
+            }
+            if !lock_same {
+                let change = LockChange {
+                    passage: key.clone(),
+                    before: e.lock_kind,
+                    after: f.lock_kind,
                 };
-                if &unmoved != n {
-                    d.rooms_changed.push(id.clone());
-                } else if m != n {
-                    d.rooms_moved.push(id.clone());
+                match (e.lock_kind == LockKind::None, f.lock_kind == LockKind::None) {
+                    (true, false) => d.locks_added.push(change),
+                    (false, true) => d.locks_removed.push(change),
+                    _ => d.locks_changed.push(change),
                 }
             }
         }
-    }
-    d.rooms_added = b
-        .keys()
-        .filter(|id| !a.contains_key(*id))
-        .cloned()
-        .collect();
-
-    let (a, b) = (passages(old), passages(new));
-    for (key, e) in &a {
-        let Some(f) = b.get(key) else {
-            d.passages_removed.push(key.clone());
-            continue;
-        };
-        let lock_same = e.lock_kind == f.lock_kind && e.lock_data == f.lock_data;
-        if e.hint != f.hint || e.weight != f.weight || (!lock_same && e.lock_kind == f.lock_kind) {
-            d.passages_changed.push(key.clone());
-        }
-        if !lock_same {
-            let change = LockChange {
-                passage: key.clone(),
-                before: e.lock_kind,
-                after: f.lock_kind,
-            };
-            match (e.lock_kind == LockKind::None, f.lock_kind == LockKind::None) {
-                (true, false) => d.locks_added.push(change),
-                (false, true) => d.locks_removed.push(change),
-                _ => d.locks_changed.push(change),
-            }
-        }
-    }
-    d.passages_added = b.keys().filter(|k| !a.contains_key(*k)).cloned().collect();
+        (None, None) => {}
+    });
     d
 }
 
-/// The file's passages by key (sorted by their ends, then file order).
-fn passages(f: &ZoneFile) -> BTreeMap<PassageKey, EdgeFile> {
-    let mut seen: BTreeMap<(String, String), usize> = BTreeMap::new();
-    f.edges
+/// Calls `f` for each key of two lists sorted by key, with its value in each (if any).
+fn walk<K: Ord, T>(a: &[(K, &T)], b: &[(K, &T)], mut f: impl FnMut(&K, Option<&T>, Option<&T>)) {
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        let order = match (a.get(i), b.get(j)) {
+            (Some(x), Some(y)) => x.0.cmp(&y.0),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            _ => std::cmp::Ordering::Greater,
+        };
+        match order {
+            std::cmp::Ordering::Less => {
+                f(&a[i].0, Some(a[i].1), None);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                f(&b[j].0, None, Some(b[j].1));
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                f(&a[i].0, Some(a[i].1), Some(b[j].1));
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+}
+
+/// The file's rooms by id, sorted (a repeated id: the first).
+fn rooms(f: &ZoneFile) -> Vec<(String, &NodeFile)> {
+    let mut v: Vec<(String, &NodeFile)> = f
+        .nodes
+        .iter()
+        .flatten()
+        .map(|n| (n.node_id.clone(), n))
+        .collect();
+    text::sort_by(&mut v, |a, b| a.0.cmp(&b.0));
+    v.dedup_by(|b, a| a.0 == b.0);
+    v
+}
+
+/// The file's passages by key, sorted by their ends, then file order.
+fn passages(f: &ZoneFile) -> Vec<(PassageKey, &EdgeFile)> {
+    let mut v: Vec<(PassageKey, &EdgeFile)> = f
+        .edges
         .iter()
         .flatten()
         .map(|e| {
-            let n = seen
-                .entry((e.from_node.clone(), e.to_node.clone()))
-                .or_default();
             let key = PassageKey {
                 from: e.from_node.clone(),
                 to: e.to_node.clone(),
-                nth: *n,
+                nth: 0,
             };
-            *n += 1;
-            (key, e.clone())
+            (key, e)
         })
-        .collect()
+        .collect();
+    // Stable: passages between the same rooms stay in file order, then are numbered.
+    text::sort_by(&mut v, |a, b| a.0.cmp(&b.0));
+    for i in 1..v.len() {
+        if v[i].0.from == v[i - 1].0.from && v[i].0.to == v[i - 1].0.to {
+            v[i].0.nth = v[i - 1].0.nth + 1;
+        }
+    }
+    v
 }
 
 #[cfg(test)]
