@@ -755,7 +755,7 @@ await check("the studio: a copy's own zone id, the id field's checks, a collisio
   await page.click(".publish-confirm .confirm-no");
   await page.waitForSelector(".publish-confirm", { state: "detached" });
   await page.click(".publish button[type=submit]");
-  await confirmPublish("Publishing replaces version", "1 room added (crypt_copy.door)", "1 room removed (crypt_copy.gate)", "passages added");
+  await confirmPublish("Publishing replaces version", "1 room added (crypt_copy.door)", "1 room removed (crypt_copy.gate)", "1 passage added (crypt_copy.door → crypt_copy.corridor)");
   await noteSays("Published crypt_copy");
   // Unpublish: a publish token may not withdraw (the page says an admin token is needed);
   // an admin token does.
@@ -867,8 +867,8 @@ await check("the editor places and connects rooms by dragging, edits a passage's
     await page.mouse.up();
     return a.width / 184; // the map's scale (a room box is 184 wide)
   }
-  const fork = await addRoom("new_zone.entry", "fork");
-  const boss = await addRoom(fork, "boss");
+  let fork = await addRoom("new_zone.entry", "fork");
+  let boss = await addRoom(fork, "boss");
   // Connect by dragging a room onto another: the new passage is selected.
   await drag("new_zone.entry", fork);
   await passages(1);
@@ -902,10 +902,15 @@ await check("the editor places and connects rooms by dragging, edits a passage's
   await click(`g.passage[data-edge="1"]`);
   assert(await page.getByLabel("Hint", { exact: true }).inputValue() === "A rope bridge sways.", "redo made it again");
   // The zone's metadata and a region; a room's label and region.
-  await page.getByText("Zone: name, tier, levels, regions").click();
+  // The zone form opens open (its id and name matter before publishing).
+  await page.$eval("details.zone-form", (d) => { d.open = true; });
   await page.getByLabel("Zone name").fill("Dragged Zone");
   await page.getByLabel("Zone name").press("Tab");
   await page.waitForFunction(() => document.querySelector(".zone-head h1").textContent === "Dragged Zone");
+  // The new zone's id follows its name, and its rooms' ids follow the id.
+  assert(await page.getByLabel("Zone id", { exact: true }).inputValue() === "dragged_zone", "the id follows the name");
+  [fork, boss] = [fork, boss].map((id) => id.replace(/^new_zone\./, "dragged_zone."));
+  await page.waitForSelector(room(fork), { state: "attached" });
   await page.getByRole("button", { name: "Add region" }).click();
   await page.getByLabel("Region 1 name").fill("Upper Halls");
   await page.getByLabel("Region 1 name").press("Tab");
