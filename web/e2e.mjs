@@ -399,6 +399,27 @@ const api = await new Promise((ok, fail) => {
   zg.on("error", (e) => fail(new Error(`cannot start ${zbin}: ${e.message}`)));
 });
 
+/// Waits for the editor's confirm step to say each of `words`, then answers yes.
+async function confirmPublish(...words) {
+  await page.waitForSelector(".publish-confirm", { state: "attached" });
+  const said = await page.textContent(".publish-confirm .confirm-words");
+  for (const w of words) assert(said.includes(w), `the confirm step says ${JSON.stringify(w)}: ${said}`);
+  await page.click(".publish-confirm .confirm-yes");
+  await page.waitForSelector(".publish-confirm", { state: "detached" });
+}
+/// A token of `scope` made by the CLI in the database at `db` (the server may be running).
+function tokenFor(db, scope) {
+  const r = spawnSync(zbin, ["token", "--db", db, "new", "--scope", scope], { encoding: "utf8" });
+  assert(r.status === 0, r.stderr);
+  return r.stdout.trim();
+}
+/// Sets an editor field labelled `label` to `value` as typing and leaving it does.
+async function setField(label, value) {
+  const field = page.getByLabel(label, { exact: true });
+  await field.fill(value);
+  await field.dispatchEvent("change");
+}
+
 async function say(user, text) {
   const r = await fetch(`${api}/api/command`, {
     method: "POST",
@@ -631,11 +652,14 @@ await check("the editor builds a three-route zone from nothing, undoes, restores
   await page.fill(".publish input[type=password]", "wrong");
   await page.click(".publish button[type=submit]");
   await page.waitForFunction(() => document.querySelector(".editor-note").textContent.includes("publish token"));
+  // Any token may read the zones; Publish then asks in the page before it sends.
   await page.fill(".publish input[type=password]", made("transport:discord:"));
   await page.click(".publish button[type=submit]");
+  await confirmPublish("Publish new_zone as a new zone");
   await page.waitForFunction(() => document.querySelector(".editor-note").textContent.includes("may not publish"));
   await page.fill(".publish input[type=password]", publishToken);
   await page.click(".publish button[type=submit]");
+  await confirmPublish("Publish new_zone as a new zone");
   await page.waitForFunction(() => document.querySelector(".editor-note").textContent.startsWith("Published new_zone"));
   const entered = await say("@editor:e2e", "!zone enter new_zone");
   assert(!entered.includes("no zone"), entered);
@@ -644,11 +668,168 @@ await check("the editor builds a three-route zone from nothing, undoes, restores
   await page.click("button:has-text('Delete room')");
   await page.waitForFunction(() => document.querySelector(".zone-head .meta").textContent.includes("5 rooms"));
   await page.click(".publish button[type=submit]");
+  // Published from here, so Publish may replace it: it says the version and the changes.
+  await confirmPublish("Publishing replaces version", `1 room removed (${boss})`);
   await page.waitForFunction(() => document.querySelector(".editor-note").textContent.startsWith("Not published"));
   await page.screenshot({ path: join(outDir, "editor-refused.png") });
   await page.click("button:has-text('Discard')");
   // The console logs the refused requests (401, 403, 422) itself.
   for (let i = errors.length - 1; i >= 0; i--) if (/40[013]|422/.test(errors[i])) errors.splice(i, 1);
+});
+
+await check("the studio: a copy's own zone id, the id field's checks, a collision refused, a room renamed with undo, Open from server, Publish's change summary and Unpublish", async () => {
+  const db = join(work, "z.db");
+  const publishToken = tokenFor(db, "publish");
+  const note = () => page.textContent(".editor-note");
+  const noteSays = (w) => page.waitForFunction((w) => document.querySelector(".editor-note").textContent.includes(w), w);
+  const idField = () => page.getByLabel("Zone id", { exact: true }).inputValue();
+  // "Edit a copy" of the Crypt: the copy has an id of its own, its rooms renamed with it.
+  await page.goto(api + "/#zone/crypt_valdris");
+  await page.waitForSelector("g.room", { state: "attached" });
+  page.once("dialog", (d) => d.accept());
+  await page.click("button:has-text('Edit a copy')");
+  await page.waitForSelector(".editor-map g.room", { state: "attached" });
+  assert(await idField() === "crypt_of_valdris_copy", await idField());
+  assert(await page.$('g.room[data-node="crypt_of_valdris_copy.entry"]'), "the copy's entry is renamed");
+  assert(!(await page.$('g.room[data-node^="crypt_valdris."]')), "no room keeps the original's id");
+  // A bad id is refused with the reason; the file keeps its id.
+  await setField("Zone id", "bad id!");
+  await page.waitForSelector(".zone-id-problem", { state: "attached" });
+  assert((await page.textContent(".zone-id-problem")).includes("use only letters, digits"), await page.textContent(".zone-id-problem"));
+  assert((await page.textContent(".zone-head .meta")).includes("crypt_of_valdris_copy.json"), await page.textContent(".zone-head .meta"));
+  // The id of a zone the server serves, not opened from it: Publish refuses and names a free id.
+  await setField("Zone id", "crypt_valdris");
+  await page.waitForFunction(() => document.querySelector(".zone-head .meta").textContent.includes("editing crypt_valdris.json"));
+  assert(!(await page.$(".zone-id-problem")), "a good id clears the problem");
+  if (!(await page.isVisible(".publish"))) await page.click("button:has-text('Publish…')");
+  await page.fill(".publish input[type=password]", publishToken);
+  await page.click(".publish button[type=submit]");
+  await noteSays("already serves a zone crypt_valdris");
+  assert((await note()).includes("crypt_valdris_2") && !(await page.$(".publish-confirm")), await note());
+  await page.screenshot({ path: join(outDir, "studio-collision.png") });
+  await setField("Zone id", "crypt_copy");
+  await page.waitForFunction(() => document.querySelector(".zone-head .meta").textContent.includes("editing crypt_copy.json"));
+  // Rename a room: its passages follow; one undo takes the rename back, redo makes it again.
+  const meta = await page.textContent(".zone-head .meta");
+  await page.$eval('g.room[data-node="crypt_copy.entry"]', (el) => el.dispatchEvent(new MouseEvent("click", { bubbles: true })));
+  await page.waitForFunction(() => document.querySelector(".details h2 code")?.textContent === "crypt_copy.entry");
+  await setField("Room id", "crypt_copy.gate");
+  await page.waitForSelector('g.room[data-node="crypt_copy.gate"]', { state: "attached" });
+  assert(!(await page.$('g.room[data-node="crypt_copy.entry"]')), "the old id is gone");
+  assert(await page.textContent(".zone-head .meta") === meta, "the same rooms and passages");
+  await page.screenshot({ path: join(outDir, "studio-renamed.png") });
+  await page.click("button:has-text('Undo')");
+  await page.waitForSelector('g.room[data-node="crypt_copy.entry"]', { state: "attached" });
+  assert(!(await page.$('g.room[data-node="crypt_copy.gate"]')), "undo renames it back");
+  await page.click("button:has-text('Redo')");
+  await page.waitForSelector('g.room[data-node="crypt_copy.gate"]', { state: "attached" });
+  // A taken id is refused with the reason.
+  await page.$eval('g.room[data-node="crypt_copy.gate"]', (el) => el.dispatchEvent(new MouseEvent("click", { bubbles: true })));
+  await setField("Room id", "crypt_copy.fork");
+  await noteSays('a room "crypt_copy.fork" exists already');
+  // Publish: a new zone on this server, after asking.
+  await page.click(".publish button[type=submit]");
+  await confirmPublish("Publish crypt_copy as a new zone");
+  await noteSays("Published crypt_copy");
+  // Open from server: a new zone here, then the server's list, then its crypt_copy.
+  await page.click("button:has-text('Discard')");
+  await page.waitForFunction(() => document.querySelectorAll("g.room").length === 1);
+  assert(await idField() === "new_zone", await idField());
+  await page.click(".publish button.open-from-server");
+  await page.waitForSelector(".server-zones select", { state: "attached" });
+  const listed = await page.$$eval(".server-zones option", (os) => os.map((o) => o.value));
+  assert(listed.includes("crypt_copy") && listed.includes("crypt_valdris"), listed.join(", "));
+  await page.selectOption(".server-zones select", "crypt_copy");
+  await page.click(".server-zones button:has-text('Open')");
+  await noteSays("Opened crypt_copy from the server");
+  await page.waitForSelector('g.room[data-node="crypt_copy.gate"]', { state: "attached" });
+  assert(await idField() === "crypt_copy", await idField());
+  // A change, then Publish says the version it replaces and what changes.
+  await page.$eval('g.room[data-node="crypt_copy.gate"]', (el) => el.dispatchEvent(new MouseEvent("click", { bubbles: true })));
+  await setField("Room id", "crypt_copy.door");
+  await page.waitForSelector('g.room[data-node="crypt_copy.door"]', { state: "attached" });
+  await page.click(".publish button[type=submit]");
+  await page.waitForSelector(".publish-confirm", { state: "attached" });
+  await page.screenshot({ path: join(outDir, "studio-publish-summary.png") });
+  // Cancel changes nothing; the second time it is published.
+  await page.click(".publish-confirm .confirm-no");
+  await page.waitForSelector(".publish-confirm", { state: "detached" });
+  await page.click(".publish button[type=submit]");
+  await confirmPublish("Publishing replaces version", "1 room added (crypt_copy.door)", "1 room removed (crypt_copy.gate)", "1 passage added (crypt_copy.door → crypt_copy.corridor)");
+  await noteSays("Published crypt_copy");
+  // Unpublish: a publish token may not withdraw (the page says an admin token is needed);
+  // an admin token does.
+  await page.click(".publish button.unpublish");
+  await confirmPublish("Unpublish crypt_copy?");
+  await noteSays("needs an admin token");
+  await page.fill(".publish input[type=password]", tokenFor(db, "admin"));
+  await page.click(".publish button.unpublish");
+  await confirmPublish("Unpublish crypt_copy?");
+  await noteSays("Unpublished crypt_copy");
+  await page.screenshot({ path: join(outDir, "studio-unpublished.png") });
+  const served = await (await fetch(`${api}/api/zones`, { headers: { authorization: `Bearer ${TOKEN}` } })).json();
+  assert(!served.zones.some((z) => z.zone_id === "crypt_copy"), JSON.stringify(served.zones.map((z) => z.zone_id)));
+  await page.click("button:has-text('Discard')");
+  for (let i = errors.length - 1; i >= 0; i--) if (/\b403\b/.test(errors[i])) errors.splice(i, 1);
+});
+
+await check("the studio publishes to a server on another origin only when its operator allows that origin, the token never in a URL", async () => {
+  // The page from the test's own static host (`base`); the servers on other ports.
+  const origin = base.replace(/\/$/, "");
+  const urls = [];
+  const onRequest = (r) => urls.push(r.url());
+  page.on("request", onRequest);
+  const publishToken = tokenFor(join(work, "z.db"), "publish");
+  await page.goto(base + "#zone/crypt_valdris");
+  await page.waitForSelector("g.room", { state: "attached" });
+  page.once("dialog", (d) => d.accept());
+  await page.click("button:has-text('Edit a copy')");
+  await page.waitForSelector(".editor-map g.room", { state: "attached" });
+  await setField("Zone id", "far_copy");
+  await page.waitForFunction(() => document.querySelector(".zone-head .meta").textContent.includes("editing far_copy.json"));
+  if (!(await page.isVisible(".publish"))) await page.click("button:has-text('Publish…')");
+  // Without --allow-origin: the browser's preflight is refused; nothing is published.
+  await page.fill(".publish input[aria-label=Server]", api);
+  await page.fill(".publish input[type=password]", publishToken);
+  await page.click(".publish button[type=submit]");
+  await page.waitForFunction(() => document.querySelector(".editor-note").textContent.includes("a server elsewhere must allow this page"));
+  assert(!(await page.$(".publish-confirm")), "nothing to confirm");
+  // A second server that allows this page's origin.
+  await mkdir(join(work, "zones2"));
+  await copyFile(join(root, "zones", "crypt_valdris.json"), join(work, "zones2", "crypt_valdris.json"));
+  const zg2 = spawn(zbin, ["serve", "--db", join(work, "z2.db"), "--zones", join(work, "zones2"), "--web", dist,
+    "--listen", "127.0.0.1:0", "--api-token", TOKEN, "--rate-limit", "off", "--allow-origin", origin],
+    { stdio: ["ignore", "pipe", "inherit"] });
+  try {
+    const api2 = await new Promise((ok, fail) => {
+      let out = "";
+      zg2.stdout.on("data", (d) => {
+        out += d;
+        const m = out.match(/on (http:\/\/127\.0\.0\.1:\d+)/);
+        if (m) ok(m[1]);
+      });
+      zg2.on("exit", (code) => fail(new Error(`the second zonegraph serve exited (${code}): ${out}`)));
+    });
+    const token2 = tokenFor(join(work, "z2.db"), "publish");
+    await page.fill(".publish input[aria-label=Server]", api2);
+    await page.fill(".publish input[type=password]", token2);
+    await page.click(".publish button[type=submit]");
+    await confirmPublish("Publish far_copy as a new zone");
+    await page.waitForFunction(() => document.querySelector(".editor-note").textContent.startsWith("Published far_copy"));
+    await page.screenshot({ path: join(outDir, "studio-cross-origin.png") });
+    const served = await (await fetch(`${api2}/api/zones`, { headers: { authorization: `Bearer ${TOKEN}` } })).json();
+    assert(served.zones.some((z) => z.zone_id === "far_copy"), JSON.stringify(served.zones.map((z) => z.zone_id)));
+    for (const t of [publishToken, token2]) {
+      assert(!urls.some((u) => u.includes(t) || u.includes(encodeURIComponent(t))), "a token in a URL");
+    }
+  } finally {
+    page.off("request", onRequest);
+    zg2.kill("SIGTERM");
+    await new Promise((ok) => zg2.once("exit", ok));
+  }
+  await page.click("button:has-text('Discard')");
+  // The console logs the refused cross-origin request itself.
+  for (let i = errors.length - 1; i >= 0; i--) if (/CORS|Failed to fetch|ERR_FAILED|access control/i.test(errors[i])) errors.splice(i, 1);
 });
 
 await check("the editor places and connects rooms by dragging, edits a passage's lock, a room, the zone and its regions by name, multi-selects and moves, opens a legacy zone compiled and playtests from a room", async () => {
@@ -686,8 +867,8 @@ await check("the editor places and connects rooms by dragging, edits a passage's
     await page.mouse.up();
     return a.width / 184; // the map's scale (a room box is 184 wide)
   }
-  const fork = await addRoom("new_zone.entry", "fork");
-  const boss = await addRoom(fork, "boss");
+  let fork = await addRoom("new_zone.entry", "fork");
+  let boss = await addRoom(fork, "boss");
   // Connect by dragging a room onto another: the new passage is selected.
   await drag("new_zone.entry", fork);
   await passages(1);
@@ -721,10 +902,15 @@ await check("the editor places and connects rooms by dragging, edits a passage's
   await click(`g.passage[data-edge="1"]`);
   assert(await page.getByLabel("Hint", { exact: true }).inputValue() === "A rope bridge sways.", "redo made it again");
   // The zone's metadata and a region; a room's label and region.
-  await page.getByText("Zone: name, tier, levels, regions").click();
+  // The zone form opens open (its id and name matter before publishing).
+  await page.$eval("details.zone-form", (d) => { d.open = true; });
   await page.getByLabel("Zone name").fill("Dragged Zone");
   await page.getByLabel("Zone name").press("Tab");
   await page.waitForFunction(() => document.querySelector(".zone-head h1").textContent === "Dragged Zone");
+  // The new zone's id follows its name, and its rooms' ids follow the id.
+  assert(await page.getByLabel("Zone id", { exact: true }).inputValue() === "dragged_zone", "the id follows the name");
+  [fork, boss] = [fork, boss].map((id) => id.replace(/^new_zone\./, "dragged_zone."));
+  await page.waitForSelector(room(fork), { state: "attached" });
   await page.getByRole("button", { name: "Add region" }).click();
   await page.getByLabel("Region 1 name").fill("Upper Halls");
   await page.getByLabel("Region 1 name").press("Tab");

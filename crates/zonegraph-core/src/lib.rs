@@ -10,6 +10,7 @@ pub mod bot;
 pub mod chat;
 pub mod command;
 pub mod diagnostic;
+pub mod diff;
 pub mod difficulty;
 pub mod engine;
 pub mod format;

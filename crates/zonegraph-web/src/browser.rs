@@ -112,14 +112,31 @@ pub async fn post_text(
     content_type: &str,
     body: &str,
 ) -> Result<(u16, String), String> {
+    send("POST", url, token, Some((content_type, body))).await
+}
+
+/// Sends a `method` request to `url` with `Authorization: Bearer <token>` (the token only
+/// ever in that header, never in a URL) and, if any, a body of its content type: the status
+/// and the body text.
+pub async fn send(
+    method: &str,
+    url: &str,
+    token: &str,
+    body: Option<(&str, &str)>,
+) -> Result<(u16, String), String> {
     let w = window().ok_or("no window")?;
     let init = web_sys::RequestInit::new();
-    init.set_method("POST");
-    init.set_body(&wasm_bindgen::JsValue::from_str(body));
+    init.set_method(method);
     let headers = js_sys::Object::new();
     let set = |k: &str, v: &str| js_sys::Reflect::set(&headers, &k.into(), &v.into()).is_ok();
-    if !(set("authorization", &format!("Bearer {token}")) && set("content-type", content_type)) {
+    if !set("authorization", &format!("Bearer {token}")) {
         return Err("the request could not be made".into());
+    }
+    if let Some((content_type, body)) = body {
+        init.set_body(&wasm_bindgen::JsValue::from_str(body));
+        if !set("content-type", content_type) {
+            return Err("the request could not be made".into());
+        }
     }
     init.set_headers(&headers);
     let resp = JsFuture::from(w.fetch_with_str_and_init(url, &init))

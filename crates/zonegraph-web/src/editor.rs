@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 
 use zonegraph_core::diagnostic::{self, Diagnostic};
+use zonegraph_core::diff::{PassageKey, ZoneDiff};
 use zonegraph_core::format::{self, EdgeFile, LockKind, NodeFile, NodeKind, RegionFile, ZoneFile};
 use zonegraph_core::validate;
 use zonegraph_core::zone;
@@ -42,14 +43,20 @@ pub enum Edit {
     SetPassage { index: usize, edge: EdgeFile },
     /// Removes passage `index`.
     DeletePassage { index: usize },
-    /// Sets the zone's name, tier, level range and whether loops are allowed.
+    /// Sets the zone's id, name, tier, level range and whether loops are allowed. A new
+    /// zone id must be a valid one ([`zone_id_problem`]); rooms named `<old id>.<suffix>`
+    /// become `<new id>.<suffix>` (their passages follow), as one edit.
     SetMeta {
+        zone_id: String,
         name: String,
         tier: u8,
         min_level: u32,
         max_level: u32,
         allow_loops: bool,
     },
+    /// Renames room `from` to `to`: every passage end follows, as one edit. Refused when
+    /// `to` is taken or not a valid room id ([`room_id_problem`]).
+    RenameRoom { from: String, to: String },
     /// Replaces the zone's regions (rooms keep their `region_id`; the core's checks say
     /// which name no region).
     SetRegions(Vec<RegionFile>),
@@ -66,6 +73,8 @@ pub enum Refused {
     NoPassage(usize),
     /// The zone is given as a legacy `room_kinds` list: it has no rooms to edit yet.
     Legacy,
+    /// Not a valid id: the id and why.
+    BadId(String, String),
 }
 
 impl std::fmt::Display for Refused {
@@ -75,6 +84,7 @@ impl std::fmt::Display for Refused {
             Refused::DuplicateRoom(id) => write!(f, "a room {id:?} exists already"),
             Refused::NoPassage(i) => write!(f, "there is no passage {i}"),
             Refused::Legacy => f.write_str("a room_kinds zone has no rooms to edit"),
+            Refused::BadId(id, why) => write!(f, "{id:?} is not a valid id: {why}"),
         }
     }
 }
@@ -486,12 +496,30 @@ fn change(file: &mut ZoneFile, edit: Edit) -> Result<(), Refused> {
     }
     match edit {
         Edit::SetMeta {
+            zone_id,
             name,
             tier,
             min_level,
             max_level,
             allow_loops,
         } => {
+            if zone_id != file.zone_id {
+                if let Some(why) = zone_id_problem(&zone_id) {
+                    return Err(Refused::BadId(zone_id, why));
+                }
+                let prefix = format!("{}.", file.zone_id);
+                let renames: Vec<(String, String)> = rooms(file)
+                    .iter()
+                    .filter_map(|n| {
+                        let rest = n.node_id.strip_prefix(&prefix)?;
+                        Some((n.node_id.clone(), format!("{zone_id}.{rest}")))
+                    })
+                    .collect();
+                for (from, to) in renames {
+                    rename_room(file, &from, &to)?;
+                }
+                file.zone_id = zone_id;
+            }
             file.name = name;
             file.tier = tier;
             file.min_level = min_level;
@@ -503,6 +531,7 @@ fn change(file: &mut ZoneFile, edit: Edit) -> Result<(), Refused> {
             file.regions = regions;
             return Ok(());
         }
+        Edit::RenameRoom { from, to } => return rename_room(file, &from, &to),
         _ => {}
     }
     let nodes = file.nodes.get_or_insert_with(Vec::new);
@@ -574,9 +603,349 @@ fn change(file: &mut ZoneFile, edit: Edit) -> Result<(), Refused> {
             }
             edges.remove(index);
         }
-        Edit::SetMeta { .. } | Edit::SetRegions(_) => {}
+        Edit::SetMeta { .. } | Edit::SetRegions(_) | Edit::RenameRoom { .. } => {}
     }
     Ok(())
+}
+
+/// Renames room `from` to `to` in `file`, with every passage end naming it (nothing else in
+/// the format names a room), or says why not.
+fn rename_room(file: &mut ZoneFile, from: &str, to: &str) -> Result<(), Refused> {
+    if from == to {
+        return Ok(());
+    }
+    if let Some(why) = room_id_problem(to) {
+        return Err(Refused::BadId(to.to_string(), why));
+    }
+    if rooms(file).iter().any(|n| n.node_id == to) {
+        return Err(Refused::DuplicateRoom(to.to_string()));
+    }
+    let room = file
+        .nodes
+        .iter_mut()
+        .flatten()
+        .find(|n| n.node_id == from)
+        .ok_or_else(|| Refused::NoRoom(from.to_string()))?;
+    room.node_id = to.to_string();
+    for e in file.edges.iter_mut().flatten() {
+        if e.from_node == from {
+            e.from_node = to.to_string();
+        }
+        if e.to_node == from {
+            e.to_node = to.to_string();
+        }
+    }
+    Ok(())
+}
+
+/// Why `id` cannot be a zone's id, or `None` when it can: the server's rule for a name of
+/// its file (`<zone_id>.json`): letters, digits, `_`, `-` and `.`, not starting with `.`,
+/// at most 128 characters, and not ending in `.schema`.
+pub fn zone_id_problem(id: &str) -> Option<String> {
+    if id.is_empty() {
+        return Some("a zone id cannot be empty".into());
+    }
+    if id.len() > 128 {
+        return Some("a zone id has at most 128 characters".into());
+    }
+    if id.starts_with('.') {
+        return Some("a zone id cannot start with a dot".into());
+    }
+    if id.to_ascii_lowercase().ends_with(".schema") {
+        return Some("a zone id cannot end in .schema".into());
+    }
+    if !id
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+    {
+        return Some("use only letters, digits, _, - and .".into());
+    }
+    None
+}
+
+/// Why `id` cannot be a room's id, or `None` when it can: not empty, at most 128
+/// characters, no spaces or control characters (chat commands and maps name it).
+pub fn room_id_problem(id: &str) -> Option<String> {
+    if id.trim().is_empty() {
+        return Some("a room id cannot be empty".into());
+    }
+    if id.len() > 128 {
+        return Some("a room id has at most 128 characters".into());
+    }
+    if id.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Some("a room id has no spaces".into());
+    }
+    None
+}
+
+/// A zone id from `name`: its letters and digits lowercased, other runs as one `_`
+/// (`"The Goblin Warren"` → `the_goblin_warren`; `zone` for a name without any), suffixed
+/// `_2`, `_3` … when `taken` says it is.
+pub fn propose_zone_id(name: &str, taken: impl Fn(&str) -> bool) -> String {
+    let mut slug = String::new();
+    for c in name.chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_alphanumeric() {
+            slug.push(c);
+        } else if !slug.is_empty() && !slug.ends_with('_') {
+            slug.push('_');
+        }
+    }
+    let mut slug = slug.trim_end_matches('_').to_string();
+    slug.truncate(100);
+    if slug.is_empty() {
+        slug = "zone".into();
+    }
+    if !taken(&slug) {
+        return slug;
+    }
+    (2..)
+        .map(|n| format!("{slug}_{n}"))
+        .find(|id| !taken(id))
+        .unwrap_or_default()
+}
+
+/// Whether zone id `id` is still the one proposed from `name` (its slug, or the slug with a
+/// `_N` suffix): then renaming the zone proposes a new id too.
+pub fn id_follows_name(id: &str, name: &str) -> bool {
+    let slug = propose_zone_id(name, |_| false);
+    id == slug
+        || id
+            .strip_prefix(&slug)
+            .and_then(|rest| rest.strip_prefix('_'))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The `SetMeta` edit that makes `file` a copy with its own zone id: proposed from its name
+/// among `taken` and never the original's, its rooms renamed with it.
+pub fn copy_edit(file: &ZoneFile, taken: impl Fn(&str) -> bool) -> Edit {
+    let original = file.zone_id.clone();
+    let zone_id = propose_zone_id(&format!("{} copy", file.name), |id| {
+        id == original || taken(id)
+    });
+    Edit::SetMeta {
+        zone_id,
+        name: format!("{} (copy)", file.name),
+        tier: file.tier,
+        min_level: file.min_level,
+        max_level: file.max_level,
+        allow_loops: file.allow_loops,
+    }
+}
+
+/// What Publish does with the work, from the server's zone of the same id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PublishPlan {
+    /// The server serves no zone of this id: a new zone.
+    New,
+    /// The server serves version `seq` of this zone, which this editor opened from it:
+    /// publishing replaces it (after the designer confirms the changes).
+    Replaces { seq: u64 },
+    /// The server serves a zone of this id this editor did not open from it: refused, with
+    /// a free id to use instead.
+    Collides { seq: u64, free: String },
+}
+
+/// The plan for publishing zone `zone_id`: `served_seq` is the server's current version of
+/// that id (`None` when it serves none), `opened_from_server` the id of the zone this
+/// editor opened from that server (if any), `served_ids` every zone id it serves.
+pub fn publish_plan(
+    zone_id: &str,
+    served_seq: Option<u64>,
+    opened_from_server: Option<&str>,
+    served_ids: &[String],
+) -> PublishPlan {
+    match served_seq {
+        None => PublishPlan::New,
+        Some(seq) if opened_from_server == Some(zone_id) => PublishPlan::Replaces { seq },
+        Some(seq) => PublishPlan::Collides {
+            seq,
+            free: propose_zone_id(zone_id, |id| served_ids.iter().any(|s| s == id)),
+        },
+    }
+}
+
+/// The Publish confirmation's words for a plan and the changes from the server's version.
+pub fn plan_words(zone_id: &str, plan: &PublishPlan, changes: &ZoneDiff) -> String {
+    match plan {
+        PublishPlan::New => format!("Publish {zone_id} as a new zone on this server?"),
+        PublishPlan::Replaces { seq } => format!(
+            "Publishing replaces version {seq} of {zone_id}: {}",
+            diff_words(changes)
+        ),
+        PublishPlan::Collides { seq, free } => format!(
+            "Not published: the server already serves a zone {zone_id} (version {seq}) that this editor did not open from it. Change the zone id (for example to {free}), or open that zone with “Open from server” to edit it."
+        ),
+    }
+}
+
+/// A zone's changes in a sentence: "2 rooms added (a, b); 1 passage removed (a → b); …",
+/// or that nothing changes.
+pub fn diff_words(d: &ZoneDiff) -> String {
+    fn part(out: &mut Vec<String>, n: usize, what: &str, how: &str, names: Vec<String>) {
+        if n == 0 {
+            return;
+        }
+        let mut shown: Vec<String> = names.into_iter().take(5).collect();
+        if n > shown.len() {
+            shown.push("…".into());
+        }
+        let s = if n == 1 { "" } else { "s" };
+        out.push(format!("{n} {what}{s} {how} ({})", shown.join(", ")));
+    }
+    let pk = |k: &PassageKey| format!("{} → {}", k.from, k.to);
+    let mut out = Vec::new();
+    if !d.fields.is_empty() {
+        out.push(format!("the zone's {} changed", d.fields.join(", ")));
+    }
+    part(
+        &mut out,
+        d.rooms_added.len(),
+        "room",
+        "added",
+        d.rooms_added.clone(),
+    );
+    part(
+        &mut out,
+        d.rooms_removed.len(),
+        "room",
+        "removed",
+        d.rooms_removed.clone(),
+    );
+    part(
+        &mut out,
+        d.rooms_changed.len(),
+        "room",
+        "changed",
+        d.rooms_changed.clone(),
+    );
+    part(
+        &mut out,
+        d.rooms_moved.len(),
+        "room",
+        "moved",
+        d.rooms_moved.clone(),
+    );
+    let keys = |v: &[PassageKey]| v.iter().map(pk).collect::<Vec<_>>();
+    part(
+        &mut out,
+        d.passages_added.len(),
+        "passage",
+        "added",
+        keys(&d.passages_added),
+    );
+    part(
+        &mut out,
+        d.passages_removed.len(),
+        "passage",
+        "removed",
+        keys(&d.passages_removed),
+    );
+    part(
+        &mut out,
+        d.passages_changed.len(),
+        "passage",
+        "changed",
+        keys(&d.passages_changed),
+    );
+    let locks = |v: &[zonegraph_core::diff::LockChange]| {
+        v.iter().map(|c| pk(&c.passage)).collect::<Vec<_>>()
+    };
+    part(
+        &mut out,
+        d.locks_added.len(),
+        "lock",
+        "added",
+        locks(&d.locks_added),
+    );
+    part(
+        &mut out,
+        d.locks_removed.len(),
+        "lock",
+        "removed",
+        locks(&d.locks_removed),
+    );
+    part(
+        &mut out,
+        d.locks_changed.len(),
+        "lock",
+        "changed",
+        locks(&d.locks_changed),
+    );
+    if out.is_empty() {
+        return "nothing changes.".into();
+    }
+    format!("{}.", out.join("; "))
+}
+
+/// The server's current version of zone `zone_id` from its `GET /api/zones` answer, and
+/// every zone id it serves.
+pub fn served_version(list_body: &str, zone_id: &str) -> (Option<u64>, Vec<String>) {
+    let json: serde_json::Value = serde_json::from_str(list_body).unwrap_or_default();
+    let zones = json["zones"].as_array().cloned().unwrap_or_default();
+    let ids = zones
+        .iter()
+        .filter_map(|z| z["zone_id"].as_str().map(str::to_string))
+        .collect();
+    let seq = zones
+        .iter()
+        .find(|z| z["zone_id"] == zone_id)
+        .map(|z| z["version"]["seq"].as_u64().unwrap_or(0));
+    (seq, ids)
+}
+
+/// The zones a server's `GET /api/zones` answer lists, as (id, "Name (id) · version N").
+pub fn served_list(list_body: &str) -> Vec<(String, String)> {
+    let json: serde_json::Value = serde_json::from_str(list_body).unwrap_or_default();
+    json["zones"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|z| {
+            let id = z["zone_id"].as_str()?.to_string();
+            let name = z["name"].as_str().unwrap_or(&id).to_string();
+            let seq = z["version"]["seq"]
+                .as_u64()
+                .map(|s| format!(" · version {s}"))
+                .unwrap_or_default();
+            Some((id.clone(), format!("{name} ({id}){seq}")))
+        })
+        .collect()
+}
+
+/// What `DELETE /api/zones/{id}` answered, in words for the editor.
+pub fn unpublish_words(zone_id: &str, status: u16, body: &str) -> String {
+    let json: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
+    let error = json["error"].as_str().unwrap_or("");
+    match status {
+        200 => format!(
+            "Unpublished {zone_id}: the server now serves {} zones (runs already there go on to their end).",
+            json["zones"].as_u64().unwrap_or(0)
+        ),
+        403 => format!(
+            "Not unpublished: this token may not withdraw zones. Unpublishing needs an admin token (zonegraph token new --scope admin){}.",
+            if error.is_empty() {
+                String::new()
+            } else {
+                format!(" ({error})")
+            }
+        ),
+        401 => "Not unpublished: the server did not take that token.".into(),
+        404 => format!("Not unpublished: the server serves no zone {zone_id}."),
+        _ => format!(
+            "Not unpublished: the server answered {status}{}.",
+            if error.is_empty() {
+                String::new()
+            } else {
+                format!(" ({error})")
+            }
+        ),
+    }
+}
+
+/// The URL of zone `zone_id` on the server at `server` (`GET` its file, `DELETE` withdraws).
+/// A zone id the editor or a server accepts needs no escaping ([`zone_id_problem`]).
+pub fn zone_url(server: &str, zone_id: &str) -> String {
+    format!("{}/{zone_id}", publish_url(server))
 }
 
 #[cfg(test)]
@@ -692,6 +1061,7 @@ mod tests {
         check_undoable(
             &mut e,
             Edit::SetMeta {
+                zone_id: "z".into(),
                 name: "Renamed".into(),
                 tier: 2,
                 min_level: 3,
@@ -1105,5 +1475,208 @@ mod tests {
             }),
             Err(Refused::Legacy)
         );
+    }
+
+    #[test]
+    fn renaming_a_room_takes_its_passages_along_in_one_undo() {
+        let mut e = three_routes();
+        let before = e.file().clone();
+        check_undoable(
+            &mut e,
+            Edit::RenameRoom {
+                from: "z.elite_1".into(),
+                to: "z.the_elite".into(),
+            },
+        );
+        let f = e.file();
+        let ends: Vec<(&str, &str)> = f
+            .edges
+            .iter()
+            .flatten()
+            .map(|p| (p.from_node.as_str(), p.to_node.as_str()))
+            .filter(|(a, b)| a.contains("elite") || b.contains("elite"))
+            .collect();
+        assert_eq!(
+            ends,
+            vec![("z.fork_1", "z.the_elite"), ("z.the_elite", "z.boss_1")]
+        );
+        assert!(errors(&e).is_empty(), "{:?}", e.diagnostics());
+        assert!(e.undo());
+        assert_eq!(e.file(), &before);
+        // Refused whole: a taken id, a bad id, a missing room.
+        for (from, to, why) in [
+            (
+                "z.elite_1",
+                "z.boss_1",
+                Refused::DuplicateRoom("z.boss_1".into()),
+            ),
+            (
+                "z.elite_1",
+                "two words",
+                Refused::BadId("two words".into(), "a room id has no spaces".into()),
+            ),
+            ("z.nope", "z.new", Refused::NoRoom("z.nope".into())),
+        ] {
+            assert_eq!(
+                e.apply(Edit::RenameRoom {
+                    from: from.into(),
+                    to: to.into()
+                }),
+                Err(why)
+            );
+            assert_eq!(e.file(), &before);
+        }
+    }
+
+    fn meta(f: &ZoneFile, zone_id: &str, name: &str) -> Edit {
+        Edit::SetMeta {
+            zone_id: zone_id.into(),
+            name: name.into(),
+            tier: f.tier,
+            min_level: f.min_level,
+            max_level: f.max_level,
+            allow_loops: f.allow_loops,
+        }
+    }
+
+    #[test]
+    fn a_new_zone_id_renames_the_rooms_it_prefixes_in_one_edit() {
+        let mut e = three_routes();
+        let edit = meta(e.file(), "warren", "Warren");
+        check_undoable(&mut e, edit);
+        let f = e.file();
+        assert_eq!(f.zone_id, "warren");
+        assert!(
+            f.nodes
+                .iter()
+                .flatten()
+                .all(|n| n.node_id.starts_with("warren."))
+        );
+        assert!(
+            f.edges
+                .iter()
+                .flatten()
+                .all(|p| p.from_node.starts_with("warren.") && p.to_node.starts_with("warren."))
+        );
+        assert!(errors(&e).is_empty(), "{:?}", e.diagnostics());
+        let edit = meta(e.file(), "bad id!", "Warren");
+        assert!(matches!(e.apply(edit), Err(Refused::BadId(..))));
+        assert_eq!(
+            zone_id_problem(""),
+            Some("a zone id cannot be empty".into())
+        );
+        assert_eq!(
+            zone_id_problem(".x"),
+            Some("a zone id cannot start with a dot".into())
+        );
+        assert_eq!(
+            zone_id_problem("x.schema"),
+            Some("a zone id cannot end in .schema".into())
+        );
+        assert_eq!(zone_id_problem("crypt-2.b_c"), None);
+    }
+
+    #[test]
+    fn zone_ids_are_proposed_from_names_and_suffixed_when_taken() {
+        let taken = ["goblin_warren", "goblin_warren_2"];
+        let check = |name: &str, expect: &str| {
+            assert_eq!(
+                propose_zone_id(name, |id| taken.contains(&id)),
+                expect,
+                "{name:?}"
+            );
+        };
+        check("The Crypt of Valdris", "the_crypt_of_valdris");
+        check("Goblin Warren", "goblin_warren_3");
+        check("  Ünïcode — zone!! ", "n_code_zone");
+        check("!!!", "zone");
+        assert!(id_follows_name("new_zone", "New zone"));
+        assert!(id_follows_name("new_zone_4", "New zone"));
+        assert!(!id_follows_name("crypt", "New zone"));
+        assert!(!id_follows_name("new_zone_x", "New zone"));
+    }
+
+    #[test]
+    fn a_copy_gets_its_own_id_never_the_originals() {
+        let mut e = Editor::empty("crypt_valdris", "Crypt");
+        let edit = copy_edit(e.file(), |id| id == "crypt_copy");
+        e.apply(edit).expect("copied");
+        assert_eq!(e.file().zone_id, "crypt_copy_2");
+        assert_eq!(e.file().name, "Crypt (copy)");
+        assert_eq!(rooms(e.file())[0].node_id, "crypt_copy_2.entry");
+    }
+
+    #[test]
+    fn publishing_over_a_zone_not_opened_from_the_server_is_refused() {
+        let served = vec!["crypt".to_string(), "crypt_2".to_string()];
+        assert_eq!(publish_plan("new", None, None, &served), PublishPlan::New);
+        assert_eq!(
+            publish_plan("crypt", Some(3), Some("crypt"), &served),
+            PublishPlan::Replaces { seq: 3 }
+        );
+        let collides = publish_plan("crypt", Some(3), None, &served);
+        assert_eq!(
+            collides,
+            PublishPlan::Collides {
+                seq: 3,
+                free: "crypt_3".into()
+            }
+        );
+        assert_eq!(
+            publish_plan("crypt", Some(3), Some("other"), &served),
+            collides
+        );
+        let words = plan_words("crypt", &collides, &ZoneDiff::default());
+        assert!(
+            words.starts_with("Not published: the server already serves a zone crypt (version 3)"),
+            "{words}"
+        );
+        assert!(words.contains("crypt_3"), "{words}");
+    }
+
+    #[test]
+    fn the_publish_confirmation_words_the_changes() {
+        let old = three_routes();
+        let mut new = old.clone();
+        new.apply(Edit::RenameRoom {
+            from: "z.trap_1".into(),
+            to: "z.pit".into(),
+        })
+        .expect("renamed");
+        new.apply(Edit::DeletePassage { index: 0 })
+            .expect("deleted");
+        let d = zonegraph_core::diff::diff(old.file(), new.file());
+        let words = plan_words("z", &PublishPlan::Replaces { seq: 2 }, &d);
+        assert_eq!(
+            words,
+            "Publishing replaces version 2 of z: 1 room added (z.pit); 1 room removed (z.trap_1); \
+             2 passages added (z.fork_1 → z.pit, z.pit → z.boss_1); 3 passages removed \
+             (z.entry → z.fork_1, z.fork_1 → z.trap_1, z.trap_1 → z.boss_1)."
+        );
+        assert_eq!(diff_words(&ZoneDiff::default()), "nothing changes.");
+    }
+
+    #[test]
+    fn server_answers_read_as_lists_versions_and_words() {
+        let list = r#"{"zones":[{"zone_id":"crypt","name":"Crypt","version":{"seq":4}},
+            {"zone_id":"warren","name":"Warren","version":null}],"sequence":9}"#;
+        assert_eq!(
+            served_version(list, "crypt"),
+            (Some(4), vec!["crypt".into(), "warren".into()])
+        );
+        assert_eq!(served_version(list, "nope").0, None);
+        assert_eq!(
+            served_list(list),
+            vec![
+                ("crypt".to_string(), "Crypt (crypt) · version 4".to_string()),
+                ("warren".to_string(), "Warren (warren)".to_string()),
+            ]
+        );
+        assert!(unpublish_words("crypt", 403, "{}").contains("needs an admin token"));
+        assert!(
+            unpublish_words("crypt", 200, r#"{"zones":2}"#)
+                .starts_with("Unpublished crypt: the server now serves 2 zones")
+        );
+        assert_eq!(zone_url("http://h:1/", "a.b"), "http://h:1/api/zones/a.b");
     }
 }

@@ -29,10 +29,11 @@ fn variant(e: &Edit) -> &'static str {
         Edit::DeletePassage { .. } => "DeletePassage",
         Edit::SetMeta { .. } => "SetMeta",
         Edit::SetRegions(_) => "SetRegions",
+        Edit::RenameRoom { .. } => "RenameRoom",
     }
 }
 
-const ALL_EDITS: [&str; 11] = [
+const ALL_EDITS: [&str; 12] = [
     "AddRoom",
     "MoveRoom",
     "MoveRooms",
@@ -44,6 +45,7 @@ const ALL_EDITS: [&str; 11] = [
     "DeletePassage",
     "SetMeta",
     "SetRegions",
+    "RenameRoom",
 ];
 
 /// entry → fork → (trap | elite) → boss, built by edits.
@@ -111,6 +113,7 @@ fn every_edit(e: &Editor) -> Vec<Edit> {
             ids: vec!["z.trap".into(), "z.elite".into()],
         },
         Edit::SetMeta {
+            zone_id: "z2".into(),
             name: "Renamed".into(),
             tier: 2,
             min_level: 3,
@@ -122,6 +125,10 @@ fn every_edit(e: &Editor) -> Vec<Edit> {
             name: "Upper Halls".into(),
             order: 1,
         }]),
+        Edit::RenameRoom {
+            from: "z2.boss".into(),
+            to: "z2.lair".into(),
+        },
     ]
 }
 
@@ -168,6 +175,20 @@ fn each_kind_of_refusal_leaves_the_editor_as_it_was() {
         (
             Edit::AddRoom(editor::room("z.fork", NodeKind::Trap, "Again", 0, 0)),
             Refused::DuplicateRoom("z.fork".into()),
+        ),
+        (
+            Edit::RenameRoom {
+                from: "z.trap".into(),
+                to: "z.fork".into(),
+            },
+            Refused::DuplicateRoom("z.fork".into()),
+        ),
+        (
+            Edit::RenameRoom {
+                from: "z.none".into(),
+                to: "z.new".into(),
+            },
+            Refused::NoRoom("z.none".into()),
         ),
         (
             Edit::MoveRoom {

@@ -175,7 +175,18 @@ fn Designer(loaded: Arc<Loaded>, shared: bool) -> impl IntoView {
                                 if browser::storage_get(key).is_none()
                                     || browser::confirm("Replace the zone in the editor with a copy of this one?")
                                 {
-                                    browser::storage_set(key, &text);
+                                    // A copy has its own id, so publishing it never
+                                    // replaces the zone it was copied from.
+                                    let copy = crate::editor::Editor::open_text(&text)
+                                        .map(|mut e| {
+                                            let edit = crate::editor::copy_edit(e.file(), |id| {
+                                                crate::zones::shipped(id).is_some()
+                                            });
+                                            let _ = e.apply(edit);
+                                            e.to_json()
+                                        })
+                                        .unwrap_or_else(|_| text.clone());
+                                    browser::storage_set(key, &copy);
                                     browser::set_hash("edit");
                                 }
                             }>"Edit a copy"</button>

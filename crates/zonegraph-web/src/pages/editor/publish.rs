@@ -46,36 +46,212 @@ pub(super) fn share_link(state: State, sharing: RwSignal<bool>) -> impl IntoView
     }
 }
 
-/// The publish form, shown while `publishing`: the server's URL and a publish token (one
-/// that only publishes: `zonegraph token new --scope publish`), kept only while the page is
-/// open.
+/// What the confirm step asks before it is done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ask {
+    Publish,
+    Unpublish,
+}
+
+/// The server form, shown while `publishing`: the server's URL and a token (a publish
+/// token reads and publishes: `zonegraph token new --scope publish`; unpublishing needs an
+/// admin token), kept only while the page is open and sent only in the `Authorization`
+/// header. Publish first reads the server's zone of the same id and asks (in the page):
+/// the version it replaces and what changes, or refuses a zone this editor did not open
+/// from the server. "Open from server" lists the server's zones and opens one; "Unpublish"
+/// withdraws the zone, after asking.
 pub(super) fn form(state: State, publishing: RwSignal<bool>) -> impl IntoView {
     let server = RwSignal::new(browser::origin());
     let token = RwSignal::new(String::new());
+    // The confirm step: what it asks, in words.
+    let asking = RwSignal::new(None::<(Ask, String)>);
+    // The server's zones for "Open from server": (id, what the list shows).
+    let listed = RwSignal::new(None::<Vec<(String, String)>>);
+    let chosen = RwSignal::new(String::new());
+    let access = move || (server.get_untracked(), token.get_untracked());
+
     let publish = move |e: leptos::ev::SubmitEvent| {
         e.prevent_default();
-        let url = editor::publish_url(&server.get_untracked());
-        let (t, json) = (
-            token.get_untracked(),
-            state.editor.with_untracked(Editor::to_json),
-        );
-        state.note.set("Publishing…".into());
+        let (srv, t) = access();
+        let file = state.editor.with_untracked(|e| e.file().clone());
+        let opened = state.from_server.get_untracked();
+        asking.set(None);
+        state.note.set("Reading the server's zones…".into());
         leptos::task::spawn_local(async move {
-            let words = match browser::post_text(&url, &t, "application/json", &json).await {
-                Ok((status, body)) => editor::publish_words(status, &body),
-                Err(e) => format!("Not published: {e}."),
+            let list = browser::send("GET", &editor::publish_url(&srv), &t, None).await;
+            let body = match list {
+                Ok((200, body)) => body,
+                Ok((status, body)) => return state.note.set(editor::publish_words(status, &body)),
+                Err(e) => return state.note.set(format!("Not published: {e}.")),
             };
-            state.note.set(words);
+            let (seq, ids) = editor::served_version(&body, &file.zone_id);
+            let plan = editor::publish_plan(&file.zone_id, seq, opened.as_deref(), &ids);
+            let changes = match plan {
+                editor::PublishPlan::Replaces { .. } => {
+                    let got =
+                        browser::send("GET", &editor::zone_url(&srv, &file.zone_id), &t, None)
+                            .await;
+                    match got.map(|(s, b)| (s, zonegraph_core::format::parse(&b))) {
+                        Ok((200, Ok(old))) => zonegraph_core::diff::diff(&old, &file),
+                        _ => {
+                            return state.note.set(
+                                "Not published: the server's version could not be read.".into(),
+                            );
+                        }
+                    }
+                }
+                _ => Default::default(),
+            };
+            let words = editor::plan_words(&file.zone_id, &plan, &changes);
+            if matches!(plan, editor::PublishPlan::Collides { .. }) {
+                state.note.set(words);
+            } else {
+                state.note.set(String::new());
+                asking.set(Some((Ask::Publish, words)));
+            }
+        });
+    };
+    let confirm = move |_| {
+        let Some((ask, _)) = asking.get_untracked() else {
+            return;
+        };
+        asking.set(None);
+        let (srv, t) = access();
+        let (id, json) = state
+            .editor
+            .with_untracked(|e| (e.file().zone_id.clone(), e.to_json()));
+        leptos::task::spawn_local(async move {
+            match ask {
+                Ask::Publish => {
+                    state.note.set("Publishing…".into());
+                    let sent = browser::send(
+                        "POST",
+                        &editor::publish_url(&srv),
+                        &t,
+                        Some(("application/json", &json)),
+                    )
+                    .await;
+                    state.note.set(match sent {
+                        Ok((status, body)) => {
+                            if status == 200 {
+                                state.from_server.set(Some(id));
+                            }
+                            editor::publish_words(status, &body)
+                        }
+                        Err(e) => format!("Not published: {e}."),
+                    });
+                }
+                Ask::Unpublish => {
+                    state.note.set("Unpublishing…".into());
+                    let sent =
+                        browser::send("DELETE", &editor::zone_url(&srv, &id), &t, None).await;
+                    state.note.set(match sent {
+                        Ok((status, body)) => {
+                            if status == 200 {
+                                state.from_server.set(None);
+                            }
+                            editor::unpublish_words(&id, status, &body)
+                        }
+                        Err(e) => format!("Not unpublished: {e}."),
+                    });
+                }
+            }
+        });
+    };
+    let unpublish = move |_| {
+        let id = state.editor.with_untracked(|e| e.file().zone_id.clone());
+        asking.set(Some((
+            Ask::Unpublish,
+            format!("Unpublish {id}? The server stops serving it (runs already there go on to their end)."),
+        )));
+    };
+    let list = move |_| {
+        let (srv, t) = access();
+        asking.set(None);
+        state.note.set("Reading the server's zones…".into());
+        leptos::task::spawn_local(async move {
+            match browser::send("GET", &editor::publish_url(&srv), &t, None).await {
+                Ok((200, body)) => {
+                    let zones = editor::served_list(&body);
+                    chosen.set(zones.first().map(|z| z.0.clone()).unwrap_or_default());
+                    state
+                        .note
+                        .set(format!("The server serves {} zones.", zones.len()));
+                    listed.set(Some(zones));
+                }
+                Ok((status, body)) => {
+                    state
+                        .note
+                        .set(editor::publish_words(status, &body).replacen(
+                            "Not published",
+                            "Not listed",
+                            1,
+                        ))
+                }
+                Err(e) => state.note.set(format!("Not listed: {e}.")),
+            }
+        });
+    };
+    let open = move |_| {
+        let (srv, t) = access();
+        let id = chosen.get_untracked();
+        if id.is_empty() {
+            return;
+        }
+        leptos::task::spawn_local(async move {
+            match browser::send("GET", &editor::zone_url(&srv, &id), &t, None).await {
+                Ok((200, body)) => match Editor::open_text(&body) {
+                    Ok(e) => {
+                        super::autosave::keep_as_previous();
+                        state.reset_to(
+                            e,
+                            &format!("Opened {id} from the server: Publish replaces it there."),
+                        );
+                        state.from_server.set(Some(id));
+                        listed.set(None);
+                    }
+                    Err(why) => state.note.set(format!("{id} could not be opened: {why}")),
+                },
+                Ok((status, _)) => state
+                    .note
+                    .set(format!("Not opened: the server answered {status}.")),
+                Err(e) => state.note.set(format!("Not opened: {e}.")),
+            }
         });
     };
     view! {
         <form class="publish" class:hidden=move || !publishing.get() on:submit=publish>
-            <label>"Server " <input type="url" prop:value=move || server.get()
+            <label>"Server " <input type="url" aria-label="Server" prop:value=move || server.get()
                 on:input=move |e| server.set(event_target_value(&e))/></label>
-            <label>"Publish token " <input type="password" autocomplete="off"
-                placeholder="zgt_…" title="zonegraph token new --scope publish"
+            <label>"Token " <input type="password" autocomplete="off" aria-label="Token"
+                placeholder="zgt_…" title="zonegraph token new --scope publish (an admin token to unpublish)"
                 prop:value=move || token.get() on:input=move |e| token.set(event_target_value(&e))/></label>
             <button type="submit" class="primary">"Publish"</button>
+            <button type="button" class="open-from-server" on:click=list>"Open from server"</button>
+            <button type="button" class="unpublish" on:click=unpublish>"Unpublish"</button>
         </form>
+        {move || listed.get().map(|zones| view! {
+            <div class="share-box server-zones">
+                <label>"Zone on the server "
+                    <select aria-label="Zone on the server" on:change=move |e| chosen.set(event_target_value(&e))>
+                        {zones.into_iter().map(|(id, words)| {
+                            let selected = chosen.get_untracked() == id;
+                            view! { <option value=id selected=selected>{words}</option> }
+                        }).collect_view()}
+                    </select>
+                </label>
+                <button class="primary" on:click=open>"Open"</button>
+                <button on:click=move |_| listed.set(None)>"Cancel"</button>
+            </div>
+        })}
+        {move || asking.get().map(|(ask, words)| view! {
+            <div class="share-box publish-confirm" role="alertdialog">
+                <span class="confirm-words">{words}</span>
+                <button class="primary confirm-yes" on:click=confirm>
+                    {if ask == Ask::Publish { "Yes, publish" } else { "Yes, unpublish" }}
+                </button>
+                <button class="confirm-no" on:click=move |_| asking.set(None)>"Cancel"</button>
+            </div>
+        })}
     }
 }

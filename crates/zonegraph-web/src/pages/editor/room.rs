@@ -88,8 +88,26 @@ pub(super) fn form(
     };
     let place_y = place.clone();
     let c = node.content.clone();
+    let rename_from = id.clone();
+    let rename = move |e: leptos::ev::Event| {
+        let to = event_target_value(&e).trim().to_string();
+        let from = rename_from.clone();
+        if to != from
+            && state.edit(Edit::RenameRoom {
+                from,
+                to: to.clone(),
+            })
+        {
+            // The selection follows the room to its new id (one undo takes both back).
+            selection.set(Some(crate::map::Sel::Room(to)));
+        }
+    };
     view! {
         <h2>"Room " <code>{id.clone()}</code></h2>
+        <label class="field">"Room id"
+            <input aria-label="Room id" prop:value=id.clone() on:change=rename
+                title="Renaming a room renames its passages' ends too"/>
+        </label>
         {text("Label", node.label.clone(), |r, v| r.label = v)}
         <label class="field">"Kind"
             <select aria-label="Kind" on:change=move |e| {

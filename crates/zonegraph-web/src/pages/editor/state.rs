@@ -21,6 +21,9 @@ pub(super) struct State {
     pub selection: RwSignal<Option<Sel>>,
     /// Rooms selected besides `selection` (shift-click).
     pub multi: RwSignal<Vec<String>>,
+    /// The id of the zone this editor opened from the server (or last published there):
+    /// Publish may replace that zone, and only that one.
+    pub from_server: RwSignal<Option<String>>,
 }
 
 impl State {
@@ -36,6 +39,7 @@ impl State {
             note: RwSignal::new(note),
             selection: RwSignal::new(None),
             multi: RwSignal::new(Vec::new()),
+            from_server: RwSignal::new(None),
         }
     }
 
@@ -154,6 +158,7 @@ impl State {
     /// Replaces the work with `e` (nothing selected), saying `words`.
     pub fn reset_to(self, e: Editor, words: &str) {
         self.editor.set(e);
+        self.from_server.set(None);
         self.selection.set(None);
         self.multi.set(Vec::new());
         self.refresh();

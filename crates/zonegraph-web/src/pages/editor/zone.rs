@@ -1,4 +1,5 @@
-//! The zone's form: its name, tier, level range, whether loops are allowed, and its regions.
+//! The zone's form: its id (proposed from its name while it follows the name, checked as
+//! the server checks a zone file's name), name, tier, level range, whether loops are allowed, and its regions.
 
 use leptos::prelude::*;
 use zonegraph_core::format::{RegionFile, ZoneFile};
@@ -13,6 +14,7 @@ pub(super) fn ZoneForm(state: State) -> impl IntoView {
         let mut f = state.editor.with_untracked(|e| e.file().clone());
         change(&mut f);
         state.edit(Edit::SetMeta {
+            zone_id: f.zone_id,
             name: f.name,
             tier: f.tier,
             min_level: f.min_level,
@@ -24,6 +26,24 @@ pub(super) fn ZoneForm(state: State) -> impl IntoView {
         let mut r = state.editor.with_untracked(|e| e.file().regions.clone());
         change(&mut r);
         state.edit(Edit::SetRegions(r));
+    };
+    // Why the id typed last was refused (shown under the field until a good one is typed).
+    let id_problem = RwSignal::new(None::<String>);
+    let set_id = move |v: String| match editor::zone_id_problem(&v) {
+        Some(why) => id_problem.set(Some(format!("Not a zone id: {why}."))),
+        None => {
+            id_problem.set(None);
+            set_meta(&|f| f.zone_id = v.clone());
+        }
+    };
+    let set_name = move |v: String| {
+        set_meta(&|f| {
+            // A new zone's id follows its name until the designer types one.
+            if editor::id_follows_name(&f.zone_id, &f.name) {
+                f.zone_id = editor::propose_zone_id(&v, shipped_id);
+            }
+            f.name = v.clone();
+        })
     };
     let form = move || {
         let f = state.editor.with(|e| e.file().clone());
@@ -51,10 +71,15 @@ pub(super) fn ZoneForm(state: State) -> impl IntoView {
         view! {
             <label class="field">"Zone name"
                 <input aria-label="Zone name" prop:value=f.name.clone() on:change=move |e| {
-                    let v = event_target_value(&e);
-                    set_meta(&|f| f.name = v.clone());
+                    set_name(event_target_value(&e));
                 }/>
             </label>
+            <label class="field">"Zone id"
+                <input aria-label="Zone id" prop:value=f.zone_id.clone()
+                    title="The server serves one zone per id: publishing an id it serves replaces that zone"
+                    on:change=move |e| set_id(event_target_value(&e).trim().to_string())/>
+            </label>
+            {move || id_problem.get().map(|p| view! { <p class="error zone-id-problem" role="alert">{p}</p> })}
             <div class="row">
                 <label class="field">"Tier"
                     <input aria-label="Tier" type="number" min="1" max="6" prop:value=f.tier.to_string() on:change=move |e| {
@@ -83,9 +108,14 @@ pub(super) fn ZoneForm(state: State) -> impl IntoView {
         }
     };
     view! {
-        <details class="zone-form">
-            <summary>"Zone: name, tier, levels, regions"</summary>
+        <details class="zone-form" open>
+            <summary>"Zone: id, name, tier, levels, regions"</summary>
             {form}
         </details>
     }
+}
+
+/// Whether a zone shipped with the build has id `id` (a new zone's proposed id avoids them).
+pub(super) fn shipped_id(id: &str) -> bool {
+    crate::zones::shipped(id).is_some()
 }
