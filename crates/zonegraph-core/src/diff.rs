@@ -211,6 +211,8 @@ mod tests {
             ),
             edges: Some(passages.iter().map(|(a, b)| EdgeFile::open(a, b)).collect()),
             room_kinds: None,
+            keys: Default::default(),
+            harvests: Default::default(),
         }
     }
 
