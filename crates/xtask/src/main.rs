@@ -34,7 +34,12 @@ const WASM_GZIP_BUDGET: u64 = 210 * 1024;
 /// (225.3 KB), past the old limit (219,667 bytes plus 3 %); see BENCHMARKS.md. Lower it as
 /// the module shrinks; raise it only on purpose, in the same commit, with the figures in
 /// BENCHMARKS.md.
-const WASM_GZIP_LIMIT: u64 = 230_690 * 103 / 100;
+///
+/// Raised on purpose a second time: the names players read for keys and harvests and the
+/// designer's `content.extra` (a JSON object carried through the zone file, its events and
+/// the status) took the module from 236,446 to 246,241 bytes with the `Zones` handle; see
+/// BENCHMARKS.md.
+const WASM_GZIP_LIMIT: u64 = 246_241 * 103 / 100;
 
 mod matrix;
 mod web;
