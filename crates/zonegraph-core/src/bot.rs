@@ -186,7 +186,16 @@ pub fn abandon_withdrawn(zones: &[Zone], player: &mut Player, now: i64) -> Optio
 /// Applies the fork timeout to the player's run (the server's sweeper, between commands);
 /// the notice to send, if a choice was made.
 pub fn sweep(zones: &[Zone], player: &mut Player, cx: &Context) -> Option<Reply> {
-    sweep_events(zones, player, cx).map(|events| chat::events(&events))
+    sweep_told(zones, player, cx).map(|(reply, _)| reply)
+}
+
+/// [`sweep`], with the events the notice words (for a host game that follows them).
+pub fn sweep_told(
+    zones: &[Zone],
+    player: &mut Player,
+    cx: &Context,
+) -> Option<(Reply, Vec<Event>)> {
+    sweep_events(zones, player, cx).map(|events| (chat::events(&events), events))
 }
 
 fn sweep_events(zones: &[Zone], player: &mut Player, cx: &Context) -> Option<Vec<Event>> {

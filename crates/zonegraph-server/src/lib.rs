@@ -8,6 +8,7 @@ pub mod character;
 pub mod check;
 pub mod client;
 pub mod db;
+pub mod events_out;
 pub mod explain;
 pub mod gogobee;
 pub mod host;

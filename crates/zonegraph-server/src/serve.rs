@@ -96,6 +96,20 @@ pub struct Args {
     /// --no-auth, a Host naming this machine).
     #[arg(long = "allow-origin", value_name = "ORIGIN", value_parser = parse_origin)]
     pub allow_origins: Vec<String>,
+    /// A host game's endpoint (https://game.example.org/zonegraph/events) that gets every
+    /// event of every command (entered, moved, fork offered, key granted, loot, XP and level,
+    /// the run's end) as a signed POST: at least once, in order per player, retried with
+    /// backoff. Needs ZONEGRAPH_EVENTS_SECRET, the shared secret of the signature.
+    #[arg(long, value_name = "URL")]
+    pub events_url: Option<String>,
+    /// The secret events are signed with (set it in ZONEGRAPH_EVENTS_SECRET).
+    #[arg(
+        long,
+        env = "ZONEGRAPH_EVENTS_SECRET",
+        hide_env_values = true,
+        hide = true
+    )]
+    pub events_secret: Option<String>,
     /// Bearer token sent to the host game (set it in ZONEGRAPH_HOST_HOOK_TOKEN).
     #[arg(
         long,
@@ -125,6 +139,8 @@ impl std::fmt::Debug for Args {
             .field("admins", &self.admins)
             .field("host_hook", &self.host_hook)
             .field("host_hook_token", &set(&self.host_hook_token))
+            .field("events_url", &self.events_url)
+            .field("events_secret", &set(&self.events_secret))
             .field("allow_origins", &self.allow_origins)
             .field("gogobee_write_back", &self.gogobee_write_back)
             .field("gogobee_stopped", &self.gogobee_stopped);
@@ -354,6 +370,8 @@ pub struct ServerConfig {
     pub allow_origins: Vec<String>,
     /// `--gogobee-stopped`: a database with gogobee's linear run columns may be served.
     pub gogobee_stopped: bool,
+    /// Where every command's events are sent (`--events-url`), if anywhere.
+    pub events_out: Option<crate::events_out::EventsOut>,
 }
 
 impl std::fmt::Debug for ServerConfig {
@@ -375,6 +393,7 @@ impl std::fmt::Debug for ServerConfig {
             .field("upgrade", &self.upgrade)
             .field("allow_origins", &self.allow_origins)
             .field("gogobee_stopped", &self.gogobee_stopped)
+            .field("events_out", &self.events_out)
             .finish_non_exhaustive()
     }
 }
@@ -403,6 +422,7 @@ impl ServerConfig {
             upgrade: crate::db::Upgrade::Migrate,
             allow_origins: Vec::new(),
             gogobee_stopped: false,
+            events_out: None,
         }
     }
 
@@ -453,6 +473,13 @@ impl ServerConfig {
             .host_hook
             .as_deref()
             .map(|url| crate::host::HostHook::new(url, args.host_hook_token.clone()))
+            .transpose()?;
+        c.events_out = args
+            .events_url
+            .as_deref()
+            .map(|url| {
+                crate::events_out::EventsOut::new(url, args.events_secret.as_deref().unwrap_or(""))
+            })
             .transpose()?;
         Ok(c)
     }
@@ -587,6 +614,7 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
     }
     let (mut store, opened) = Store::open_as(&config.db, &config.zones, config.upgrade)?;
     store.set_game(config.game.clone());
+    store.set_events_out(config.events_out.is_some());
     let store = Arc::new(store);
     let listener = TcpListener::bind(config.listen)
         .with_context(|| format!("cannot listen on {}", config.listen))?;
@@ -639,6 +667,7 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
     // Open event streams end when the server stops (a graceful stop waits for them).
     let (closing_tx, closing_rx) = tokio::sync::watch::channel(false);
     let sweep_every = config.sweep_every;
+    let events_out = config.events_out.clone();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -653,6 +682,9 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
                 let sweeper =
                     tokio::spawn(service::sweep_forever(state.service.clone(), sweep_every));
                 let housekeeper = tokio::spawn(service::housekeep_forever(state.service.clone()));
+                let events = events_out.map(|out| {
+                    tokio::spawn(service::send_events_forever(state.service.clone(), out))
+                });
                 let app =
                     http::router(state, &limits).layer(axum::Extension(http::Closing(closing_rx)));
                 serve_http(listener, app, async move {
@@ -662,6 +694,9 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
                 .await;
                 sweeper.abort();
                 housekeeper.abort();
+                if let Some(events) = events {
+                    events.abort();
+                }
                 Ok(())
             })
         })?;
@@ -969,6 +1004,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     }
     if let Some(url) = &args.host_hook {
         println!("  host game: {url} keeps character sheets and decides encounters");
+    }
+    if let Some(url) = &args.events_url {
+        println!("  events: every command's events are sent to {url}, signed");
     }
     #[cfg(unix)]
     {

@@ -233,6 +233,59 @@ pub async fn housekeep_forever(state: Service) {
     }
 }
 
+/// How often the events outbox is looked at when the last round sent nothing.
+pub const EVENTS_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// Sends the events outbox to the host game (`--events-url`) for as long as the server runs:
+/// a round at once after a round that sent something, else every [`EVENTS_EVERY`]. What it
+/// cannot reach it says once, and once more when it reaches it again. On PostgreSQL every
+/// instance sends, each event claimed by one of them.
+pub async fn send_events_forever(state: Service, out: crate::events_out::EventsOut) {
+    let mut failing = Failing::default();
+    let mut pruned_at = 0;
+    loop {
+        let store = state.store.clone();
+        let o = out.clone();
+        let round = tokio::task::spawn_blocking(move || o.deliver_due(&store)).await;
+        let busy = match round {
+            Ok(Ok(r)) => {
+                let said = if r.failed > 0 && r.delivered == 0 {
+                    failing.failed(&format!("sending events to {}", out.url()))
+                } else if r.delivered > 0 {
+                    failing.ok(&format!("sending events to {}", out.url()))
+                } else {
+                    None
+                };
+                if let Some(said) = said {
+                    eprintln!("zonegraph: {said}");
+                }
+                r.delivered > 0
+            }
+            Ok(Err(e)) => {
+                eprintln!("zonegraph: cannot read the events outbox: {e:#}");
+                false
+            }
+            Err(e) => {
+                eprintln!("zonegraph: the events sender stopped: {e}");
+                false
+            }
+        };
+        let now = store::now_ms();
+        if now - pruned_at > 3_600_000 {
+            pruned_at = now;
+            let store = state.store.clone();
+            if let Ok(Err(e)) =
+                tokio::task::spawn_blocking(move || store.prune_events_out(now)).await
+            {
+                eprintln!("zonegraph: cannot delete old delivered events: {e:#}");
+            }
+        }
+        if !busy {
+            tokio::time::sleep(EVENTS_EVERY).await;
+        }
+    }
+}
+
 /// One async mutex per user with a command in flight; entries go away when unused.
 #[derive(Clone, Debug, Default)]
 pub struct UserLocks {

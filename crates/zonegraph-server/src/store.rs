@@ -98,6 +98,8 @@ pub struct Store {
     changes: tokio::sync::broadcast::Sender<Arc<str>>,
     /// The scoped API tokens, as last read from the database.
     tokens: crate::tokens::TokenBook,
+    /// Whether each command's events are queued for a host game (`--events-url`).
+    events_out: bool,
 }
 
 /// Who plays the game on this server: the built-in rules, or a host game (`--host-hook`).
@@ -213,6 +215,28 @@ pub struct Answer {
     pub run: Option<RunRef>,
 }
 
+/// A command's events as the outbox keeps them (`--events-url`): JSON, with the run they
+/// belong to.
+struct Outbox {
+    zone_id: String,
+    run_token: String,
+    events: Vec<String>,
+}
+
+impl Outbox {
+    fn of(events: &[Event], run: Option<&RunRef>) -> Result<Outbox> {
+        Ok(Outbox {
+            zone_id: run.map(|r| r.zone_id.clone()).unwrap_or_default(),
+            run_token: run.map(|r| r.token.clone()).unwrap_or_default(),
+            events: events
+                .iter()
+                .map(serde_json::to_string)
+                .collect::<Result<_, _>>()
+                .context("an event that cannot be written as JSON")?,
+        })
+    }
+}
+
 /// A player's run as the API names it: its link (the run page) and the token in it. Not its
 /// run id: every roll is drawn from it, so whoever knew it would know the dice.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -287,6 +311,7 @@ impl Store {
             game: GameSettings::default(),
             changes: tokio::sync::broadcast::channel(CHANGE_BACKLOG).0,
             tokens: crate::tokens::TokenBook::default(),
+            events_out: false,
         };
         warnings.extend(store.refresh_tokens()?);
         Ok((store, Opened { warnings, warm_up }))
@@ -295,6 +320,65 @@ impl Store {
     /// Sets who plays the game (before the store is shared).
     pub fn set_game(&mut self, game: GameSettings) {
         self.game = game;
+    }
+
+    /// Queues every command's events for a host game from now on (`--events-url`; before
+    /// the store is shared).
+    pub fn set_events_out(&mut self, on: bool) {
+        self.events_out = on;
+    }
+
+    /// At most `limit` events to send now, each claimed for this instance (see
+    /// [`db::Tx::due_events`]): the oldest undelivered one of each player, oldest first.
+    pub fn claim_due_events(&self, limit: i64) -> Result<Vec<db::OutEvent>> {
+        let now = now_ms();
+        let due = self.read(move |tx| tx.due_events(now, limit))?;
+        let (sent, claimed) = mpsc::sync_channel(1);
+        self.write(move |tx| {
+            let mut mine = Vec::new();
+            for e in due {
+                if tx.claim_out_event(e.id, now)? {
+                    mine.push(e);
+                }
+            }
+            let count = mine.len();
+            let _ = sent.send(mine);
+            Ok(Wrote {
+                applied: true,
+                count,
+            })
+        })?;
+        claimed
+            .recv()
+            .map_err(|_| anyhow::anyhow!("the database writer has stopped"))
+    }
+
+    /// Records how the delivery of event `id` went: delivered, or failed and tried again at
+    /// `retry_at` with the reason kept.
+    pub fn event_sent(&self, id: i64, outcome: Result<(), (i64, String)>) -> Result<()> {
+        self.write(move |tx| {
+            match &outcome {
+                Ok(()) => tx.event_delivered(id, now_ms())?,
+                Err((retry_at, why)) => tx.event_failed(id, *retry_at, why)?,
+            }
+            Ok(Wrote {
+                applied: true,
+                count: 1,
+            })
+        })?;
+        Ok(())
+    }
+
+    /// Events not delivered yet, and the most attempts any of them took.
+    pub fn events_waiting(&self) -> Result<(i64, i64)> {
+        self.read(|tx| tx.events_waiting())
+    }
+
+    /// Deletes the events delivered more than [`KEEP_DELIVERED_NOTICES_MS`] before `now`.
+    pub fn prune_events_out(&self, now: i64) -> Result<u64> {
+        let before = now.saturating_sub(KEEP_DELIVERED_NOTICES_MS);
+        self.db
+            .write(move |tx| tx.prune_delivered_events(before), |_| true)
     }
 
     /// Who plays the game.
@@ -550,6 +634,10 @@ impl Store {
                         .or(stored.as_ref().map(|r| r.link_token.as_str()))?;
                     Some(RunRef::of(run, token, &s.public_url))
                 });
+                let outbox = self
+                    .events_out
+                    .then(|| Outbox::of(&response.events, run_ref.as_ref()))
+                    .transpose()?;
                 let answer = Answer {
                     notices,
                     replies: response.replies,
@@ -587,6 +675,9 @@ impl Store {
                         write_player(tx, &u, rows, &before, &replaced, &after, new_run, now)?;
                     if held && write_back {
                         write_back_gogobee(tx, &u, &before.character, &after.character)?;
+                    }
+                    if let (true, Some(o)) = (held, &outbox) {
+                        tx.push_events(&u, &o.zone_id, &o.run_token, &o.events, now)?;
                     }
                     Ok(held)
                 });
@@ -713,8 +804,19 @@ impl Store {
                     authority: Authority::Player,
                 };
                 let ForRun { zones, .. } = self.catalog.zones_for(tx, stored.as_ref())?;
-                let Some(notice) = bot::sweep(&zones, &mut player, &cx) else {
+                let Some((notice, events)) = bot::sweep_told(&zones, &mut player, &cx) else {
                     return Ok((false, None));
+                };
+                let outbox = match (&stored, self.events_out) {
+                    (Some(row), true) => Some(Outbox::of(
+                        &events,
+                        player
+                            .run
+                            .as_ref()
+                            .map(|run| RunRef::of(run, &row.link_token, &s.public_url))
+                            .as_ref(),
+                    )?),
+                    _ => None,
                 };
                 let run_id = player
                     .run
@@ -732,6 +834,9 @@ impl Store {
                         write_player(tx, &u, rows, &before, &None, &player, (0, None, None), now)?;
                     if held {
                         tx.push_notice(&u, &run_id, &notice.text, &notice.html, now)?;
+                        if let Some(o) = &outbox {
+                            tx.push_events(&u, &o.zone_id, &o.run_token, &o.events, now)?;
+                        }
                     }
                     Ok(held)
                 });

@@ -8,6 +8,7 @@
 mod api;
 mod auth;
 mod characters;
+mod events;
 mod legacy;
 mod limits;
 mod notices;

@@ -11,7 +11,7 @@ use super::pg::Pg;
 
 /// The tables copied, parents first. Row keys are kept (so notices and runs keep their
 /// order); `zone_node`'s insertion order is kept by copying in `rowid` order.
-const TABLES: [(&str, &str); 12] = [
+const TABLES: [(&str, &str); 13] = [
     ("zone_meta", "zone_id"),
     ("zone_node", "rowid"),
     ("zone_edge", "edge_id"),
@@ -24,16 +24,18 @@ const TABLES: [(&str, &str); 12] = [
     ("zone_file_version", "seq"),
     ("zone_run_history", "run_id"),
     ("zone_api_token", "token_id"),
+    ("zone_event_out", "event_id"),
 ];
 
 /// Tables whose rows a player plays with: the target must have none of them (a copy never
 /// merges two bots' histories).
-const MUST_BE_EMPTY: [&str; 5] = [
+const MUST_BE_EMPTY: [&str; 6] = [
     "dnd_zone_run",
     "player_character",
     "zone_notice",
     "matrix_dm",
     "zone_run_history",
+    "zone_event_out",
 ];
 
 /// What was copied: each table and its row count (equal on both sides).
@@ -129,7 +131,13 @@ pub fn sqlite_to_postgres(from: &Connection, to: &Pg) -> Result<Copied> {
                     .with_context(|| format!("cannot copy a row of {table}"))?;
             }
             // Identity columns go on after the largest key copied.
-            for (col, _) in [("id", ()), ("edge_id", ()), ("notice_id", ()), ("seq", ())] {
+            for (col, _) in [
+                ("id", ()),
+                ("edge_id", ()),
+                ("notice_id", ()),
+                ("seq", ()),
+                ("event_id", ()),
+            ] {
                 if pg_cols.iter().any(|c| c == col) {
                     tx.execute(
                         &format!(

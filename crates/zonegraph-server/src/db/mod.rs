@@ -20,6 +20,7 @@
 mod characters;
 pub mod copy;
 mod database;
+mod events;
 mod legacy;
 mod matrix;
 mod notices;
@@ -35,6 +36,7 @@ mod zones;
 
 pub use characters::*;
 pub use database::*;
+pub use events::*;
 pub use legacy::*;
 pub use matrix::*;
 pub use notices::*;

@@ -175,7 +175,7 @@ fn pg_types(sql: &str) -> String {
 
 /// The migrations, one per SQLite version (the same numbers: version `i + 1` after
 /// migration `i`).
-fn migrations() -> [String; 11] {
+fn migrations() -> [String; 12] {
     [
         SCHEMA_V1.to_string(),
         run_columns_sql(),
@@ -208,6 +208,11 @@ fn migrations() -> [String; 11] {
         pg_types(super::schema::SCHEMA_V10),
         // Version 11: the names of keys and harvests, as SQLite's.
         pg_types(super::schema::SCHEMA_V11),
+        // Version 12: the events outbox, as SQLite's (an identity key for AUTOINCREMENT).
+        pg_types(super::schema::SCHEMA_V12).replace(
+            "event_id         BIGINT PRIMARY KEY AUTOINCREMENT",
+            "event_id         BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
+        ),
     ]
 }
 

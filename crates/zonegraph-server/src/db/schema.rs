@@ -225,6 +225,28 @@ pub(super) const SCHEMA_V11: &str = r#"
 ALTER TABLE zone_meta ADD COLUMN names_json TEXT NOT NULL DEFAULT '{}';
 "#;
 
+/// Version 12: the events outbox (`serve --events-url`): each event of a committed command,
+/// written in the command's own transaction, kept until the host game's endpoint took it.
+/// A player's events go out in `event_id` order, one at a time; `claimed_until_ms` lets one
+/// instance send an event while the others leave it alone.
+pub(super) const SCHEMA_V12: &str = r#"
+CREATE TABLE zone_event_out (
+    event_id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    user_id          TEXT NOT NULL,
+    zone_id          TEXT NOT NULL DEFAULT '',
+    run_token        TEXT NOT NULL DEFAULT '',
+    event_json       TEXT NOT NULL,
+    created_at_ms    INTEGER NOT NULL,
+    attempts         INTEGER NOT NULL DEFAULT 0,
+    next_at_ms       INTEGER NOT NULL,
+    claimed_until_ms INTEGER NOT NULL DEFAULT 0,
+    last_error       TEXT NOT NULL DEFAULT '',
+    delivered_at_ms  INTEGER
+);
+CREATE INDEX idx_zone_event_out_queue ON zone_event_out(user_id, event_id)
+    WHERE delivered_at_ms IS NULL;
+"#;
+
 /// Version 8 on SQLite: [`SCHEMA_V8`] and the run's `zone_file_seq` column.
 fn zone_versions(tx: &Transaction) -> Result<()> {
     tx.execute_batch(SCHEMA_V8)?;
@@ -260,6 +282,7 @@ const MIGRATIONS: &[Migration] = &[
     Migration::Sql(SCHEMA_V9),
     Migration::Sql(SCHEMA_V10),
     Migration::Sql(SCHEMA_V11),
+    Migration::Sql(SCHEMA_V12),
 ];
 
 /// The name of the unique index that keeps one active run per player.

@@ -1,0 +1,256 @@
+//! Events out (`serve --events-url`): a host game's receiver on loopback gets every event of
+//! every command, signed, in order per player, again after a failure; a receiver that
+//! misbehaves (fails, redirects, answers garbage, hangs) delays only the events, never a
+//! command.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use wiremock::matchers::method;
+use wiremock::{Mock, MockServer, Request, ResponseTemplate};
+use zonegraph_server::events_out::{EventsOut, SEND_TIMEOUT, sign};
+
+use crate::support::Ctx;
+
+const SECRET: &str = "a-shared-secret-of-the-host-game";
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+/// The commands each player sends, and the events each answer carried, in order.
+fn play(c: &mut zonegraph_server::client::Conn, users: &[&str]) -> BTreeMap<String, Vec<Value>> {
+    let script = [
+        "!zone enter crypt_valdris",
+        "!zone advance",
+        "!zone advance",
+        "!zone status",
+        "!zone go 1",
+        "!zone advance",
+    ];
+    let mut told: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for text in script {
+        for user in users {
+            let r = c.command(user, text, None).expect("request");
+            assert_eq!(r.status, 200, "{text}: {}", r.text());
+            let events = r.json()["events"].as_array().cloned().unwrap_or_default();
+            told.entry(user.to_string()).or_default().extend(events);
+        }
+    }
+    told
+}
+
+/// Waits until the server has no event left to send.
+fn drained(server: &zonegraph_server::serve::Server, within: Duration) {
+    let start = Instant::now();
+    loop {
+        let (waiting, _) = server.store.events_waiting().expect("outbox");
+        if waiting == 0 {
+            return;
+        }
+        assert!(
+            start.elapsed() < within,
+            "{waiting} events still waiting after {within:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Whether the request carries a valid signature of its body: `t=<ms>,v1=<hex>`.
+fn signed(r: &Request) -> bool {
+    let Some(sig) = r
+        .headers
+        .get("x-zonegraph-signature")
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    let Some((t, v1)) = sig
+        .strip_prefix("t=")
+        .and_then(|rest| rest.split_once(",v1="))
+    else {
+        return false;
+    };
+    let Ok(t) = t.parse::<i64>() else {
+        return false;
+    };
+    sign(SECRET.as_bytes(), t, &r.body) == v1
+}
+
+#[test]
+fn every_event_reaches_the_host_game_signed_in_order_per_player_and_again_after_failures() {
+    let rt = runtime();
+    let host = rt.block_on(MockServer::start());
+    let answered = Arc::new(AtomicUsize::new(0));
+    let n = answered.clone();
+    rt.block_on(async {
+        // The receiver fails, then redirects (not followed: a failure), then takes an event
+        // with a large garbage answer (never read), then takes everything.
+        Mock::given(method("POST"))
+            .respond_with(move |_: &Request| match n.fetch_add(1, Ordering::SeqCst) {
+                0 => ResponseTemplate::new(500).set_body_string("<html>oops"),
+                1 => ResponseTemplate::new(302).insert_header("location", "http://127.0.0.1:9/"),
+                2 => ResponseTemplate::new(200).set_body_bytes(vec![0xff; 8 << 20]),
+                _ => ResponseTemplate::new(204),
+            })
+            .mount(&host)
+            .await;
+    });
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = EventsOut::new(&format!("{}/zonegraph/events", host.uri()), SECRET).expect("url");
+    let (server, mut c) = Ctx::new(dir.path())
+        .with(|c| c.events_out = Some(out))
+        .spawn();
+    let users = ["@ada:test", "@bo:test"];
+    let told = play(&mut c, &users);
+    assert!(
+        told.values().all(|e| e.len() >= 6),
+        "each player's commands had events: {told:?}"
+    );
+    drained(&server, Duration::from_secs(30));
+
+    let requests = rt.block_on(host.received_requests()).expect("recorded");
+    // Which requests the receiver took: all but the first two.
+    let mut taken: BTreeMap<String, Vec<(i64, Value)>> = BTreeMap::new();
+    let mut failed_ids = Vec::new();
+    for (i, r) in requests.iter().enumerate() {
+        assert_eq!(r.url.path(), "/zonegraph/events");
+        assert!(signed(r), "request {i} is not signed with the secret");
+        let body: Value = serde_json::from_slice(&r.body).expect("a JSON body");
+        let id = body["id"].as_i64().expect("an id");
+        assert_eq!(
+            r.headers
+                .get("x-zonegraph-event-id")
+                .and_then(|v| v.to_str().ok()),
+            Some(id.to_string().as_str())
+        );
+        assert_eq!(body["zone_id"], "crypt_valdris");
+        assert_eq!(body["run_token"].as_str().map(str::len), Some(32));
+        if i < 2 {
+            failed_ids.push(id);
+            continue;
+        }
+        let user = body["user"].as_str().expect("user").to_string();
+        taken
+            .entry(user)
+            .or_default()
+            .push((id, body["event"].clone()));
+    }
+    // A tampered body does not pass the check.
+    let mut forged = requests[3].clone();
+    forged.body = forged
+        .body
+        .replace_first(b"crypt_valdris", b"crypt_valdrix");
+    assert!(!signed(&forged), "a changed body kept its signature");
+
+    for user in users {
+        let got = &taken[user];
+        // In order, each once after the failures (a failed one was sent again).
+        assert!(
+            got.windows(2).all(|w| w[0].0 < w[1].0),
+            "{user}'s events out of order: {:?}",
+            got.iter().map(|(id, _)| id).collect::<Vec<_>>()
+        );
+        let events: Vec<&Value> = got.iter().map(|(_, e)| e).collect();
+        let expected: Vec<&Value> = told[user].iter().collect();
+        assert_eq!(
+            events, expected,
+            "{user}: the events sent are the answers' events"
+        );
+    }
+    for id in failed_ids {
+        assert!(
+            taken.values().flatten().any(|(i, _)| *i == id),
+            "event {id} was not sent again after its failure"
+        );
+    }
+    let kinds: Vec<&str> = taken["@ada:test"]
+        .iter()
+        .filter_map(|(_, e)| e["event"].as_str())
+        .collect();
+    for kind in ["entered", "arrived", "moved", "fork_offered", "xp_gained"] {
+        assert!(kinds.contains(&kind), "no {kind} event in {kinds:?}");
+    }
+}
+
+#[test]
+fn a_receiver_that_hangs_holds_no_command_and_gets_the_event_later() {
+    let rt = runtime();
+    let host = rt.block_on(MockServer::start());
+    let answered = Arc::new(AtomicUsize::new(0));
+    let n = answered.clone();
+    rt.block_on(async {
+        Mock::given(method("POST"))
+            .respond_with(move |_: &Request| {
+                if n.fetch_add(1, Ordering::SeqCst) == 0 {
+                    ResponseTemplate::new(200).set_delay(SEND_TIMEOUT * 4)
+                } else {
+                    ResponseTemplate::new(200)
+                }
+            })
+            .mount(&host)
+            .await;
+    });
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = EventsOut::new(&host.uri(), SECRET).expect("url");
+    let (server, mut c) = Ctx::new(dir.path())
+        .with(|c| c.events_out = Some(out))
+        .spawn();
+    let r = c
+        .command("@cy:test", "!zone enter crypt_valdris", None)
+        .expect("request");
+    assert_eq!(r.status, 200);
+    // The receiver now hangs on the first event; the player's next commands answer at once.
+    std::thread::sleep(Duration::from_millis(300));
+    for text in ["!zone advance", "!zone status"] {
+        let start = Instant::now();
+        let r = c.command("@cy:test", text, None).expect("request");
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert!(
+            start.elapsed() < SEND_TIMEOUT,
+            "{text} waited {:?} for the receiver",
+            start.elapsed()
+        );
+    }
+    drained(&server, SEND_TIMEOUT * 4);
+    let requests = rt.block_on(host.received_requests()).expect("recorded");
+    let ids: Vec<i64> = requests
+        .iter()
+        .map(|r| {
+            serde_json::from_slice::<Value>(&r.body).expect("JSON")["id"]
+                .as_i64()
+                .expect("id")
+        })
+        .collect();
+    // The hung delivery timed out and went again, first: nothing overtook it.
+    assert_eq!(ids[0], ids[1], "{ids:?}");
+    assert!(ids[1..].windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+}
+
+#[test]
+fn without_events_url_nothing_is_queued() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (server, mut c) = Ctx::new(dir.path()).spawn();
+    play(&mut c, &["@dee:test"]);
+    assert_eq!(server.store.events_waiting().expect("outbox"), (0, 0));
+}
+
+/// Replaces the first occurrence of `from` in a body (the same length).
+trait ReplaceFirst {
+    fn replace_first(self, from: &[u8], to: &[u8]) -> Vec<u8>;
+}
+
+impl ReplaceFirst for Vec<u8> {
+    fn replace_first(mut self, from: &[u8], to: &[u8]) -> Vec<u8> {
+        if let Some(at) = self.windows(from.len()).position(|w| w == from) {
+            self[at..at + to.len()].copy_from_slice(to);
+        }
+        self
+    }
+}
