@@ -413,3 +413,97 @@ fn a_scoped_token_is_known_and_revoked_on_every_instance() {
         );
     }
 }
+
+/// `--events-url` on two instances of one database: each event is sent once, by one of them
+/// (an instance claims an event before sending it), and each player's events arrive in the
+/// order they happened, whichever instance served the command.
+#[test]
+fn two_instances_send_each_event_once_in_order_per_player() {
+    use wiremock::matchers::method;
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let Some(cluster) = postgres::shared() else {
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let host = rt.block_on(MockServer::start());
+    rt.block_on(
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(200))
+            .mount(&host),
+    );
+    let url = cluster.fresh_db();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let events_url = format!("{}/events", host.uri());
+    let args = ["--events-url", events_url.as_str()];
+    // The secret reaches each process through its environment, as an operator sets it.
+    let start = |name: &str| {
+        let home = dir.path().join(name);
+        support::copy_zones(&home);
+        let mut c = support::serve_command(&home.join("zones"), &home);
+        c.env("ZONEGRAPH_DATABASE_URL", &url)
+            .env("ZONEGRAPH_API_TOKEN", TOKEN)
+            .env("ZONEGRAPH_EVENTS_SECRET", "two-instances-share-this-secret")
+            .args(args);
+        Instance {
+            p: Process::spawn_logged(c, &home.join("stderr.log")),
+            dir: home,
+        }
+    };
+    let a = start("a");
+    let b = start("b");
+    let (mut ca, mut cb) = (a.conn(), b.conn());
+    let users = ["@ann:test", "@ben:test", "@cat:test"];
+    let mut told: std::collections::BTreeMap<&str, Vec<Value>> = Default::default();
+    let script = [
+        "!zone enter crypt_valdris",
+        "!zone advance",
+        "!zone advance",
+        "!zone go 1",
+        "!zone advance",
+    ];
+    for (i, text) in script.iter().enumerate() {
+        for (j, user) in users.iter().enumerate() {
+            // Players' commands alternate between the instances.
+            let c = if (i + j) % 2 == 0 { &mut ca } else { &mut cb };
+            let r = c.command(user, text, None).expect("request");
+            assert_eq!(r.status, 200, "{text}: {}", r.text());
+            told.entry(user)
+                .or_default()
+                .extend(r.json()["events"].as_array().cloned().unwrap_or_default());
+        }
+    }
+    let total: usize = told.values().map(Vec::len).sum();
+    let arrived = eventually(Duration::from_secs(20), || {
+        rt.block_on(host.received_requests())
+            .is_some_and(|r| r.len() >= total)
+    });
+    assert!(
+        arrived,
+        "not every event arrived; a: {}\nb: {}",
+        a.log(),
+        b.log()
+    );
+    // A moment more: a second copy of an event would arrive now.
+    std::thread::sleep(Duration::from_millis(1500));
+    let requests = rt.block_on(host.received_requests()).expect("recorded");
+    assert_eq!(requests.len(), total, "an event was sent twice or more");
+    let mut got: std::collections::BTreeMap<String, Vec<(i64, Value)>> = Default::default();
+    for r in &requests {
+        let body: Value = serde_json::from_slice(&r.body).expect("JSON");
+        got.entry(body["user"].as_str().expect("user").to_string())
+            .or_default()
+            .push((body["id"].as_i64().expect("id"), body["event"].clone()));
+    }
+    for user in users {
+        let mine = &got[user];
+        assert!(
+            mine.windows(2).all(|w| w[0].0 < w[1].0),
+            "{user}: out of order"
+        );
+        let events: Vec<&Value> = mine.iter().map(|(_, e)| e).collect();
+        assert_eq!(events, told[user].iter().collect::<Vec<_>>(), "{user}");
+    }
+}

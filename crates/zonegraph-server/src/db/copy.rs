@@ -131,14 +131,10 @@ pub fn sqlite_to_postgres(from: &Connection, to: &Pg) -> Result<Copied> {
                     .with_context(|| format!("cannot copy a row of {table}"))?;
             }
             // Identity columns go on after the largest key copied.
-            for (col, _) in [
-                ("id", ()),
-                ("edge_id", ()),
-                ("notice_id", ()),
-                ("seq", ()),
-                ("event_id", ()),
-            ] {
-                if pg_cols.iter().any(|c| c == col) {
+            // (`matrix_event.event_id` is a chat event's text id, not an identity.)
+            for col in ["id", "edge_id", "notice_id", "seq", "event_id"] {
+                let identity = col != "event_id" || *table == "zone_event_out";
+                if identity && pg_cols.iter().any(|c| c == col) {
                     tx.execute(
                         &format!(
                             "SELECT setval(pg_get_serial_sequence('{table}', '{col}'),
