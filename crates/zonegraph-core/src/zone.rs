@@ -165,11 +165,15 @@ pub fn normalize_key(key: &str) -> String {
 /// A file's table of names, keyed as the zone looks them up; a blank name is left out (the
 /// id's words stand in).
 fn names(table: &BTreeMap<String, String>, key: fn(&str) -> String) -> BTreeMap<String, String> {
-    table
-        .iter()
-        .filter(|(_, name)| !name.trim().is_empty())
-        .map(|(id, name)| (key(id), name.trim().to_string()))
-        .collect()
+    // Inserted one by one: collecting into a map sorts first, and that sort alone is 4 KB of
+    // the run page's wasm.
+    let mut out = BTreeMap::new();
+    for (id, name) in table {
+        if !name.trim().is_empty() {
+            out.insert(key(id), name.trim().to_string());
+        }
+    }
+    out
 }
 
 /// `names[id]`, else the id's words capitalised: `tidewarden_sigil` reads "Tidewarden
@@ -480,6 +484,15 @@ pub fn lock_data(lock: &Lock) -> BTreeMap<String, serde_json::Value> {
 
 /// Builds the graph of a zone file, with the structural findings. Never panics.
 pub fn build(file: &ZoneFile) -> (Zone, Vec<Diagnostic>) {
+    let (mut zone, diags) = build_shape(file);
+    zone.key_names = names(&file.keys, normalize_key);
+    zone.harvest_names = names(&file.harvests, |h| h.trim().to_string());
+    (zone, diags)
+}
+
+/// [`build`] without the names of keys and harvests (players' words): the shape alone, what a
+/// drawing needs (the run page's map lays out a player view this way and carries no more).
+pub fn build_shape(file: &ZoneFile) -> (Zone, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     let (nodes, edges, legacy) = match &file.room_kinds {
         Some(kinds) => {
@@ -607,8 +620,8 @@ pub fn build(file: &ZoneFile) -> (Zone, Vec<Diagnostic>) {
             .collect(),
         allow_loops: file.allow_loops,
         legacy,
-        key_names: names(&file.keys, normalize_key),
-        harvest_names: names(&file.harvests, |h| h.trim().to_string()),
+        key_names: BTreeMap::new(),
+        harvest_names: BTreeMap::new(),
         graph,
         index,
     };

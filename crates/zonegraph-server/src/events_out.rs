@@ -178,7 +178,7 @@ impl EventsOut {
             .header("x-zonegraph-signature", signature)
             .body(body)
             .send()
-            .map_err(|err| format!("{}", without_url(&err)))?;
+            .map_err(|err| without_url(&err))?;
         let status = answer.status();
         // The answer's body is never read: dropping it closes the connection.
         drop(answer);

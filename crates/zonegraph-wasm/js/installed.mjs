@@ -18,7 +18,10 @@ for (const f of files) assert.equal(checkZone(f).diagnostics.filter((d) => d.sev
 // The handle answers exactly as the plain call, command by command.
 const zones = Zones.load(files);
 assert.deepEqual(zones.ids, files.map((f) => JSON.parse(f).zone_id));
-const first = JSON.parse(files[0]).zone_id;
+// A new player is the server's: level 1, so the first zone a level-1 character may enter.
+const open = files.map((f) => JSON.parse(f)).find((z) => (z.min_level ?? 1) <= 1);
+assert.ok(open, "no zone a new (level 1) player may enter among the files given");
+const first = open.zone_id;
 let a = null;
 let b = null;
 const script = [`!zone enter ${first}`, "!zone advance", "!zone status", "!zone advance", "!zone map", "!zone go 1"];

@@ -126,15 +126,17 @@ impl Editor {
             .any(|n| n.pos_x.is_none() || n.pos_y.is_none());
         if unhinted {
             let (zone, _) = zone::build(&file);
-            let cells: BTreeMap<String, (u32, u32)> = zonegraph_core::layout::layout(&zone)
+            // The layout's rooms come in file order (a room the build left out has none):
+            // walked beside the file's, no map to build (a map collected is a sort, KBs of
+            // wasm).
+            let mut cells = zonegraph_core::layout::layout(&zone)
                 .nodes
                 .into_iter()
-                .map(|n| (n.id, (n.col, n.row)))
-                .collect();
+                .peekable();
             for n in file.nodes.iter_mut().flatten() {
-                if let Some(&(c, r)) = cells.get(&n.node_id) {
-                    n.pos_x = Some(i32::try_from(c).unwrap_or(i32::MAX));
-                    n.pos_y = Some(i32::try_from(r).unwrap_or(i32::MAX));
+                if let Some(c) = cells.next_if(|c| c.id == n.node_id) {
+                    n.pos_x = Some(i32::try_from(c.col).unwrap_or(i32::MAX));
+                    n.pos_y = Some(i32::try_from(c.row).unwrap_or(i32::MAX));
                 }
             }
         }
@@ -317,10 +319,12 @@ pub fn default_lock_data(kind: LockKind) -> BTreeMap<String, serde_json::Value> 
             ("dc", serde_json::Value::from(12)),
         ],
     };
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
+    // Inserted one by one: a map collected from an iterator sorts first (KBs of wasm).
+    let mut data = BTreeMap::new();
+    for (k, v) in pairs {
+        data.insert(k.to_string(), v.clone());
+    }
+    data
 }
 
 /// The file a playtest from room `from` plays: the same zone with `from` as its only entry
@@ -555,9 +559,10 @@ fn change(file: &mut ZoneFile, edit: Edit) -> Result<(), Refused> {
             nodes[i].pos_y = Some(y);
         }
         Edit::MoveRooms { ids, dx, dy } => {
-            let ids: std::collections::BTreeSet<&String> = ids.iter().collect();
+            let mut ids = ids;
+            zonegraph_core::text::sort_dedup(&mut ids);
             let found: Vec<usize> = ids
-                .into_iter()
+                .iter()
                 .map(|id| find(nodes, id))
                 .collect::<Result<_, _>>()?;
             for i in found {
@@ -579,7 +584,8 @@ fn change(file: &mut ZoneFile, edit: Edit) -> Result<(), Refused> {
             edges.retain(|e| e.from_node != id && e.to_node != id);
         }
         Edit::DeleteRooms { ids } => {
-            let ids: std::collections::BTreeSet<&String> = ids.iter().collect();
+            let mut ids = ids;
+            zonegraph_core::text::sort_dedup(&mut ids);
             for id in &ids {
                 find(nodes, id)?;
             }

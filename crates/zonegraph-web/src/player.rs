@@ -85,7 +85,7 @@ pub fn graph(view: &PlayerView) -> Zone {
         keys: Default::default(),
         harvests: Default::default(),
     };
-    zone::build(&file).0
+    zone::build_shape(&file).0
 }
 
 /// The pending fork's option `number`, as the chat listed it.

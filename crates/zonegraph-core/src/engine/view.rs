@@ -79,8 +79,9 @@ pub struct Status {
     pub exits: Vec<ExitView>,
     /// When the pending fork was offered.
     pub fork_created_at: Option<i64>,
-    /// Keys held: the character's and those granted in this run.
-    pub keys: BTreeSet<String>,
+    /// Keys held: the character's and those granted in this run, sorted, each once. (A list,
+    /// not a set: it then reads as `key_names` does, one reader less in the run page.)
+    pub keys: Vec<String>,
     /// What players read for each of `keys`, in the same order (the zone's `keys` table,
     /// else the id's words).
     pub key_names: Vec<String>,
@@ -233,7 +234,7 @@ pub fn status(zone: &Zone, run: &Run, character: &Character) -> Status {
         exits,
         fork_created_at: run.pending_fork.as_ref().map(|f| f.created_at),
         key_names: key_names(zone, &keys),
-        keys,
+        keys: keys.into_iter().collect(),
         encounter: super::pending_encounter(zone, run).map(|e| EncounterView {
             kind: e.kind,
             attempts: e.attempts,
