@@ -7,18 +7,55 @@ level, so you can watch zonegraph hand both decisions over. Run it, then start t
     python3 examples/host.py &
     ZONEGRAPH_HOST_HOOK_TOKEN=let-me-in zonegraph serve --host-hook http://127.0.0.1:8765
 
-The contract (docs/guide/game.md, "Host game hook"):
+It also takes zonegraph's events (`--events-url http://127.0.0.1:8765/events`, with the same
+ZONEGRAPH_EVENTS_SECRET on both sides): each is checked against its signature, taken once
+(by its id), and a key a room grants goes into the player's sheet.
+
+The contract (docs/guide/game.md, "Host game hook" and "Events out"):
     POST /character {"user"} -> {"level", "scores": {"str", ...}, "keys": [...]}
     POST /encounter {"user", "run_token", "zone_id", "tier", "room", "character"}
                     -> {"outcome": "won" | "lost" | "fled", "message"?, "keys"?}
+    POST /events    {"id", "user", "zone_id", "run_token", "at_ms", "event"}
+                    X-Zonegraph-Signature: t=<ms>,v1=<hex HMAC-SHA256 of "<t>.<body>">
+    GET  /events    the events taken so far (to look at)
 """
+import hashlib
+import hmac
 import json
 import os
 import random
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 TOKEN = os.environ.get("ZONEGRAPH_HOST_HOOK_TOKEN", "")
+EVENTS_SECRET = os.environ.get("ZONEGRAPH_EVENTS_SECRET", "").strip().encode()
 SHEETS = {}  # user -> sheet
+TAKEN = {}  # event id -> body, each event once however often it arrives
+
+
+def signed(headers, body):
+    """Whether the body carries zonegraph's signature, made in the last five minutes."""
+    try:
+        parts = dict(p.split("=", 1) for p in headers.get("x-zonegraph-signature", "").split(","))
+        t = int(parts["t"])
+    except (KeyError, ValueError):
+        return False
+    if abs(time.time() * 1000 - t) > 5 * 60 * 1000:
+        return False  # an old request played again
+    mac = hmac.new(EVENTS_SECRET, f"{t}.".encode() + body, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(mac, parts.get("v1", ""))
+
+
+def take(event):
+    """A new event: keys granted in a run join the player's sheet."""
+    if event["id"] in TAKEN:
+        return
+    TAKEN[event["id"]] = event
+    e = event["event"]
+    if e["event"] == "key_granted":
+        keys = sheet(event["user"])["keys"]
+        if e["key_id"] not in keys:
+            keys.append(e["key_id"])
 
 
 def sheet(user):
@@ -43,10 +80,21 @@ def encounter(q):
 
 
 class Host(BaseHTTPRequestHandler):
+    def do_GET(self):
+        if self.path.endswith("/events"):
+            return self.answer(200, [TAKEN[i] for i in sorted(TAKEN)])
+        self.answer(404, {"error": "no such route"})
+
     def do_POST(self):
+        raw = self.rfile.read(int(self.headers.get("content-length", 0)))
+        if self.path.endswith("/events"):
+            if not EVENTS_SECRET or not signed(self.headers, raw):
+                return self.answer(401, {"error": "bad signature"})
+            take(json.loads(raw))
+            return self.answer(200, {})
         if TOKEN and self.headers.get("authorization") != f"Bearer {TOKEN}":
             return self.answer(401, {"error": "bad token"})
-        body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+        body = json.loads(raw or b"{}")
         if self.path.endswith("/character"):
             return self.answer(200, sheet(body["user"]))
         if self.path.endswith("/encounter"):

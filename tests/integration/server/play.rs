@@ -186,7 +186,9 @@ fn over_http_a_boss_must_be_fought_and_three_wounds_end_a_run() {
 
 /// The guide's example host game (`examples/host.py`, Python's standard library only) run
 /// for real: it keeps the sheet (level 3, STR 14) and decides the elite and the boss, its
-/// words shown as it sends them. Skipped, saying so, where no `python3` is installed.
+/// words shown as it sends them; it takes the events (`--events-url`), each checked against
+/// its signature with Python's own `hmac`, all of them, in order. Skipped, saying so, where
+/// no `python3` is installed.
 #[test]
 fn the_example_host_game_decides_encounters() {
     let python = std::process::Command::new("python3")
@@ -209,6 +211,7 @@ fn the_example_host_game_decides_encounters() {
             .arg(root().join("examples/host.py"))
             .env("PORT", port.to_string())
             .env("ZONEGRAPH_HOST_HOOK_TOKEN", "let-me-in")
+            .env("ZONEGRAPH_EVENTS_SECRET", "the-example-host-game-secret")
             .stdout(std::process::Stdio::null())
             .spawn()
             .expect("start examples/host.py"),
@@ -227,10 +230,26 @@ fn the_example_host_game_decides_encounters() {
         Some("let-me-in".into()),
     )
     .expect("hook");
+    let events = zonegraph_server::events_out::EventsOut::new(
+        &format!("http://127.0.0.1:{port}/events"),
+        "the-example-host-game-secret",
+    )
+    .expect("events url");
     let (server, mut conn) = Ctx::new(dir.path())
-        .with(|c| c.game.host_hook = Some(hook))
+        .with(|c| {
+            c.game.host_hook = Some(hook);
+            c.events_out = Some(events);
+        })
         .spawn();
     let user = "@hosted:test";
+    let mut told = Vec::new();
+    let mut say1 = |conn: &mut zonegraph_server::client::Conn, user: &str, text: &str| {
+        let r = conn.command(user, text, None).expect("request");
+        assert_eq!(r.status, 200, "{text}: {}", r.text());
+        let v = r.json();
+        told.extend(v["events"].as_array().cloned().unwrap_or_default());
+        crate::support::replies(&v)
+    };
     // The sheet is the host's.
     let t = say1(&mut conn, user, "!char");
     assert!(t.starts_with("Level 3"), "{t}");
@@ -254,5 +273,27 @@ fn the_example_host_game_decides_encounters() {
         seen.contains("You best the") || seen.contains("is too much for you this time"),
         "{seen}"
     );
+    // Every event reached the host game, signed as Python checks it, in order.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while server.store.events_waiting().expect("outbox").0 > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the host game refused or missed events"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut host = zonegraph_server::client::Conn::connect(
+        format!("127.0.0.1:{port}").parse().expect("address"),
+    )
+    .expect("connect to the host game");
+    let taken = host.get("/events").expect("the host's events").json();
+    let taken: Vec<&serde_json::Value> = taken
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|e| &e["event"])
+        .collect();
+    assert!(!told.is_empty());
+    assert_eq!(taken, told.iter().collect::<Vec<_>>());
     server.stop().expect("stops");
 }
