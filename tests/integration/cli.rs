@@ -502,3 +502,88 @@ fn the_readme_walk_through_is_what_the_bot_says() {
         "README.md's walk-through differs from the bot's words"
     );
 }
+
+/// Runs the real `zonegraph diff OLD NEW [ARGS…]` process: (exit code, stdout, stderr).
+fn diff_process(old: &str, new: &str, args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_zonegraph-under-test"))
+        .arg("diff")
+        .args([old, new])
+        .args(args)
+        .output()
+        .expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).expect("utf-8"),
+        String::from_utf8(out.stderr).expect("utf-8"),
+    )
+}
+
+/// `zonegraph diff`: a room renamed (matched by position and label, its passages following),
+/// a passage locked, a passage removed at the fork: each told, the figures before and after
+/// (one route fewer), the new finding; exit code 1 for a change, 0 for none, 2 for a broken file.
+#[test]
+fn diff_tells_the_changes_and_what_they_do_to_the_figures() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let old = path("zones/crypt_valdris.json");
+    let mut z: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&old).expect("read")).expect("json");
+    let (from, to) = ("crypt_valdris.side_chapel", "crypt_valdris.chapel_of_bones");
+    for n in z["nodes"].as_array_mut().expect("nodes") {
+        if n["node_id"] == from {
+            n["node_id"] = to.into();
+        }
+    }
+    let edges = z["edges"].as_array_mut().expect("edges");
+    for e in edges.iter_mut() {
+        for end in ["from_node", "to_node"] {
+            if e[end] == from {
+                e[end] = to.into();
+            }
+        }
+    }
+    // The fork's passage to the main hall goes: one route fewer.
+    let before = edges.len();
+    edges.retain(|e| {
+        !(e["from_node"] == "crypt_valdris.fork" && e["to_node"] == "crypt_valdris.main_hall")
+    });
+    assert_eq!(edges.len(), before - 1, "the crypt has that passage");
+    let new = dir.path().join("crypt_v2.json");
+    std::fs::write(&new, serde_json::to_string_pretty(&z).expect("json")).expect("write");
+    let new = new.to_string_lossy().into_owned();
+
+    let (code, out, err) = diff_process(&old, &new, &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        out.contains(&format!("room renamed: {from} -> {to}")),
+        "{out}"
+    );
+    assert!(
+        out.contains("passage removed: crypt_valdris.fork -> crypt_valdris.main_hall"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("room added"),
+        "a rename is no room added: {out}"
+    );
+    assert!(out.contains("  routes                 3 -> 2  *"), "{out}");
+
+    let (code, json, _) = diff_process(&old, &new, &["--json"]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    assert_eq!(v["renamed"][0]["to"], to);
+    assert_eq!(v["before"]["routes"], 3);
+    assert_eq!(v["after"]["routes"], 2);
+    assert_eq!(
+        v["changes"]["passages_removed"].as_array().map(Vec::len),
+        Some(1)
+    );
+
+    let (code, out, _) = diff_process(&old, &old, &[]);
+    assert_eq!((code, out.lines().next()), (0, Some("no change")));
+
+    let broken = dir.path().join("broken.json");
+    std::fs::write(&broken, "{\n  \"zone_id\": \"x\",\n  oops\n}").expect("write");
+    let (code, _, err) = diff_process(&old, &broken.to_string_lossy(), &[]);
+    assert_eq!(code, 2);
+    assert!(err.contains("broken.json: line 3, column 3"), "{err}");
+}

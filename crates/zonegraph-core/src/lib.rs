@@ -14,6 +14,7 @@ pub mod diff;
 pub mod difficulty;
 pub mod engine;
 pub mod format;
+pub mod impact;
 pub mod layout;
 pub mod limits;
 pub mod map;

@@ -1,5 +1,5 @@
 //! zonegraph-server: the shell around zonegraph-core that reads files, terminals, SQLite and
-//! the network. It hosts the CLI (`check`, `explain`, `play`, `schema`, `serve`, `migrate`,
+//! the network. It hosts the CLI (`check`, `diff`, `explain`, `play`, `schema`, `serve`, `migrate`,
 //! `char`, `import`, `zones`, `token`; `gogobee` reads gogobee's Go zone sources for `import`) and the bot's server (`db`, `store`, `http`, `serve`; `matrix`, the Matrix
 //! transport); `main.rs` only parses the command line, so tests drive the same code in memory.
 
@@ -8,6 +8,7 @@ pub mod character;
 pub mod check;
 pub mod client;
 pub mod db;
+pub mod diff;
 pub mod events_out;
 pub mod explain;
 pub mod gogobee;
@@ -48,6 +49,9 @@ pub struct Cli {
 pub enum Cmd {
     /// Validate and lint zone files (files or directories of *.json), like a compiler.
     Check(check::Args),
+    /// What changing one version of a zone file into another does: rooms, passages and locks,
+    /// routes, the longest route, choke points, win odds and findings, before and after.
+    Diff(diff::Args),
     /// Explain a finding's code (`soft_lock`): what it means, an example and the fix.
     Explain(explain::Args),
     /// Play a zone in the terminal with the bot's command words.
@@ -72,6 +76,7 @@ pub enum Cmd {
 pub fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Cmd::Check(args) => check::run(&args),
+        Cmd::Diff(args) => diff::run(&args),
         Cmd::Explain(args) => explain::run(&args),
         Cmd::Play(args) => play::run(&args),
         Cmd::Serve(args) => serve::run(&args),
