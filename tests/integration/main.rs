@@ -8,6 +8,7 @@ mod explain;
 mod format;
 mod host;
 mod import;
+mod insight;
 mod map;
 mod matrix;
 mod matrix_takeover;

@@ -15,6 +15,7 @@ pub mod difficulty;
 pub mod engine;
 pub mod format;
 pub mod impact;
+pub mod insight;
 pub mod layout;
 pub mod limits;
 pub mod map;

@@ -126,6 +126,8 @@ fn not_begun(zone: &Zone) -> Run {
         current_node: NodeId(String::new()),
         visited_nodes: Vec::new(),
         pending_fork: None,
+        forks_met: Vec::new(),
+        level: 0,
         cleared_regions: Default::default(),
         harvested: Default::default(),
         keys_granted: Default::default(),

@@ -309,6 +309,23 @@ fn a_run_round_trips_through_its_row_exactly() {
                 revealed: true,
             }],
         }),
+        // The way the run went at a fork it left, and the level it started at.
+        forks_met: vec![zonegraph_core::engine::MetFork {
+            at: NodeId("a".into()),
+            options: vec![zonegraph_core::engine::ForkOption {
+                to_node: NodeId("b".into()),
+                open: true,
+                check: zonegraph_core::engine::Check::PerceptionCheck {
+                    d20: 14,
+                    modifier: 1,
+                    dc: 12,
+                },
+                revealed: false,
+            }],
+            taken: 0,
+            picked: true,
+        }],
+        level: 7,
         cleared_regions: ["upper".to_string()].into(),
         harvested: [(NodeId("a".into()), "moss".to_string())].into(),
         keys_granted: ["skull_key".to_string()].into(),
@@ -338,7 +355,8 @@ fn a_run_round_trips_through_its_row_exactly() {
         abandoned: false,
         outcome: Some(zonegraph_core::Outcome::Victory),
     };
-    // The encounter state rides in `node_choices`, with or without a fork beside it.
+    // The encounter state, the forks met and the starting level ride in `node_choices`, with
+    // or without a fork beside it.
     for r in [
         Run {
             pending_fork: None,
@@ -352,6 +370,8 @@ fn a_run_round_trips_through_its_row_exactly() {
             xp_earned: 0,
             loot: Default::default(),
             last_check: None,
+            forks_met: Vec::new(),
+            level: 0,
             run_id: "plain".into(),
             ..run.clone()
         },

@@ -22,7 +22,7 @@ use crate::zone::{Ability, Lock, NodeId, Zone, legacy_node_id, normalize_key};
 
 pub use run::{
     CharEdit, Character, Check, EncounterCheck, ForkOption, LockReason, MAX_KEY_BYTES, MAX_KEYS,
-    Outcome, PendingEncounter, PendingFork, Run,
+    MetFork, Outcome, PendingEncounter, PendingFork, Run,
 };
 pub use view::{
     EncounterView, ExitState, ExitView, Knowledge, Phase, PlayerView, Status, exit_views,
@@ -368,6 +368,7 @@ pub fn start(
         });
     }
     let mut run = Run::fresh(run_id, zone, zone.node(entry).id.clone(), Vec::new(), now);
+    run.level = character.level;
     let mut events = vec![Event::Entered {
         zone_id: zone.id.clone(),
         zone_name: zone.name.clone(),
@@ -783,7 +784,12 @@ pub fn expire(
         label,
     }];
     match take(zone, run, character, i, now, &mut events) {
-        Ok(()) => events,
+        Ok(()) => {
+            if let Some(met) = run.forks_met.last_mut() {
+                met.picked = true;
+            }
+            events
+        }
         Err(_) => Vec::new(),
     }
 }
@@ -923,6 +929,20 @@ fn leave(
             let to = zone.target(*one);
             let check = evaluate(zone, run, character, at, to, &zone.graph[*one].lock);
             if check.passes() {
+                // A lock passed on the way is met too (play insight counts its passes).
+                if check != Check::None {
+                    run.forks_met.push(MetFork {
+                        at: zone.node(at).id.clone(),
+                        options: vec![ForkOption {
+                            to_node: zone.node(to).id.clone(),
+                            open: true,
+                            check,
+                            revealed: false,
+                        }],
+                        taken: 0,
+                        picked: false,
+                    });
+                }
                 Some(to)
             } else {
                 offer_fork(zone, run, character, at, now, ev);
@@ -1062,7 +1082,14 @@ fn take(
         .ok_or_else(|| Refusal::UnknownRoom {
             node: to_id.to_string(),
         })?;
-    run.pending_fork = None;
+    if let Some(fork) = run.pending_fork.take() {
+        run.forks_met.push(MetFork {
+            at: fork.at,
+            options: fork.options,
+            taken: index,
+            picked: false,
+        });
+    }
     run.last_action_at = now;
     let mut ctx = Ctx::new(run);
     travel(zone, run, character, Some(from), to, now, &mut ctx, ev);

@@ -245,6 +245,14 @@ pub struct Run {
     /// The fork waiting for the player, if any (stored in the `node_choices` column).
     #[serde(default)]
     pub pending_fork: Option<PendingFork>,
+    /// The forks and locked passages the run met and left, in order, as evaluated then and
+    /// which way it went: what play insight reads (pass rates, choices).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forks_met: Vec<MetFork>,
+    /// The character's level when the run started (0: not known, a run from before it was
+    /// kept).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub level: u32,
     /// Regions the run has crossed out of.
     #[serde(default)]
     pub cleared_regions: BTreeSet<String>,
@@ -304,6 +312,8 @@ impl Run {
             current_node: current,
             visited_nodes: visited,
             pending_fork: None,
+            forks_met: Vec::new(),
+            level: 0,
             cleared_regions: BTreeSet::new(),
             harvested: BTreeMap::new(),
             keys_granted: BTreeSet::new(),
@@ -368,6 +378,19 @@ pub struct PendingFork {
     pub created_at: i64,
     /// In menu order ([`Zone::exits`]); option `n` is `options[n - 1]`.
     pub options: Vec<ForkOption>,
+}
+
+/// A fork (or a lone locked passage) a run left: its options as they were evaluated, and
+/// the one taken (`picked`: by the fork timeout, not the player).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetFork {
+    pub at: NodeId,
+    pub options: Vec<ForkOption>,
+    /// Index into `options` of the way taken.
+    pub taken: usize,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub picked: bool,
 }
 
 /// One option of a pending fork.

@@ -5,7 +5,9 @@ use anyhow::Result;
 use rusqlite::Connection;
 use std::collections::BTreeSet;
 
-use zonegraph_core::engine::{EncounterCheck, Outcome, PendingEncounter, PendingFork, Run};
+use zonegraph_core::engine::{
+    EncounterCheck, MetFork, Outcome, PendingEncounter, PendingFork, Run,
+};
 use zonegraph_core::zone::NodeId;
 
 /// A run row: the engine's run plus what only the server keeps.
@@ -117,6 +119,8 @@ impl RunColumns {
                 current_node: NodeId(self.current_node),
                 visited_nodes: json("visited_nodes", &self.visited_nodes)?,
                 pending_fork,
+                forks_met: game.forks_met,
+                level: game.level,
                 cleared_regions: json("cleared_regions", &self.cleared_regions)?,
                 harvested: json("harvested_nodes", &self.harvested_nodes)?,
                 keys_granted: json("keys_granted", &self.keys_granted)?,
@@ -158,6 +162,12 @@ struct RunGame {
     loot: BTreeSet<NodeId>,
     #[serde(skip_serializing_if = "Option::is_none")]
     last_check: Option<EncounterCheck>,
+    /// The forks the run met and left ([`Run::forks_met`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    forks_met: Vec<MetFork>,
+    /// The character's level at the start ([`Run::level`]).
+    #[serde(skip_serializing_if = "is_zero")]
+    level: u32,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -177,6 +187,8 @@ fn node_choices(run: &Run) -> Result<String> {
         xp_earned: run.xp_earned,
         loot: run.loot.clone(),
         last_check: run.last_check.clone(),
+        forks_met: run.forks_met.clone(),
+        level: run.level,
     };
     if game != RunGame::default()
         && let Some(o) = v.as_object_mut()

@@ -1,0 +1,393 @@
+//! What players actually do in a zone: stored runs of one zone version read together
+//! (`zonegraph insight`, `GET /api/zones/{id}/insight`). Per room, the runs that reached it and
+//! the runs that ended there, by outcome; per fork, the split of choices; per locked passage,
+//! the observed pass rate of the characters who met it beside the rate the rules predict for
+//! those same characters (from each run's frozen check: its modifier and DC), with a 95 %
+//! binomial interval around the prediction and a flag when the observation falls outside it;
+//! per route, its share of the ended runs; overall, the observed win rate beside the model's
+//! ([`crate::difficulty`]) for the levels the runs started at.
+//!
+//! No player id goes in or out: the input is runs, the output counts. A count of 1–4 runs is
+//! written `"< 5"`, and a rate or share over fewer than 5 runs is `null`, so no one player's
+//! path can be read off. Pure and deterministic (rooms in file order, the rest sorted).
+
+use std::collections::BTreeMap;
+
+use serde::{Serialize, Serializer};
+
+use crate::difficulty;
+use crate::engine::{Check, Outcome, Run};
+use crate::format::LockKind;
+use crate::text;
+use crate::zone::Zone;
+
+/// Below this many runs a count is written "< 5" and a rate is not given.
+pub const MIN_CELL: u64 = 5;
+
+/// How many standard deviations the interval around a predicted pass rate spans (95 %).
+const Z95: f64 = 1.96;
+
+/// A number of runs: written as itself from [`MIN_CELL`] up (and 0), else `"< 5"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Count(pub u64);
+
+impl Serialize for Count {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.0 == 0 || self.0 >= MIN_CELL {
+            s.serialize_u64(self.0)
+        } else {
+            s.serialize_str("< 5")
+        }
+    }
+}
+
+impl std::fmt::Display for Count {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0 == 0 || self.0 >= MIN_CELL {
+            write!(f, "{}", self.0)
+        } else {
+            f.write_str("< 5")
+        }
+    }
+}
+
+/// Runs by how they stand.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Outcomes {
+    /// The boss was beaten.
+    pub won: Count,
+    /// Defeated by an encounter.
+    pub lost: Count,
+    pub fled: Count,
+    pub abandoned: Count,
+    /// Ended in a room with no way on.
+    pub dead_end: Count,
+    /// Still going, at a fork none of whose ways opened: waiting never helps.
+    pub stranded: Count,
+    /// Still going.
+    pub active: Count,
+}
+
+impl Outcomes {
+    fn add(&mut self, run: &Run) {
+        let c = match run.outcome {
+            Some(Outcome::Victory) => &mut self.won,
+            Some(Outcome::Defeat) => &mut self.lost,
+            Some(Outcome::Fled) => &mut self.fled,
+            Some(Outcome::Abandoned) => &mut self.abandoned,
+            Some(Outcome::DeadEnd) => &mut self.dead_end,
+            None if stranded(run) => &mut self.stranded,
+            None => &mut self.active,
+        };
+        c.0 += 1;
+    }
+}
+
+fn stranded(run: &Run) -> bool {
+    run.pending_fork
+        .as_ref()
+        .is_some_and(|f| !f.options.iter().any(|o| o.open))
+}
+
+/// One room.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RoomInsight {
+    pub id: String,
+    /// Runs that reached it.
+    pub reached: Count,
+    /// Runs that stand or ended in it, by outcome.
+    pub ended_here: Outcomes,
+}
+
+/// One fork: which way the runs that left it took.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ForkInsight {
+    pub at: String,
+    /// Runs that met it (left it, or wait at it).
+    pub met: Count,
+    /// Each way out, in menu order, and the runs that took it (`picked`: of them, by the
+    /// fork timeout).
+    pub ways: Vec<WayInsight>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WayInsight {
+    pub to: String,
+    pub taken: Count,
+    pub picked: Count,
+    /// Its share of the runs that left the fork; null under 5 runs.
+    pub share: Option<f64>,
+}
+
+/// One locked passage: observed against predicted.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LockInsight {
+    pub from: String,
+    pub to: String,
+    pub kind: LockKind,
+    /// Runs whose characters met it.
+    pub met: Count,
+    pub passed: Count,
+    /// Null under 5 runs.
+    pub observed: Option<f64>,
+    /// The mean of the rules' pass chance for each of those characters.
+    pub predicted: Option<f64>,
+    /// 95 % of the pass rates the prediction allows for this many runs.
+    pub interval: Option<[f64; 2]>,
+    /// The observed rate falls outside the interval: play and the model disagree.
+    pub flagged: bool,
+}
+
+/// One route: the rooms in the order the runs reached them.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RouteInsight {
+    pub rooms: Vec<String>,
+    pub runs: Count,
+    /// Its share of the ended runs; null under 5 runs.
+    pub share: Option<f64>,
+    pub won: Count,
+}
+
+/// Observed against modelled victory.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WinInsight {
+    /// Ended runs.
+    pub ended: Count,
+    pub won: Count,
+    /// Null under 5 ended runs.
+    pub observed: Option<f64>,
+    /// The model's win chance at each ended run's starting level, averaged; null when the
+    /// zone is not modelled or no level is known.
+    pub predicted: Option<f64>,
+    /// The starting levels seen, lowest first.
+    pub levels: Vec<u32>,
+}
+
+/// A zone version's play, read from its runs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Insight {
+    pub zone_id: String,
+    pub runs: Count,
+    pub outcomes: Outcomes,
+    /// Every room, in file order.
+    pub rooms: Vec<RoomInsight>,
+    /// Every fork some run met, in file order of its room.
+    pub forks: Vec<ForkInsight>,
+    /// Every locked passage some run met, sorted by its ends.
+    pub locks: Vec<LockInsight>,
+    /// The ended runs' routes, the most taken first.
+    pub routes: Vec<RouteInsight>,
+    pub win: WinInsight,
+}
+
+/// Observations of one passage's lock: met, passed, and the predicted chances summed.
+#[derive(Default)]
+struct LockTally {
+    kind: Option<LockKind>,
+    met: u64,
+    passed: u64,
+    mean: f64,
+    var: f64,
+}
+
+/// Reads `runs` (of `zone`'s version) together.
+pub fn insight(zone: &Zone, runs: &[Run]) -> Insight {
+    let ids: Vec<String> = zone
+        .graph
+        .node_indices()
+        .map(|ix| zone.node(ix).id.0.clone())
+        .collect();
+    let at = |id: &str| zone.node_index(id).map(|ix| ix.index());
+    let mut reached = vec![0u64; ids.len()];
+    let mut ended: Vec<Outcomes> = vec![Outcomes::default(); ids.len()];
+    let mut outcomes = Outcomes::default();
+    // Per fork room: met, and per way (to) taken and picked.
+    let mut forks: BTreeMap<usize, (u64, Vec<(String, u64, u64)>)> = BTreeMap::new();
+    let mut locks: BTreeMap<(String, String), LockTally> = BTreeMap::new();
+    let mut routes: BTreeMap<Vec<String>, (u64, u64)> = BTreeMap::new();
+    let mut win_levels: BTreeMap<u32, Option<f64>> = BTreeMap::new();
+    let (mut ended_runs, mut won, mut predicted_sum, mut predicted_n) = (0u64, 0u64, 0.0, 0u64);
+
+    for run in runs {
+        outcomes.add(run);
+        for v in &run.visited_nodes {
+            if let Some(i) = at(v.as_str()) {
+                reached[i] += 1;
+            }
+        }
+        if let Some(i) = at(run.current_node.as_str()) {
+            ended[i].add(run);
+        }
+        let met = run
+            .forks_met
+            .iter()
+            .map(|m| (&m.at, &m.options, Some((m.taken, m.picked))))
+            .chain(run.pending_fork.iter().map(|f| (&f.at, &f.options, None)));
+        for (from, options, taken) in met {
+            if options.len() >= 2
+                && let Some(i) = at(from.as_str())
+            {
+                let fork = forks.entry(i).or_insert_with(|| {
+                    (
+                        0,
+                        options
+                            .iter()
+                            .map(|o| (o.to_node.0.clone(), 0, 0))
+                            .collect(),
+                    )
+                });
+                fork.0 += 1;
+                if let Some((t, picked)) = taken
+                    && let Some(o) = options.get(t)
+                    && let Some(way) = fork.1.iter_mut().find(|w| w.0 == o.to_node.0)
+                {
+                    way.1 += 1;
+                    way.2 += u64::from(picked);
+                }
+            }
+            for o in options.iter().filter(|o| o.check != Check::None) {
+                let t = locks
+                    .entry((from.0.clone(), o.to_node.0.clone()))
+                    .or_default();
+                let p = pass_chance(&o.check);
+                t.kind = Some(o.check.lock_kind());
+                t.met += 1;
+                t.passed += u64::from(o.open);
+                t.mean += p;
+                t.var += p * (1.0 - p);
+            }
+        }
+        if run.outcome.is_some() {
+            ended_runs += 1;
+            let victory = run.outcome == Some(Outcome::Victory);
+            won += u64::from(victory);
+            let route = routes
+                .entry(run.visited_nodes.iter().map(|n| n.0.clone()).collect())
+                .or_default();
+            route.0 += 1;
+            route.1 += u64::from(victory);
+            if run.level > 0 {
+                let p = *win_levels
+                    .entry(run.level)
+                    .or_insert_with(|| difficulty::at_level(zone, run.level).map(|d| d.win_chance));
+                if let Some(p) = p {
+                    predicted_sum += p;
+                    predicted_n += 1;
+                }
+            }
+        }
+    }
+
+    let rate = |k: u64, n: u64| (n >= MIN_CELL).then(|| round4(k as f64 / n as f64));
+    let rooms = ids
+        .iter()
+        .zip(reached.iter().zip(ended))
+        .map(|(id, (&r, e))| RoomInsight {
+            id: id.clone(),
+            reached: Count(r),
+            ended_here: e,
+        })
+        .collect();
+    let forks = forks
+        .into_iter()
+        .map(|(i, (met, ways))| {
+            let left: u64 = ways.iter().map(|w| w.1).sum();
+            ForkInsight {
+                at: ids[i].clone(),
+                met: Count(met),
+                ways: ways
+                    .into_iter()
+                    .map(|(to, taken, picked)| WayInsight {
+                        to,
+                        taken: Count(taken),
+                        picked: Count(picked),
+                        share: rate(taken, left),
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    let locks = locks
+        .into_iter()
+        .map(|((from, to), t)| {
+            let enough = t.met >= MIN_CELL;
+            let n = t.met as f64;
+            let (lo, hi) = (
+                ((t.mean - Z95 * t.var.sqrt()) / n).max(0.0),
+                ((t.mean + Z95 * t.var.sqrt()) / n).min(1.0),
+            );
+            let observed = t.passed as f64 / n;
+            // A tiny tolerance: with no variance the interval is one point.
+            let flagged = enough && (observed < lo - 1e-9 || observed > hi + 1e-9);
+            LockInsight {
+                from,
+                to,
+                kind: t.kind.unwrap_or(LockKind::None),
+                met: Count(t.met),
+                passed: Count(t.passed),
+                observed: rate(t.passed, t.met),
+                predicted: enough.then(|| round4(t.mean / n)),
+                interval: enough.then(|| [round4(lo), round4(hi)]),
+                flagged,
+            }
+        })
+        .collect();
+    let mut routes: Vec<RouteInsight> = routes
+        .into_iter()
+        .map(|(rooms, (n, w))| RouteInsight {
+            rooms,
+            runs: Count(n),
+            share: rate(n, ended_runs),
+            won: Count(w),
+        })
+        .collect();
+    // The most taken first; equal counts keep the routes' sorted order (stable).
+    text::sort_by(&mut routes, |a, b| b.runs.cmp(&a.runs));
+    Insight {
+        zone_id: zone.id.clone(),
+        runs: Count(runs.len() as u64),
+        outcomes,
+        rooms,
+        forks,
+        locks,
+        routes,
+        win: WinInsight {
+            ended: Count(ended_runs),
+            won: Count(won),
+            observed: rate(won, ended_runs),
+            predicted: (predicted_n > 0).then(|| round4(predicted_sum / predicted_n as f64)),
+            levels: win_levels.into_keys().collect(),
+        },
+    }
+}
+
+/// The rules' chance that a character with this check's modifier passes it: every d20 tried
+/// through the engine's own test; a lock decided by the sheet alone (a key, a level, a
+/// region) is 1 or 0 as it went.
+pub fn pass_chance(check: &Check) -> f64 {
+    let with = |d20: u32| match check {
+        Check::PerceptionCheck { modifier, dc, .. } => Check::PerceptionCheck {
+            d20,
+            modifier: *modifier,
+            dc: *dc,
+        },
+        Check::StatCheck {
+            ability,
+            modifier,
+            dc,
+            ..
+        } => Check::StatCheck {
+            ability: *ability,
+            d20,
+            modifier: *modifier,
+            dc: *dc,
+        },
+        other => other.clone(),
+    };
+    let passes = (1..=20).filter(|&d| with(d).passes()).count();
+    passes as f64 / 20.0
+}
+
+fn round4(x: f64) -> f64 {
+    difficulty::round4(x)
+}
