@@ -41,6 +41,20 @@ impl Serialize for Count {
     }
 }
 
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for Count {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Count".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A number of runs; \"< 5\" for 1 to 4 (no one player's play can be read off)",
+            "oneOf": [{"type": "integer", "minimum": 0}, {"const": "< 5"}]
+        })
+    }
+}
+
 impl std::fmt::Display for Count {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.0 == 0 || self.0 >= MIN_CELL {
@@ -52,6 +66,7 @@ impl std::fmt::Display for Count {
 }
 
 /// Runs by how they stand.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Outcomes {
     /// The boss was beaten.
@@ -90,6 +105,7 @@ fn stranded(run: &Run) -> bool {
 }
 
 /// One room.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RoomInsight {
     pub id: String,
@@ -100,6 +116,7 @@ pub struct RoomInsight {
 }
 
 /// One fork: which way the runs that left it took.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ForkInsight {
     pub at: String,
@@ -110,6 +127,7 @@ pub struct ForkInsight {
     pub ways: Vec<WayInsight>,
 }
 
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct WayInsight {
     pub to: String,
@@ -120,6 +138,7 @@ pub struct WayInsight {
 }
 
 /// One locked passage: observed against predicted.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LockInsight {
     pub from: String,
@@ -139,6 +158,7 @@ pub struct LockInsight {
 }
 
 /// One route: the rooms in the order the runs reached them.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RouteInsight {
     pub rooms: Vec<String>,
@@ -149,6 +169,7 @@ pub struct RouteInsight {
 }
 
 /// Observed against modelled victory.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct WinInsight {
     /// Ended runs.
@@ -164,6 +185,7 @@ pub struct WinInsight {
 }
 
 /// A zone version's play, read from its runs.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Insight {
     pub zone_id: String,

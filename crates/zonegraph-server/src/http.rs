@@ -205,6 +205,7 @@ fn api_routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ),
         ("/api/zones/{zone_id}", get(zone).delete(withdraw)),
         ("/api/zones/{zone_id}/versions", get(zone_versions)),
+        ("/api/zones/{zone_id}/insight", get(zone_insight)),
         // A run view of 100 rooms is ≈ 31 KB of JSON, ≈ 2 KB gzipped: it shares a phone's
         // link with the run page's wasm on the first visit.
         (
@@ -653,6 +654,63 @@ async fn zone_versions(
         .into_response(),
         Ok(Err(e)) => internal(&e),
         Err(join) => internal(&anyhow::anyhow!("versions task failed: {join}")),
+    }
+}
+
+/// `GET /api/zones/{zone_id}/insight[?version=SEQ][&since=YYYY-MM-DD]`: what players do in a
+/// zone version (the newest by default), counts only ([`crate::insight`]). Publish scope.
+async fn zone_insight(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    UrlPath(zone_id): UrlPath<String>,
+    axum::extract::RawQuery(query): axum::extract::RawQuery,
+) -> Response {
+    if let Err(r) = authorize(&state, &headers, Need::ReadInsight).await {
+        return r;
+    }
+    let (mut version, mut since) = (None, 0);
+    for pair in query
+        .as_deref()
+        .unwrap_or("")
+        .split('&')
+        .filter(|p| !p.is_empty())
+    {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        match key {
+            "version" => match value.parse::<i64>() {
+                Ok(v) => version = Some(v),
+                Err(_) => {
+                    return error(
+                        StatusCode::BAD_REQUEST,
+                        format!("version={value:?} is not a version number"),
+                    );
+                }
+            },
+            "since" => match crate::insight::parse_day(value) {
+                Ok(ms) => since = ms,
+                Err(why) => return error(StatusCode::BAD_REQUEST, format!("since: {why}")),
+            },
+            other => {
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    format!("unknown query parameter {other:?}: version and since are known"),
+                );
+            }
+        }
+    }
+    let store = state.service.store.clone();
+    let id = zone_id.clone();
+    match tokio::task::spawn_blocking(move || store.insight(&id, version, since)).await {
+        Ok(Ok(Some(found))) => Json(found).into_response(),
+        Ok(Ok(None)) => error(
+            StatusCode::NOT_FOUND,
+            match version {
+                Some(v) => format!("no version {v} of zone {zone_id:?}"),
+                None => format!("no zone {zone_id:?}"),
+            },
+        ),
+        Ok(Err(e)) => internal(&e),
+        Err(join) => internal(&anyhow::anyhow!("insight task failed: {join}")),
     }
 }
 

@@ -1,5 +1,5 @@
 //! zonegraph-server: the shell around zonegraph-core that reads files, terminals, SQLite and
-//! the network. It hosts the CLI (`check`, `diff`, `explain`, `play`, `schema`, `serve`, `migrate`,
+//! the network. It hosts the CLI (`check`, `diff`, `explain`, `insight`, `play`, `schema`, `serve`, `migrate`,
 //! `char`, `import`, `zones`, `token`; `gogobee` reads gogobee's Go zone sources for `import`) and the bot's server (`db`, `store`, `http`, `serve`; `matrix`, the Matrix
 //! transport); `main.rs` only parses the command line, so tests drive the same code in memory.
 
@@ -15,6 +15,7 @@ pub mod gogobee;
 pub mod host;
 pub mod http;
 pub mod import;
+pub mod insight;
 #[cfg(feature = "matrix")]
 pub mod matrix;
 pub mod migrate;
@@ -52,6 +53,9 @@ pub enum Cmd {
     /// What changing one version of a zone file into another does: rooms, passages and locks,
     /// routes, the longest route, choke points, win odds and findings, before and after.
     Diff(diff::Args),
+    /// What players do in a zone version: reach and drop-off per room, the split at forks,
+    /// each lock's pass rate against the rules' prediction, routes, the win rate.
+    Insight(insight::Args),
     /// Explain a finding's code (`soft_lock`): what it means, an example and the fix.
     Explain(explain::Args),
     /// Play a zone in the terminal with the bot's command words.
@@ -78,6 +82,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Cmd::Check(args) => check::run(&args),
         Cmd::Diff(args) => diff::run(&args),
         Cmd::Explain(args) => explain::run(&args),
+        Cmd::Insight(args) => insight::run(&args),
         Cmd::Play(args) => play::run(&args),
         Cmd::Serve(args) => serve::run(&args),
         Cmd::Migrate(args) => migrate::run(&args),

@@ -118,6 +118,22 @@ pub const OPERATIONS: &[Operation] = &[
     },
     Operation {
         method: "get",
+        path: "/api/zones/{zone_id}/insight",
+        summary: "What players do in a zone version (`?version=SEQ`, the newest by default; \
+                  `?since=YYYY-MM-DD`): reach and drop-off per room, the split at forks, each \
+                  lock's observed pass rate against the rules' prediction, routes, the win \
+                  rate; counts under 5 read \"< 5\", no player named",
+        access: Access::Token("publish, admin"),
+        request: None,
+        answer: |g| {
+            g.subschema_for::<crate::insight::VersionInsight>()
+                .to_value()
+        },
+        media: "application/json",
+        errors: &[400, 401, 403, 404],
+    },
+    Operation {
+        method: "get",
         path: "/api/runs/{token}",
         summary: "What a run's page shows: the player view and the status words",
         access: Access::Open,

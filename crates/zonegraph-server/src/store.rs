@@ -458,6 +458,17 @@ impl Store {
         Catalog::history(&self.db, zone_id)
     }
 
+    /// What players do in `zone_id`'s version `version` (the newest by default), from the
+    /// runs started at or after `since` (see [`crate::insight`]).
+    pub fn insight(
+        &self,
+        zone_id: &str,
+        version: Option<i64>,
+        since: i64,
+    ) -> Result<Option<crate::insight::VersionInsight>> {
+        crate::insight::of_database(&self.db, zone_id, version, since)
+    }
+
     /// This instance's name, as zone versions record it.
     pub fn instance(&self) -> &str {
         &self.catalog.instance

@@ -114,6 +114,8 @@ pub enum Need<'a> {
     ReadZones,
     Publish,
     Withdraw,
+    /// Read what players do in a zone (play insight): counts only, for designers.
+    ReadInsight,
     /// Send a command, read or acknowledge notices as this user.
     ActAs(&'a str),
 }
@@ -134,7 +136,7 @@ impl Caller {
         };
         match (&grant.scope, need) {
             (Scope::Admin, _) | (_, Need::ReadZones) => Ok(()),
-            (Scope::Publish, Need::Publish) => Ok(()),
+            (Scope::Publish, Need::Publish | Need::ReadInsight) => Ok(()),
             (Scope::Publish, Need::Withdraw) => {
                 refused("withdraw a zone (an admin token or the operator's may)")
             }
@@ -143,6 +145,9 @@ impl Caller {
             }
             (Scope::Transport { .. }, Need::Publish | Need::Withdraw) => {
                 refused("publish or withdraw zones: a transport token acts as players only")
+            }
+            (Scope::Transport { .. }, Need::ReadInsight) => {
+                refused("read play insight: a publish token (a designer's) or an admin token may")
             }
             (Scope::Transport { prefix }, Need::ActAs(user)) => {
                 if !user.starts_with(prefix.as_str()) {

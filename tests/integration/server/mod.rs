@@ -9,6 +9,7 @@ mod api;
 mod auth;
 mod characters;
 mod events;
+mod insight;
 mod legacy;
 mod limits;
 mod notices;

@@ -25,6 +25,7 @@ mod legacy;
 mod matrix;
 mod notices;
 pub mod pg;
+mod played;
 mod runs;
 mod schema;
 mod sql;

@@ -175,7 +175,7 @@ fn pg_types(sql: &str) -> String {
 
 /// The migrations, one per SQLite version (the same numbers: version `i + 1` after
 /// migration `i`).
-fn migrations() -> [String; 12] {
+fn migrations() -> [String; 13] {
     [
         SCHEMA_V1.to_string(),
         run_columns_sql(),
@@ -213,6 +213,8 @@ fn migrations() -> [String; 12] {
             "event_id         BIGINT PRIMARY KEY AUTOINCREMENT",
             "event_id         BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
         ),
+        // Version 13: the history keeps a run's way through the zone, as SQLite's.
+        pg_types(super::schema::SCHEMA_V13),
     ]
 }
 

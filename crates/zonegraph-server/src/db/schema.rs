@@ -247,6 +247,16 @@ CREATE INDEX idx_zone_event_out_queue ON zone_event_out(user_id, event_id)
     WHERE delivered_at_ms IS NULL;
 "#;
 
+/// Version 13: an ended run's way through the zone kept in the history too (the rooms in
+/// order, where it ended, and `node_choices` with the forks it met and its starting level),
+/// so play insight reads the runs past the newest few of each player.
+pub(super) const SCHEMA_V13: &str = r#"
+ALTER TABLE zone_run_history ADD COLUMN current_node TEXT NOT NULL DEFAULT '';
+ALTER TABLE zone_run_history ADD COLUMN visited_nodes TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE zone_run_history ADD COLUMN node_choices TEXT NOT NULL DEFAULT '{}';
+CREATE INDEX idx_zone_run_history_version ON zone_run_history(zone_id, zone_file_seq);
+"#;
+
 /// Version 8 on SQLite: [`SCHEMA_V8`] and the run's `zone_file_seq` column.
 fn zone_versions(tx: &Transaction) -> Result<()> {
     tx.execute_batch(SCHEMA_V8)?;
@@ -283,6 +293,7 @@ const MIGRATIONS: &[Migration] = &[
     Migration::Sql(SCHEMA_V10),
     Migration::Sql(SCHEMA_V11),
     Migration::Sql(SCHEMA_V12),
+    Migration::Sql(SCHEMA_V13),
 ];
 
 /// The name of the unique index that keeps one active run per player.

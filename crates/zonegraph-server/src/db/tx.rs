@@ -160,7 +160,7 @@ impl<'c> Tx<'c> {
         Ok(rows.pop())
     }
 
-    fn runs(&self, filter: &str, params: &[Value]) -> Result<Vec<StoredRun>> {
+    pub(super) fn runs(&self, filter: &str, params: &[Value]) -> Result<Vec<StoredRun>> {
         let sql = format!("{} {filter}", run_select(self.conn.run_key()));
         stored_runs(&self.conn.query(&sql, params)?)
     }
@@ -557,10 +557,11 @@ impl<'c> Tx<'c> {
         let old = self.conn.query(
             &format!(
                 "SELECT k, run_id, user_id, zone_id, zone_file_seq, started_at_ms,
-                   completed_at_ms, outcome, boss_defeated, abandoned, visited_nodes
+                   completed_at_ms, outcome, boss_defeated, abandoned, visited_nodes,
+                   current_node, node_choices
                  FROM (SELECT {key} AS k, run_id, user_id, zone_id, zone_file_seq,
                          started_at_ms, completed_at_ms, outcome, boss_defeated, abandoned,
-                         visited_nodes,
+                         visited_nodes, current_node, node_choices,
                          ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY {key} DESC) AS n
                        FROM dnd_zone_run WHERE outcome != '') AS ended
                  WHERE n > ?1 ORDER BY k LIMIT ?2"
@@ -574,8 +575,8 @@ impl<'c> Tx<'c> {
             moves.push(Stmt::new(
                 "INSERT INTO zone_run_history (run_id, user_id, zone_id, zone_file_seq,
                    started_at_ms, completed_at_ms, outcome, boss_defeated, abandoned,
-                   rooms_visited, archived_at_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                   rooms_visited, archived_at_ms, current_node, visited_nodes, node_choices)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
                  ON CONFLICT DO NOTHING",
                 vals![
                     r.text(1)?,
@@ -588,7 +589,10 @@ impl<'c> Tx<'c> {
                     r.int(8)?,
                     r.int(9)?,
                     i64::try_from(visited.len())?,
-                    now
+                    now,
+                    r.text(11)?,
+                    r.text(10)?,
+                    r.text(12)?
                 ],
             ));
             moves.push(Stmt::new(
