@@ -11,27 +11,27 @@ use super::{RunColumns, Tx};
 
 impl Tx<'_> {
     /// The runs of `zone_id`'s version `seq` started at or after `since` (Unix ms), the run
-    /// table's first, then the history's, each in the order they were stored.
+    /// table's first, then the history's, each in the order they were stored: what insight
+    /// reads of them (where each went and how it ended), the rest left empty.
     pub fn version_runs(&mut self, zone_id: &str, seq: i64, since: i64) -> Result<Vec<Run>> {
-        let mut runs: Vec<Run> = self
-            .runs(
-                "WHERE zone_id = ?1 AND zone_file_seq = ?2 AND current_node != ''
-                   AND started_at_ms >= ?3",
-                &vals![zone_id, seq, since],
-            )?
-            .into_iter()
-            .map(|r| r.run)
-            .collect();
-        let old = self.conn.query(
-            "SELECT run_id, current_node, visited_nodes, node_choices, started_at_ms,
-                    completed_at_ms, outcome, boss_defeated, abandoned
-             FROM zone_run_history
-             WHERE zone_id = ?1 AND zone_file_seq = ?2 AND current_node != ''
-               AND started_at_ms >= ?3
-             ORDER BY archived_at_ms, run_id",
+        // Only the columns insight reads (the others are JSON it would parse for nothing).
+        let columns = "run_id, current_node, visited_nodes, node_choices, started_at_ms,
+                       completed_at_ms, outcome, boss_defeated, abandoned";
+        let filter = "WHERE zone_id = ?1 AND zone_file_seq = ?2 AND current_node != ''
+                        AND started_at_ms >= ?3";
+        let key = self.conn.run_key();
+        let mut rows = self.conn.query(
+            &format!("SELECT {columns} FROM dnd_zone_run {filter} ORDER BY {key}"),
             &vals![zone_id, seq, since],
         )?;
-        for r in &old {
+        rows.extend(self.conn.query(
+            &format!(
+                "SELECT {columns} FROM zone_run_history {filter} ORDER BY archived_at_ms, run_id"
+            ),
+            &vals![zone_id, seq, since],
+        )?);
+        let mut runs = Vec::with_capacity(rows.len());
+        for r in &rows {
             let columns = RunColumns {
                 id: 0,
                 user_id: String::new(),

@@ -160,7 +160,7 @@ impl<'c> Tx<'c> {
         Ok(rows.pop())
     }
 
-    pub(super) fn runs(&self, filter: &str, params: &[Value]) -> Result<Vec<StoredRun>> {
+    fn runs(&self, filter: &str, params: &[Value]) -> Result<Vec<StoredRun>> {
         let sql = format!("{} {filter}", run_select(self.conn.run_key()));
         stored_runs(&self.conn.query(&sql, params)?)
     }
