@@ -202,6 +202,9 @@ pub struct Insight {
     pub win: WinInsight,
 }
 
+/// A way out of a fork as counted: where it goes, runs that took it, of them picked.
+type Way = (String, u64, u64);
+
 /// Observations of one passage's lock: met, passed, and the predicted chances summed.
 #[derive(Default)]
 struct LockTally {
@@ -224,7 +227,7 @@ pub fn insight(zone: &Zone, runs: &[Run]) -> Insight {
     let mut ended: Vec<Outcomes> = vec![Outcomes::default(); ids.len()];
     let mut outcomes = Outcomes::default();
     // Per fork room: met, and per way (to) taken and picked.
-    let mut forks: BTreeMap<usize, (u64, Vec<(String, u64, u64)>)> = BTreeMap::new();
+    let mut forks: BTreeMap<usize, (u64, Vec<Way>)> = BTreeMap::new();
     let mut locks: BTreeMap<(String, String), LockTally> = BTreeMap::new();
     let mut routes: BTreeMap<Vec<String>, (u64, u64)> = BTreeMap::new();
     let mut win_levels: BTreeMap<u32, Option<f64>> = BTreeMap::new();
