@@ -21,7 +21,7 @@ pub struct Args {
         env = "ZONEGRAPH_DATABASE_URL",
         hide_env_values = true,
         default_value = "zonegraph.db",
-        value_parser = crate::serve::parse_db
+        value_parser = crate::db::parse_db
     )]
     pub db: db::DbAt,
     /// The zone.

@@ -150,15 +150,7 @@ impl std::fmt::Debug for Args {
     }
 }
 
-/// `--db`: a PostgreSQL URL or a SQLite path.
-pub fn parse_db(s: &str) -> Result<DbAt, String> {
-    if s.trim().is_empty() {
-        return Err("--db is empty: give a SQLite file or a postgres:// URL".into());
-    }
-    // A libpq `key=value …` string is refused when the database is opened
-    // (`db::Database::open`): an error here would be printed with the value, password and all.
-    Ok(DbAt::parse(s))
-}
+pub use crate::db::parse_db;
 
 /// `--starting-scores`: six ability scores.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

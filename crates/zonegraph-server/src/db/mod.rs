@@ -81,3 +81,13 @@ pub fn bare_write_rate(path: &std::path::Path) -> Result<f64> {
     }
     Ok(n as f64 / start.elapsed().as_secs_f64())
 }
+
+/// `--db`: a PostgreSQL URL or a SQLite path.
+pub fn parse_db(s: &str) -> Result<DbAt, String> {
+    if s.trim().is_empty() {
+        return Err("--db is empty: give a SQLite file or a postgres:// URL".into());
+    }
+    // A libpq `key=value …` string is refused when the database is opened
+    // (`db::Database::open`): an error here would be printed with the value, password and all.
+    Ok(DbAt::parse(s))
+}
