@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use zonegraph_core::diagnostic::{self, Diagnostic};
-use zonegraph_core::diff::{PassageKey, ZoneDiff};
+use zonegraph_core::impact::{self, Impact};
 use zonegraph_core::format::{self, EdgeFile, LockKind, NodeFile, NodeKind, RegionFile, ZoneFile};
 use zonegraph_core::validate;
 use zonegraph_core::zone;
@@ -770,117 +770,42 @@ pub fn publish_plan(
     }
 }
 
-/// The Publish confirmation's words for a plan and the changes from the server's version.
-pub fn plan_words(zone_id: &str, plan: &PublishPlan, changes: &ZoneDiff) -> String {
+/// The Publish confirmation's words for a plan; for a replacement, the changes follow as
+/// [`impact_lines`].
+pub fn plan_words(zone_id: &str, plan: &PublishPlan) -> String {
     match plan {
         PublishPlan::New => format!("Publish {zone_id} as a new zone on this server?"),
-        PublishPlan::Replaces { seq } => format!(
-            "Publishing replaces version {seq} of {zone_id}: {}",
-            diff_words(changes)
-        ),
+        PublishPlan::Replaces { seq } => {
+            format!("Publishing replaces version {seq} of {zone_id}:")
+        }
         PublishPlan::Collides { seq, free } => format!(
             "Not published: the server already serves a zone {zone_id} (version {seq}) that this editor did not open from it. Change the zone id (for example to {free}), or open that zone with “Open from server” to edit it."
         ),
     }
 }
 
-/// A zone's changes in a sentence: "2 rooms added (a, b); 1 passage removed (a → b); …",
-/// or that nothing changes.
-pub fn diff_words(d: &ZoneDiff) -> String {
-    fn part(out: &mut Vec<String>, n: usize, what: &str, how: &str, names: Vec<String>) {
-        if n == 0 {
-            return;
-        }
-        let mut shown: Vec<String> = names.into_iter().take(5).collect();
-        if n > shown.len() {
-            shown.push("…".into());
-        }
-        let s = if n == 1 { "" } else { "s" };
-        out.push(format!("{n} {what}{s} {how} ({})", shown.join(", ")));
-    }
-    let pk = |k: &PassageKey| format!("{} → {}", k.from, k.to);
-    let mut out = Vec::new();
-    if !d.fields.is_empty() {
-        out.push(format!("the zone's {} changed", d.fields.join(", ")));
-    }
-    part(
-        &mut out,
-        d.rooms_added.len(),
-        "room",
-        "added",
-        d.rooms_added.clone(),
-    );
-    part(
-        &mut out,
-        d.rooms_removed.len(),
-        "room",
-        "removed",
-        d.rooms_removed.clone(),
-    );
-    part(
-        &mut out,
-        d.rooms_changed.len(),
-        "room",
-        "changed",
-        d.rooms_changed.clone(),
-    );
-    part(
-        &mut out,
-        d.rooms_moved.len(),
-        "room",
-        "moved",
-        d.rooms_moved.clone(),
-    );
-    let keys = |v: &[PassageKey]| v.iter().map(pk).collect::<Vec<_>>();
-    part(
-        &mut out,
-        d.passages_added.len(),
-        "passage",
-        "added",
-        keys(&d.passages_added),
-    );
-    part(
-        &mut out,
-        d.passages_removed.len(),
-        "passage",
-        "removed",
-        keys(&d.passages_removed),
-    );
-    part(
-        &mut out,
-        d.passages_changed.len(),
-        "passage",
-        "changed",
-        keys(&d.passages_changed),
-    );
-    let locks = |v: &[zonegraph_core::diff::LockChange]| {
-        v.iter().map(|c| pk(&c.passage)).collect::<Vec<_>>()
-    };
-    part(
-        &mut out,
-        d.locks_added.len(),
-        "lock",
-        "added",
-        locks(&d.locks_added),
-    );
-    part(
-        &mut out,
-        d.locks_removed.len(),
-        "lock",
-        "removed",
-        locks(&d.locks_removed),
-    );
-    part(
-        &mut out,
-        d.locks_changed.len(),
-        "lock",
-        "changed",
-        locks(&d.locks_changed),
-    );
-    if out.is_empty() {
-        return "nothing changes.".into();
-    }
-    format!("{}.", out.join("; "))
+/// What a change does, in the core's words ([`zonegraph_core::impact`]): the changes, the
+/// figures that change ("routes: 3 -> 2"), the findings it brings or removes.
+pub fn impact_lines(i: &Impact) -> Vec<String> {
+    let mut out = impact::change_lines(i);
+    out.extend(figure_lines(i, false));
+    out.extend(impact::finding_lines(i));
+    out
+}
+
+/// The zone's figures before and after, one line each ("routes: 3 -> 2 (changed)"): the
+/// changed ones, or `all` of them ("rooms: 8 (unchanged)").
+pub fn figure_lines(i: &Impact, all: bool) -> Vec<String> {
+    impact::figures(i)
+        .into_iter()
+        .filter_map(|f| {
+            if f.changed() {
+                Some(format!("{}: {} -> {}", f.name, f.before, f.after))
+            } else {
+                all.then(|| format!("{}: {} (unchanged)", f.name, f.before))
+            }
+        })
+        .collect()
 }
 
 /// The server's current version of zone `zone_id` from its `GET /api/zones` answer, and
@@ -1632,7 +1557,7 @@ mod tests {
             publish_plan("crypt", Some(3), Some("other"), &served),
             collides
         );
-        let words = plan_words("crypt", &collides, &ZoneDiff::default());
+        let words = plan_words("crypt", &collides);
         assert!(
             words.starts_with("Not published: the server already serves a zone crypt (version 3)"),
             "{words}"
@@ -1651,15 +1576,31 @@ mod tests {
         .expect("renamed");
         new.apply(Edit::DeletePassage { index: 0 })
             .expect("deleted");
-        let d = zonegraph_core::diff::diff(old.file(), new.file());
-        let words = plan_words("z", &PublishPlan::Replaces { seq: 2 }, &d);
         assert_eq!(
-            words,
-            "Publishing replaces version 2 of z: 1 room added (z.pit); 1 room removed (z.trap_1); \
-             2 passages added (z.fork_1 → z.pit, z.pit → z.boss_1); 3 passages removed \
-             (z.entry → z.fork_1, z.fork_1 → z.trap_1, z.trap_1 → z.boss_1)."
+            plan_words("z", &PublishPlan::Replaces { seq: 2 }),
+            "Publishing replaces version 2 of z:"
         );
-        assert_eq!(diff_words(&ZoneDiff::default()), "nothing changes.");
+        let lines = impact_lines(&impact::impact(old.file(), new.file()));
+        assert_eq!(
+            lines[..2],
+            [
+                "room renamed: z.trap_1 -> z.pit",
+                "passage removed: z.entry -> z.fork_1",
+            ]
+        );
+        // The figures that change, then the findings the change brings.
+        assert!(lines.contains(&"routes: 3 -> 0".to_string()), "{lines:#?}");
+        assert!(
+            lines.iter().any(|l| l.starts_with("new finding: ")),
+            "{lines:#?}"
+        );
+        assert_eq!(
+            impact_lines(&impact::impact(old.file(), old.file())),
+            ["no change"]
+        );
+        let all = figure_lines(&impact::impact(old.file(), new.file()), true);
+        assert_eq!(all[0], "rooms: 6 (unchanged)");
+        assert!(all.contains(&"routes: 3 -> 0".to_string()), "{all:#?}");
     }
 
     #[test]
