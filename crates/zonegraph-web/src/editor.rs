@@ -452,6 +452,19 @@ pub fn form_number(text: &str, lo: i64, hi: i64) -> Option<i64> {
     text.trim().parse::<i64>().ok().map(|v| v.clamp(lo, hi))
 }
 
+/// A decimal number field's value ("0.5", ".5", "2"), or `None` when it is not a finite
+/// number. Read by serde_json's number parser, which the page has anyway (`str::parse::<f64>`
+/// would bring its own, KBs of WebAssembly).
+pub fn form_decimal(text: &str) -> Option<f64> {
+    let t = text.trim();
+    let t = if t.starts_with('.') {
+        format!("0{t}")
+    } else {
+        t.to_string()
+    };
+    serde_json::from_str::<f64>(&t).ok().filter(|v| v.is_finite())
+}
+
 /// Every room of the file as (id, what a list shows for it), in file order: "Label (id)",
 /// or the id of a room without a label.
 pub fn room_names(f: &ZoneFile) -> Vec<(String, String)> {
@@ -1348,6 +1361,17 @@ mod tests {
         assert_eq!(form_number("-5", 1, 20), Some(1));
         assert_eq!(form_number("2.5", 1, 20), None);
         assert_eq!(form_number("", 1, 20), None);
+    }
+
+    #[test]
+    fn decimal_fields_read_as_str_parse_does() {
+        for t in ["0.5", " 2 ", "1e2", "0", "12.25", "-3.5"] {
+            assert_eq!(form_decimal(t), t.trim().parse::<f64>().ok(), "{t}");
+        }
+        assert_eq!(form_decimal(".5"), Some(0.5));
+        for t in ["", "abc", "1.2.3", "NaN", "inf"] {
+            assert_eq!(form_decimal(t), None, "{t}");
+        }
     }
 
     #[test]

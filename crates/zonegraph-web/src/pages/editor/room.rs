@@ -168,8 +168,8 @@ pub(super) fn form(
             })}
             <label class="field">"Loot bias"
                 <input aria-label="Loot bias" type="number" step="0.1" min="0" prop:value=zonegraph_core::text::decimal(c.loot_bias) on:change=move |e| {
-                    if let Ok(v) = event_target_value(&e).trim().parse::<f64>()
-                        && v.is_finite() && v >= 0.0
+                    if let Some(v) = editor::form_decimal(&event_target_value(&e))
+                        && v >= 0.0
                     {
                         set_bias(&|r| r.content.loot_bias = v);
                     }
