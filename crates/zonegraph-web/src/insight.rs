@@ -370,10 +370,10 @@ impl RoomReach {
     }
 }
 
-/// The opacity of a room's reach shading: faint for a room few runs reach, strong for one
-/// every run reaches; none when the share is not known.
+/// The opacity of a room's reach shading: none for a room no run reached (or when the share
+/// is not known), strong for one every run reaches.
 pub fn reach_opacity(reach: Option<f64>) -> f64 {
-    reach.map_or(0.0, |r| 0.15 + 0.6 * r.clamp(0.0, 1.0))
+    reach.map_or(0.0, |r| 0.7 * r.clamp(0.0, 1.0))
 }
 
 /// The stroke width of a passage's flow: from 3 (a share near 0) to 17 (every run); 2 for a
@@ -471,6 +471,7 @@ mod tests {
         assert_eq!((hall.reached, hall.reach), (Count::Few, None));
         assert_eq!(reach_opacity(hall.reach), 0.0);
         assert!(reach_opacity(Some(1.0)) > reach_opacity(fork.reach));
+        assert_eq!(reach_opacity(Some(0.0)), 0.0, "an unreached room is not shaded");
     }
 
     #[test]

@@ -26,7 +26,7 @@ pub(super) fn view(state: State) -> impl IntoView {
             <p class="hint">{against}</p>
             {sections(vec![
                 ("Changes".into(), impact::change_lines(&i)),
-                ("Figures, before -> after".into(), editor::figure_lines(&i, true)),
+                ("Figures (before → after)".into(), editor::figure_lines(&i, true)),
                 ("Findings".into(), findings),
             ])}
         </div>

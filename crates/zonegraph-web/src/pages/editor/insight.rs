@@ -117,7 +117,7 @@ pub(super) fn layer(state: State, model: Memo<Arc<MapModel>>, shown: impl Fn() -
 }
 
 /// Draws `i` into the editor's map: a group of its own first in the drawing's viewport, so
-/// the rooms and passages stay on top (the map component never redraws that element). Only
+/// the rooms and passages stay on top (the shading, then the bands over it) (the map component never redraws that element). Only
 /// numbers and fixed words go into the markup, never a zone's text.
 fn draw(m: &MapModel, i: Option<&Insight>) {
     let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
@@ -139,21 +139,6 @@ fn draw(m: &MapModel, i: Option<&Insight>) {
         }
     };
     let mut svg = String::new();
-    for (f, p) in i.into_iter().flat_map(|i| &i.flows).flat_map(|f| {
-        m.passages
-            .iter()
-            .filter(move |p| p.from == f.from && p.to == f.to)
-            .map(move |p| (f, p))
-    }) {
-        let w = insight::flow_width(f);
-        if w > 0.0 {
-            svg.push_str(&format!(
-                "<path class=\"flow\" d=\"{}\" stroke-width=\"{}\"></path>",
-                p.d,
-                num(w)
-            ));
-        }
-    }
     for (r, shape) in i.into_iter().flat_map(|i| &i.rooms).filter_map(|r| {
         let shape = m.rooms.iter().find(|s| s.id == r.id)?;
         Some((r, shape))
@@ -179,6 +164,21 @@ fn draw(m: &MapModel, i: Option<&Insight>) {
             num(x + 8.0),
             num(y - 5.0),
         ));
+    }
+    for (f, p) in i.into_iter().flat_map(|i| &i.flows).flat_map(|f| {
+        m.passages
+            .iter()
+            .filter(move |p| p.from == f.from && p.to == f.to)
+            .map(move |p| (f, p))
+    }) {
+        let w = insight::flow_width(f);
+        if w > 0.0 {
+            svg.push_str(&format!(
+                "<path class=\"flow\" d=\"{}\" stroke-width=\"{}\"></path>",
+                p.d,
+                num(w)
+            ));
+        }
     }
     for l in i.into_iter().flat_map(|i| &i.locks).filter(|l| l.flagged) {
         let Some(p) = m.passages.iter().find(|p| p.from == l.from && p.to == l.to) else {
