@@ -304,3 +304,158 @@ fn small_cells_are_hidden_and_no_player_is_named() {
     let text = json.to_string();
     assert!(!text.contains("few-"), "a run id is in the insight");
 }
+
+/// The crypt with both ways out of the side chapel under a key nobody holds: a route the
+/// runs took is now stranded there.
+fn chapel_sealed(v1_text: &str) -> String {
+    let mut file: serde_json::Value = serde_json::from_str(v1_text).expect("JSON");
+    for e in file["edges"].as_array_mut().expect("edges") {
+        if e["from_node"] == "crypt_valdris.side_chapel" {
+            e["lock_kind"] = "key_required".into();
+            e["lock_data"] = serde_json::json!({"key_id": "lost_sigil"});
+        }
+    }
+    serde_json::to_string(&file).expect("JSON")
+}
+
+#[test]
+fn replay_on_a_version_that_strands_a_route_counts_the_runs_it_strands() {
+    use zonegraph_core::impact::impact;
+    use zonegraph_core::insight::Standing;
+    use zonegraph_core::review::review;
+
+    let v1_text = zone_text("crypt_valdris");
+    let v3_text = chapel_sealed(&v1_text);
+    let (v1, _) = zone::load(&v1_text).expect("v1");
+    let (v3, _) = zone::load(&v3_text).expect("v3");
+    let mut seen = Seen::default();
+    let runs = play(&v1, "r", 2_000, &mut seen);
+    let parse = |t: &str| zonegraph_core::format::parse(t).expect("file");
+    let i = impact(&parse(&v1_text), &parse(&v3_text));
+    // The open way gains a lock; the secret way's Perception check becomes the key.
+    assert_eq!(
+        (i.changes.locks_added.len(), i.changes.locks_changed.len()),
+        (1, 1),
+        "{:?}",
+        i.changes
+    );
+    let r = review(&v1, &v3, &i, &runs).replay;
+
+    // What the test saw: every run that reached the chapel went on from it (it holds no
+    // encounter), so each is stranded there now; the others play out as they did.
+    let through_chapel = seen.reached["crypt_valdris.side_chapel"];
+    assert!(
+        through_chapel > 100 && through_chapel < 2_000,
+        "{through_chapel}"
+    );
+    let won_through_chapel = runs
+        .iter()
+        .filter(|r| {
+            r.outcome == Some(Outcome::Victory)
+                && r.visited_nodes
+                    .iter()
+                    .any(|n| n.0 == "crypt_valdris.side_chapel")
+        })
+        .count() as u64;
+    assert_eq!(r.runs, count(2_000));
+    // The characters are known from the runs (level, and Wisdom from the fork's Perception
+    // roll every run met), the encounters are the built-in rules': every run comes out as
+    // stored on its own version.
+    assert_eq!(r.not_reproduced, count(0), "{r:?}");
+    assert_eq!(r.reproduced, count(2_000));
+    assert_eq!(r.ended_differently, count(through_chapel));
+    assert_eq!(r.now_stranded, count(through_chapel));
+    assert_eq!(r.no_longer_won, count(won_through_chapel));
+    assert_eq!(r.now_won, count(0));
+    assert_eq!(r.unchanged, count(2_000 - through_chapel));
+    assert_eq!(r.rerouted, count(0));
+    let total: u64 = r.transitions.iter().map(|t| t.runs.0).sum();
+    assert_eq!(total, through_chapel);
+    assert!(
+        r.transitions
+            .iter()
+            .all(|t| t.to == Some(Standing::Stranded))
+    );
+    assert_eq!(r.examples.len(), 3);
+    for e in &r.examples {
+        let after = e.after.as_ref().expect("let in");
+        assert_eq!(after.standing, Standing::Stranded);
+        assert_eq!(
+            after.rooms.last().map(String::as_str),
+            Some("crypt_valdris.side_chapel")
+        );
+        // Its way on from the chapel is locked now.
+        assert_eq!(e.diverged_at.as_deref(), Some("crypt_valdris.side_chapel"));
+        let stored = runs
+            .iter()
+            .find(|r| zonegraph_core::roll::reference(&r.run_id) == e.run)
+            .expect("a run");
+        assert_eq!(
+            after.rooms,
+            e.before.rooms[..after.rooms.len()],
+            "{stored:?}"
+        );
+    }
+    // Against its own version, nothing changes.
+    let same = review(&v1, &v1, &impact(&parse(&v1_text), &parse(&v1_text)), &runs).replay;
+    assert_eq!(same.unchanged, count(2_000));
+    assert!(same.examples.is_empty() && same.transitions.is_empty());
+    // The words say it.
+    let words = zonegraph_core::review::words(3, &review(&v1, &v3, &i, &runs)).join("\n");
+    assert!(
+        words.contains(&format!("{through_chapel} now stranded")),
+        "{words}"
+    );
+}
+
+#[test]
+fn a_fork_choice_whose_way_is_gone_diverges_to_the_first_open_way() {
+    use zonegraph_core::impact::impact;
+    use zonegraph_core::insight::Standing;
+    use zonegraph_core::review::review;
+
+    let v1_text = zone_text("crypt_valdris");
+    // The chapel's secret way is gone: runs that took it take the antechamber instead.
+    let mut file: serde_json::Value = serde_json::from_str(&v1_text).expect("JSON");
+    file["edges"]
+        .as_array_mut()
+        .expect("edges")
+        .retain(|e| e["to_node"] != "crypt_valdris.secret_chamber");
+    file["nodes"]
+        .as_array_mut()
+        .expect("nodes")
+        .retain(|n| n["node_id"] != "crypt_valdris.secret_chamber");
+    let v2_text = serde_json::to_string(&file).expect("JSON");
+    let (v1, _) = zone::load(&v1_text).expect("v1");
+    let (v2, _) = zone::load(&v2_text).expect("v2");
+    let mut seen = Seen::default();
+    let runs = play(&v1, "d", 2_000, &mut seen);
+    let parse = |t: &str| zonegraph_core::format::parse(t).expect("file");
+    let i = impact(&parse(&v1_text), &parse(&v2_text));
+    let r = review(&v1, &v2, &i, &runs).replay;
+    let secret = seen
+        .taken
+        .get(&(
+            "crypt_valdris.side_chapel".to_string(),
+            "crypt_valdris.secret_chamber".to_string(),
+        ))
+        .copied()
+        .unwrap_or(0);
+    assert!(secret >= 5, "{secret}");
+    // Same ending by other rooms, or another ending (the boss is the same roll, but the
+    // secret room's XP is not there): every run through the secret room is touched.
+    assert_eq!(r.not_reproduced, count(0), "{r:?}");
+    assert_eq!(r.rerouted.0 + r.ended_differently.0, secret, "{r:?}");
+    assert_eq!(r.unchanged, count(2_000 - secret));
+    for e in &r.examples {
+        assert_eq!(e.diverged_at.as_deref(), Some("crypt_valdris.side_chapel"));
+        let after = e.after.as_ref().expect("let in");
+        assert!(
+            !after
+                .rooms
+                .iter()
+                .any(|r| r == "crypt_valdris.secret_chamber")
+        );
+        assert_ne!(after.standing, Standing::Stranded);
+    }
+}

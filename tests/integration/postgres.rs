@@ -273,7 +273,9 @@ fn a_sqlite_database_is_copied_whole_and_played_on() {
     assert!(t.contains("Main Hall"), "{t}");
     // An operator's `zonegraph char` works on the shared database too.
     let granted = zonegraph_server::character::run(&zonegraph_server::character::Args {
-        db: DbAt::Postgres(url.clone()),
+        db: zonegraph_server::db::DbArg {
+            at: DbAt::Postgres(url.clone()),
+        },
         action: zonegraph_server::character::Action::Grant {
             user: user.into(),
             key: vec!["moon_key".into()],

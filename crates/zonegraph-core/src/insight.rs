@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use serde::{Serialize, Serializer};
 
 use crate::difficulty;
+use crate::engine::view::{self, Phase};
 use crate::engine::{Check, Outcome, Run};
 use crate::format::LockKind;
 use crate::text;
@@ -85,23 +86,80 @@ pub struct Outcomes {
 
 impl Outcomes {
     fn add(&mut self, run: &Run) {
-        let c = match run.outcome {
-            Some(Outcome::Victory) => &mut self.won,
-            Some(Outcome::Defeat) => &mut self.lost,
-            Some(Outcome::Fled) => &mut self.fled,
-            Some(Outcome::Abandoned) => &mut self.abandoned,
-            Some(Outcome::DeadEnd) => &mut self.dead_end,
-            None if stranded(run) => &mut self.stranded,
-            None => &mut self.active,
-        };
-        c.0 += 1;
+        self.slot(Standing::of(run)).0 += 1;
+    }
+
+    fn slot(&mut self, s: Standing) -> &mut Count {
+        match s {
+            Standing::Won => &mut self.won,
+            Standing::Lost => &mut self.lost,
+            Standing::Fled => &mut self.fled,
+            Standing::Abandoned => &mut self.abandoned,
+            Standing::DeadEnd => &mut self.dead_end,
+            Standing::Stranded => &mut self.stranded,
+            Standing::Active => &mut self.active,
+        }
+    }
+
+    /// Each standing and its runs, in [`Standing::ALL`] order.
+    pub fn each(&self) -> [(Standing, Count); 7] {
+        let mut o = self.clone();
+        Standing::ALL.map(|s| (s, *o.slot(s)))
     }
 }
 
-fn stranded(run: &Run) -> bool {
-    run.pending_fork
-        .as_ref()
-        .is_some_and(|f| !f.options.iter().any(|o| o.open))
+/// How a run stands: how it ended, or whether it is still going or stranded.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Standing {
+    Won,
+    Lost,
+    Fled,
+    Abandoned,
+    DeadEnd,
+    /// Still going, at a fork none of whose ways opened: waiting never helps.
+    Stranded,
+    Active,
+}
+
+impl Standing {
+    pub const ALL: [Standing; 7] = [
+        Standing::Won,
+        Standing::Lost,
+        Standing::Fled,
+        Standing::Abandoned,
+        Standing::DeadEnd,
+        Standing::Stranded,
+        Standing::Active,
+    ];
+
+    pub fn of(run: &Run) -> Standing {
+        match view::phase(run) {
+            Phase::Over { outcome } => match outcome {
+                Outcome::Victory => Standing::Won,
+                Outcome::Defeat => Standing::Lost,
+                Outcome::Fled => Standing::Fled,
+                Outcome::Abandoned => Standing::Abandoned,
+                Outcome::DeadEnd => Standing::DeadEnd,
+            },
+            Phase::Waiting => Standing::Stranded,
+            Phase::Fork | Phase::InRoom => Standing::Active,
+        }
+    }
+
+    /// Its name in a designer's text: "won", "dead end", …
+    pub fn name(self) -> &'static str {
+        match self {
+            Standing::Won => "won",
+            Standing::Lost => "lost",
+            Standing::Fled => "fled",
+            Standing::Abandoned => "abandoned",
+            Standing::DeadEnd => "dead end",
+            Standing::Stranded => "stranded",
+            Standing::Active => "active",
+        }
+    }
 }
 
 /// One room.

@@ -27,6 +27,14 @@ pub fn pick(seed: &str, len: usize) -> usize {
 }
 
 /// The ability modifier of a score: floor((score − 10) / 2).
+/// A short reference to `id` that does not give it away: the first 8 hex digits of SHA-1
+/// over `"ref|{id}"` (a run named in a designer's review without its run id, which may
+/// carry a player's).
+pub fn reference(id: &str) -> String {
+    let digest = Sha1::digest(format!("ref|{id}").as_bytes());
+    digest[..4].iter().map(|b| format!("{b:02x}")).collect()
+}
+
 pub fn modifier(score: i32) -> i32 {
     // In i64 so that any score a character file can hold (even i32::MIN) cannot overflow;
     // the result always fits back into an i32.

@@ -12,16 +12,8 @@ use crate::store;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The server's database: a SQLite file or a postgres:// URL (also
-    /// ZONEGRAPH_DATABASE_URL).
-    #[arg(
-        long,
-        env = "ZONEGRAPH_DATABASE_URL",
-        hide_env_values = true,
-        default_value = "zonegraph.db",
-        value_parser = crate::serve::parse_db
-    )]
-    pub db: db::DbAt,
+    #[command(flatten)]
+    pub db: db::DbArg,
     #[command(subcommand)]
     pub action: Action,
 }
@@ -45,7 +37,7 @@ pub enum Action {
 
 /// Runs `zonegraph char`: the sheet (after the edit) on stdout, the change logged on stderr.
 pub fn run(args: &Args) -> Result<ExitCode> {
-    let db = db::Database::open_existing(&args.db)?;
+    let db = db::Database::open_existing(&args.db.at)?;
     let (verb, user, rest): (&str, &str, Vec<&str>) = match &args.action {
         Action::Show { user } => {
             let first = first_sheet(&db)?;

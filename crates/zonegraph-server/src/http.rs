@@ -206,6 +206,10 @@ fn api_routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ("/api/zones/{zone_id}", get(zone).delete(withdraw)),
         ("/api/zones/{zone_id}/versions", get(zone_versions)),
         ("/api/zones/{zone_id}/insight", get(zone_insight)),
+        (
+            "/api/zones/{zone_id}/review",
+            post(review).layer(DefaultBodyLimit::max(ZONE_BODY_LIMIT)),
+        ),
         // A run view of 100 rooms is ≈ 31 KB of JSON, ≈ 2 KB gzipped: it shares a phone's
         // link with the run page's wasm on the first visit.
         (
@@ -784,6 +788,64 @@ async fn withdraw(
 /// `{"published", "file", "replaced", "zones", "findings"}`; 422 with the findings of every
 /// zone file in `zonegraph check --json`'s shape (`{"zones": [...]}`, plus `"error"`) when
 /// it, checked with the zones served, has errors; nothing changes then.
+/// A zone file sent as a request's body: JSON, by its content type (a form or a
+/// `text/plain` POST is what a page on another site can send without asking first).
+fn zone_body(
+    headers: &HeaderMap,
+    body: Result<String, axum::extract::rejection::StringRejection>,
+) -> Result<String, Box<Response>> {
+    let json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"));
+    if !json {
+        return Err(Box::new(error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "send the zone file with Content-Type: application/json; nothing was changed",
+        )));
+    }
+    body.map_err(|r| {
+        Box::new(error(
+            r.status(),
+            format!("{}; expected a zone file", r.body_text()),
+        ))
+    })
+}
+
+/// `POST /api/zones/{zone_id}/review` with a zone file: what publishing it over the zone's
+/// served version would do (see [`crate::review`]); nothing is written. 200 with `{"version",
+/// "impact", "players", "replay", "words"}`; 404 for a zone not served; 422 for a body that
+/// is no zone file.
+async fn review(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    UrlPath(zone_id): UrlPath<String>,
+    body: Result<String, axum::extract::rejection::StringRejection>,
+) -> Response {
+    if let Err(r) = authorize(&state, &headers, Need::Publish).await {
+        return r;
+    }
+    let body = match zone_body(&headers, body) {
+        Ok(b) => b,
+        Err(r) => return *r,
+    };
+    let store = state.service.store.clone();
+    let id = zone_id.clone();
+    match tokio::task::spawn_blocking(move || store.review(&id, &body)).await {
+        Ok(Ok(Ok(found))) => Json(found).into_response(),
+        Ok(Ok(Err(crate::review::Unreviewable::NoZone))) => {
+            error(StatusCode::NOT_FOUND, format!("no zone {zone_id:?}"))
+        }
+        Ok(Ok(Err(crate::review::Unreviewable::BadFile(why)))) => error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!("the body is not a zone file: {why}"),
+        ),
+        Ok(Err(e)) => internal(&e),
+        Err(join) => internal(&anyhow::anyhow!("review task failed: {join}")),
+    }
+}
+
 async fn publish(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -793,27 +855,9 @@ async fn publish(
         Ok(c) => c,
         Err(r) => return r,
     };
-    let json = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"));
-    if !json {
-        // A form or a `text/plain` POST is what a page on another site can send without
-        // asking first: a zone file comes as JSON.
-        return error(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "send the zone file with Content-Type: application/json; nothing was changed",
-        );
-    }
-    let body = match body {
+    let body = match zone_body(&headers, body) {
         Ok(b) => b,
-        Err(r) => {
-            return error(
-                r.status(),
-                format!("{}; expected a zone file", r.body_text()),
-            );
-        }
+        Err(r) => return *r,
     };
     let store = state.service.store.clone();
     let by = author(&headers, &caller, "POST /api/zones");

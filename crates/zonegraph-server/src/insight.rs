@@ -14,16 +14,8 @@ use crate::db;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The server's database: a SQLite file or a postgres:// URL (also
-    /// ZONEGRAPH_DATABASE_URL).
-    #[arg(
-        long,
-        env = "ZONEGRAPH_DATABASE_URL",
-        hide_env_values = true,
-        default_value = "zonegraph.db",
-        value_parser = crate::db::parse_db
-    )]
-    pub db: db::DbAt,
+    #[command(flatten)]
+    pub db: db::DbArg,
     /// The zone.
     pub zone: String,
     /// The zone version (its sequence number, `zonegraph zones history ZONE`); the newest
@@ -76,7 +68,7 @@ pub fn of_database(
 }
 
 pub fn run(args: &Args) -> Result<ExitCode> {
-    let db = db::Database::open_existing(&args.db)?;
+    let db = db::Database::open_existing(&args.db.at)?;
     let Some(found) = of_database(&db, &args.zone, args.version, args.since.unwrap_or(0))? else {
         match args.version {
             Some(v) => eprintln!("zonegraph: no version {v} of zone {:?}", args.zone),
@@ -122,19 +114,11 @@ fn pct(x: Option<f64>) -> String {
 }
 
 fn outcomes(o: &Outcomes) -> String {
-    let parts = [
-        ("won", o.won),
-        ("lost", o.lost),
-        ("fled", o.fled),
-        ("abandoned", o.abandoned),
-        ("dead end", o.dead_end),
-        ("stranded", o.stranded),
-        ("active", o.active),
-    ];
-    let said: Vec<String> = parts
+    let said: Vec<String> = o
+        .each()
         .iter()
         .filter(|(_, c)| c.0 > 0)
-        .map(|(name, c)| format!("{name} {c}"))
+        .map(|(s, c)| format!("{} {c}", s.name()))
         .collect();
     if said.is_empty() {
         "-".into()

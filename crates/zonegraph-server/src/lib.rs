@@ -1,5 +1,5 @@
 //! zonegraph-server: the shell around zonegraph-core that reads files, terminals, SQLite and
-//! the network. It hosts the CLI (`check`, `diff`, `explain`, `insight`, `play`, `schema`, `serve`, `migrate`,
+//! the network. It hosts the CLI (`check`, `diff`, `explain`, `insight`, `review`, `play`, `schema`, `serve`, `migrate`,
 //! `char`, `import`, `zones`, `token`; `gogobee` reads gogobee's Go zone sources for `import`) and the bot's server (`db`, `store`, `http`, `serve`; `matrix`, the Matrix
 //! transport); `main.rs` only parses the command line, so tests drive the same code in memory.
 
@@ -21,6 +21,7 @@ pub mod matrix;
 pub mod migrate;
 pub mod openapi;
 pub mod play;
+pub mod review;
 pub mod serve;
 pub mod service;
 pub mod store;
@@ -56,6 +57,9 @@ pub enum Cmd {
     /// What players do in a zone version: reach and drop-off per room, the split at forks,
     /// each lock's pass rate against the rules' prediction, routes, the win rate.
     Insight(insight::Args),
+    /// What publishing a new version would do, against a database: the change, the players
+    /// in the zone now, and the stored runs replayed on it.
+    Review(review::Args),
     /// Explain a finding's code (`soft_lock`): what it means, an example and the fix.
     Explain(explain::Args),
     /// Play a zone in the terminal with the bot's command words.
@@ -83,6 +87,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Cmd::Diff(args) => diff::run(&args),
         Cmd::Explain(args) => explain::run(&args),
         Cmd::Insight(args) => insight::run(&args),
+        Cmd::Review(args) => review::run(&args),
         Cmd::Play(args) => play::run(&args),
         Cmd::Serve(args) => serve::run(&args),
         Cmd::Migrate(args) => migrate::run(&args),

@@ -133,6 +133,40 @@ pub const OPERATIONS: &[Operation] = &[
         errors: &[400, 401, 403, 404],
     },
     Operation {
+        method: "post",
+        path: "/api/zones/{zone_id}/review",
+        summary: "What publishing this zone file over the served version would do, written \
+                  nowhere: the change and the zone's figures before and after (`impact`, as \
+                  `zonegraph diff --json`), the players in the zone now whose room or fork it \
+                  removes or locks, the stored runs replayed on it with their own rolls, and \
+                  all of that in sentences (`words`)",
+        access: Access::Token("publish, admin"),
+        request: Some(|g| g.subschema_for::<ZoneFile>().to_value()),
+        answer: |g| {
+            let review = g
+                .subschema_for::<zonegraph_core::review::Review>()
+                .to_value();
+            let mut answer = object(
+                &[
+                    ("version", json!({"type": "integer"})),
+                    (
+                        "impact",
+                        json!({
+                            "type": "object",
+                            "description": "renamed, changes, before, after, findings_added, findings_gone: as `zonegraph diff --json` prints"
+                        }),
+                    ),
+                    ("words", array(json!({"type": "string"}))),
+                ],
+                &["version", "impact", "players", "replay", "words"],
+            );
+            answer["allOf"] = json!([review]);
+            answer
+        },
+        media: "application/json",
+        errors: &[401, 403, 404, 413, 415, 422],
+    },
+    Operation {
         method: "get",
         path: "/api/runs/{token}",
         summary: "What a run's page shows: the player view and the status words",

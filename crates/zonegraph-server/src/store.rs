@@ -469,6 +469,16 @@ impl Store {
         crate::insight::of_database(&self.db, zone_id, version, since)
     }
 
+    /// What publishing `text` over `zone_id`'s served version would do (see
+    /// [`crate::review`]).
+    pub fn review(
+        &self,
+        zone_id: &str,
+        text: &str,
+    ) -> Result<Result<crate::review::VersionReview, crate::review::Unreviewable>> {
+        crate::review::of_database(&self.db, zone_id, text)
+    }
+
     /// This instance's name, as zone versions record it.
     pub fn instance(&self) -> &str {
         &self.catalog.instance

@@ -10,16 +10,8 @@ use crate::tokens::{self, Scope};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The server's database: a SQLite file or a postgres:// URL (also
-    /// ZONEGRAPH_DATABASE_URL).
-    #[arg(
-        long,
-        env = "ZONEGRAPH_DATABASE_URL",
-        hide_env_values = true,
-        default_value = "zonegraph.db",
-        value_parser = crate::serve::parse_db
-    )]
-    pub db: db::DbAt,
+    #[command(flatten)]
+    pub db: db::DbArg,
     #[command(subcommand)]
     pub action: Action,
 }
@@ -44,7 +36,7 @@ pub enum Action {
 }
 
 pub fn run(args: &Args) -> Result<ExitCode> {
-    let db = db::Database::open_existing(&args.db)?;
+    let db = db::Database::open_existing(&args.db.at)?;
     match &args.action {
         Action::New { scope, label } => {
             let (token, row) = tokens::make(scope, label, db::now_ms())?;

@@ -10,16 +10,8 @@ use crate::db;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The server's database: a SQLite file or a postgres:// URL (also
-    /// ZONEGRAPH_DATABASE_URL).
-    #[arg(
-        long,
-        env = "ZONEGRAPH_DATABASE_URL",
-        hide_env_values = true,
-        default_value = "zonegraph.db",
-        value_parser = crate::serve::parse_db
-    )]
-    pub db: db::DbAt,
+    #[command(flatten)]
+    pub db: db::DbArg,
     #[command(subcommand)]
     pub action: Action,
 }
@@ -56,7 +48,7 @@ fn line(v: &db::VersionRow) -> String {
 }
 
 pub fn run(args: &Args) -> Result<ExitCode> {
-    let db = db::Database::open_existing(&args.db)?;
+    let db = db::Database::open_existing(&args.db.at)?;
     match &args.action {
         Action::List => {
             let catalog = Catalog::of_database(&db)?;

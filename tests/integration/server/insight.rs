@@ -116,3 +116,188 @@ fn insight_reads_played_and_archived_runs_for_designers_only() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no version 999"));
 }
+
+fn review(
+    c: &mut zonegraph_server::client::Conn,
+    zone: &str,
+    token: &str,
+    body: &str,
+) -> (u16, Value) {
+    let auth = format!("Bearer {token}");
+    let r = c
+        .request(
+            "POST",
+            &format!("/api/zones/{zone}/review"),
+            &[
+                ("authorization", auth.as_str()),
+                ("content-type", "application/json"),
+            ],
+            body.as_bytes(),
+        )
+        .expect("request");
+    let v = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+    (r.status, v)
+}
+
+/// The crypt file with `edit` applied to its JSON.
+fn crypt_with(edit: impl FnOnce(&mut Value)) -> String {
+    let mut file: Value =
+        serde_json::from_str(&crate::support::zone_text("crypt_valdris")).expect("JSON");
+    edit(&mut file);
+    file.to_string()
+}
+
+#[test]
+fn review_tells_the_players_now_and_replays_the_stored_runs_before_publishing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("z.db");
+    let (server, mut c) = Ctx::new(dir.path()).spawn();
+    // 6 players wait at the fork; 7 went its first way and stand in the main hall; 5 runs
+    // ended (abandoned in the corridor).
+    for p in 0..13 {
+        let user = format!("@p{p}:test");
+        say1(&mut c, &user, "!zone enter crypt_valdris");
+        say1(&mut c, &user, "!zone advance");
+        say1(&mut c, &user, "!zone advance");
+        if p >= 6 {
+            say1(&mut c, &user, "!zone go 1");
+        }
+    }
+    for _ in 0..5 {
+        say1(&mut c, "@ada:test", "!zone enter crypt_valdris");
+        say1(&mut c, "@ada:test", "!zone advance");
+        say1(&mut c, "@ada:test", "!zone abandon");
+    }
+    let db_arg = db.to_string_lossy().into_owned();
+    let publish = new_token(&db_arg, "publish");
+    let transport = new_token(&db_arg, "transport:@");
+
+    // The main hall removed: 7 stand in it, 6 wait at a fork with a way into it.
+    let no_hall = crypt_with(|f| {
+        let hall = "crypt_valdris.main_hall";
+        f["nodes"]
+            .as_array_mut()
+            .expect("nodes")
+            .retain(|n| n["node_id"] != hall);
+        f["edges"]
+            .as_array_mut()
+            .expect("edges")
+            .retain(|e| e["from_node"] != hall && e["to_node"] != hall);
+    });
+    let (_, versions) = get(&mut c, "/api/zones/crypt_valdris/versions", &publish);
+    let seq = versions["versions"][0]["seq"]
+        .as_i64()
+        .expect("the served version");
+    let (status, v) = review(&mut c, "crypt_valdris", &publish, &no_hall);
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["version"], seq);
+    assert_eq!(
+        v["impact"]["changes"]["rooms_removed"][0],
+        "crypt_valdris.main_hall"
+    );
+    let p = &v["players"];
+    assert_eq!(p["active"], 13, "{p}");
+    assert_eq!(p["touched"], 13);
+    assert_eq!(p["stands_in_removed"], 7);
+    assert_eq!(p["fork_into_removed"], 6);
+    assert_eq!(p["rooms"][0]["room"], "crypt_valdris.main_hall");
+    assert_eq!(p["rooms"][0]["why"], "stands_in_removed");
+    // The replay: the 5 ended runs, each reproduced on its own version and unchanged (they
+    // never reached the hall); the 13 still going are the players above, not replayed.
+    let r = &v["replay"];
+    assert_eq!(r["runs"], 5, "{r}");
+    assert_eq!(r["still_going"], 13, "{r}");
+    assert_eq!(r["not_reproduced"], 0, "{r}");
+    assert_eq!(r["unchanged"], 5, "{r}");
+    let words = v["words"].as_array().expect("words");
+    assert!(
+        words[0]
+            .as_str()
+            .expect("text")
+            .starts_with(&format!("13 runs in version {seq} now; 13 touched by this change: 7 stand in a room this change removes, 6 wait at a fork with a way it removes")),
+        "{words:?}"
+    );
+    assert!(
+        words[0]
+            .as_str()
+            .expect("text")
+            .contains(&format!("keep playing version {seq}"))
+    );
+    assert!(
+        !v.to_string().contains("@"),
+        "a player id in the review: {v}"
+    );
+
+    // A lock on the fork's first way: the 6 at the fork are touched, not the 7 past it.
+    let locked = crypt_with(|f| {
+        for e in f["edges"].as_array_mut().expect("edges") {
+            if e["to_node"] == "crypt_valdris.main_hall" {
+                e["lock_kind"] = "level_min".into();
+                e["lock_data"] = serde_json::json!({"min_level": 9});
+            }
+        }
+    });
+    let (status, v) = review(&mut c, "crypt_valdris", &publish, &locked);
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["players"]["fork_into_locked"], 6, "{v}");
+    assert_eq!(v["players"]["touched"], 6);
+    assert_eq!(
+        v["impact"]["changes"]["locks_added"][0]["after"],
+        "level_min"
+    );
+
+    // Refused: no zone, no zone file, not JSON, not a designer's token. Nothing is written.
+    let (status, _) = review(&mut c, "nowhere", &publish, &locked);
+    assert_eq!(status, 404);
+    let (status, v) = review(&mut c, "crypt_valdris", &publish, "{\"zone_id\": 7");
+    assert_eq!(status, 422, "{v}");
+    assert!(
+        v["error"].as_str().expect("error").contains("line 1"),
+        "{v}"
+    );
+    let (status, _) = review(&mut c, "crypt_valdris", &transport, &locked);
+    assert_eq!(status, 403);
+    let auth = format!("Bearer {publish}");
+    let r = c
+        .request(
+            "POST",
+            "/api/zones/crypt_valdris/review",
+            &[
+                ("authorization", auth.as_str()),
+                ("content-type", "text/plain"),
+            ],
+            locked.as_bytes(),
+        )
+        .expect("request");
+    assert_eq!(r.status, 415);
+    let (status, v) = get(&mut c, "/api/zones/crypt_valdris/versions", &publish);
+    assert_eq!(status, 200);
+    assert_eq!(v["versions"].as_array().expect("versions").len(), 1, "{v}");
+    server.stop().expect("stops");
+
+    // The command line: the diff's words, then the review's; exit 1 (something changes).
+    let new = dir.path().join("no_hall.json");
+    std::fs::write(&new, &no_hall).expect("write");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_zonegraph-under-test"))
+        .args(["review", "--db", db_arg.as_str(), "crypt_valdris"])
+        .arg(&new)
+        .env_remove("ZONEGRAPH_DATABASE_URL")
+        .output()
+        .expect("zonegraph review runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("room removed: crypt_valdris.main_hall"),
+        "{text}"
+    );
+    assert!(
+        text.contains("7 stand in a room this change removes"),
+        "{text}"
+    );
+    assert!(text.contains("Replayed on the new version"), "{text}");
+}

@@ -200,15 +200,21 @@ pub fn room_total(zone: &Zone, run: &Run) -> usize {
         .max(run.room_number())
 }
 
-/// What `!zone status` reports.
-pub fn status(zone: &Zone, run: &Run, character: &Character) -> Status {
-    let node = zone.node_by_id(run.current_node.as_str());
-    let phase = match (run.outcome, &run.pending_fork) {
+/// Where `run` stands: over, at a fork, waiting at a fork none of whose ways opened, or in a
+/// room.
+pub fn phase(run: &Run) -> Phase {
+    match (run.outcome, &run.pending_fork) {
         (Some(outcome), _) => Phase::Over { outcome },
         (None, Some(f)) if f.options.iter().any(|o| o.open) => Phase::Fork,
         (None, Some(_)) => Phase::Waiting,
         (None, None) => Phase::InRoom,
-    };
+    }
+}
+
+/// What `!zone status` reports.
+pub fn status(zone: &Zone, run: &Run, character: &Character) -> Status {
+    let node = zone.node_by_id(run.current_node.as_str());
+    let phase = phase(run);
     let exits = if run.is_over() {
         Vec::new()
     } else {

@@ -82,6 +82,21 @@ pub fn bare_write_rate(path: &std::path::Path) -> Result<f64> {
     Ok(n as f64 / start.elapsed().as_secs_f64())
 }
 
+/// `--db` of the commands that work on an existing server's database.
+#[derive(Debug, clap::Args)]
+pub struct DbArg {
+    /// The server's database: a SQLite file or a postgres:// URL (also
+    /// ZONEGRAPH_DATABASE_URL).
+    #[arg(
+        long = "db",
+        env = "ZONEGRAPH_DATABASE_URL",
+        hide_env_values = true,
+        default_value = "zonegraph.db",
+        value_parser = parse_db
+    )]
+    pub at: DbAt,
+}
+
 /// `--db`: a PostgreSQL URL or a SQLite path.
 pub fn parse_db(s: &str) -> Result<DbAt, String> {
     if s.trim().is_empty() {
