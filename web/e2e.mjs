@@ -892,6 +892,8 @@ await check("the editor's Insight layer shows what players did (numbers as text,
   await p.waitForSelector(".publish-confirm", { state: "attached" });
   const asked = await p.textContent(".publish-confirm .confirm-words");
   assert(asked.includes("Publishing replaces version") && asked.includes("room renamed: crypt_insight.side_chapel -> crypt_insight.chapel") && asked.includes("rooms: 8 -> 9"), asked);
+  // The server's review of the same file: the players in the zone now, the runs replayed.
+  assert(/6 runs in version \d+ now/.test(asked) && asked.includes("Replayed on the new version with their own rolls"), asked);
   await p.screenshot({ path: join(outDir, "publish-confirm-impact.png") });
   await p.click(".publish-confirm .confirm-no");
   await ctx.close();

@@ -806,6 +806,43 @@ pub fn impact_lines(i: &Impact) -> Vec<String> {
     out
 }
 
+/// What the server's review (`POST /api/zones/{id}/review` with the file Publish would send)
+/// answered, as lines for the Publish confirmation: its `words` (the players in the zone now,
+/// its stored runs replayed on this version); when there is none, one line saying why
+/// (publishing is still allowed).
+pub fn review_lines(answer: Result<(u16, String), String>) -> Vec<String> {
+    let why = match answer {
+        Ok((200, body)) => {
+            let json: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+            match json["words"].as_array() {
+                Some(words) => {
+                    return words
+                        .iter()
+                        .filter_map(|w| w.as_str().map(str::to_string))
+                        .collect();
+                }
+                None => "its answer has no words".to_string(),
+            }
+        }
+        Ok((status, body)) => {
+            let json: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+            match json["error"].as_str() {
+                Some(e) => format!("the server answered {status} ({e})"),
+                None => format!("the server answered {status}"),
+            }
+        }
+        Err(e) => e,
+    };
+    vec![format!(
+        "No review of the players and stored runs: {why}. Publishing is still possible."
+    )]
+}
+
+/// The URL of the server's review of a new version of zone `zone_id`.
+pub fn review_url(server: &str, zone_id: &str) -> String {
+    format!("{}/review", zone_url(server, zone_id))
+}
+
 /// The zone's figures before and after, one line each ("routes: 3 -> 2 (changed)"): the
 /// changed ones, or `all` of them ("rooms: 8 (unchanged)").
 pub fn figure_lines(i: &Impact, all: bool) -> Vec<String> {
@@ -1625,6 +1662,27 @@ mod tests {
         let all = figure_lines(&impact::impact(old.file(), new.file()), true);
         assert_eq!(all[0], "rooms: 6 (unchanged)");
         assert!(all.contains(&"routes: 3 -> 0".to_string()), "{all:#?}");
+    }
+
+    #[test]
+    fn the_servers_review_reads_as_its_words_or_one_line_why_not() {
+        let ok = r#"{"version":3,"impact":{},"players":{},"replay":{},"words":["No run is in version 3 now.","Version 3 has no ended runs to replay."]}"#;
+        assert_eq!(
+            review_lines(Ok((200, ok.into()))),
+            [
+                "No run is in version 3 now.",
+                "Version 3 has no ended runs to replay."
+            ]
+        );
+        assert_eq!(
+            review_lines(Ok((404, r#"{"error":"no zone \"x\""}"#.into()))),
+            ["No review of the players and stored runs: the server answered 404 (no zone \"x\"). Publishing is still possible."]
+        );
+        assert_eq!(
+            review_lines(Err("http://h/api/zones/x/review could not be reached".into())),
+            ["No review of the players and stored runs: http://h/api/zones/x/review could not be reached. Publishing is still possible."]
+        );
+        assert_eq!(review_url("http://h:1/", "x"), "http://h:1/api/zones/x/review");
     }
 
     #[test]

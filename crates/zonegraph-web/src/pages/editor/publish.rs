@@ -92,7 +92,20 @@ pub(super) fn form(state: State, publishing: RwSignal<bool>) -> impl IntoView {
                             .await;
                     match got.map(|(s, b)| (s, zonegraph_core::format::parse(&b))) {
                         Ok((200, Ok(old))) => {
-                            editor::impact_lines(&zonegraph_core::impact::impact(&old, &file))
+                            let mut lines =
+                                editor::impact_lines(&zonegraph_core::impact::impact(&old, &file));
+                            // What the server knows and this page does not: the players in
+                            // the zone now, its stored runs replayed on this version.
+                            let json = zonegraph_core::format::to_pretty_json(&file);
+                            let review = browser::send(
+                                "POST",
+                                &editor::review_url(&srv, &file.zone_id),
+                                &t,
+                                Some(("application/json", &json)),
+                            )
+                            .await;
+                            lines.extend(editor::review_lines(review));
+                            lines
                         }
                         _ => {
                             return state.note.set(
