@@ -846,7 +846,7 @@ await check("the editor's Insight layer shows what players did (numbers as text,
     "Branching Passage: reached by 6 of 11 (55%)",
     "Valdris's Sanctum: reached by 0 of 11 (0%)",
     "At Branching Passage (met by 6): ", "6 (100%)",
-    "Branching Passage → Side Chapel (perception_check): passed ",
+    "Branching Passage → Side Chapel (Perception check): passed ",
     "5 runs (100%), 0 won: Crypt Threshold → Bone Corridor",
   ]) assert(panel.includes(w), `the insight panel says ${JSON.stringify(w)}: ${panel}`);
   // On the map: every room shaded with its reach written, the corridor marked as a drop-off,

@@ -341,7 +341,10 @@ mod tests {
             change_lines(&i),
             ["passage removed: crypt_valdris.fork -> crypt_valdris.main_hall"]
         );
-        let routes = figures(&i).into_iter().find(|f| f.name == "routes").unwrap();
+        let routes = figures(&i)
+            .into_iter()
+            .find(|f| f.name == "routes")
+            .unwrap();
         assert_eq!((routes.before.as_str(), routes.after.as_str()), ("3", "2"));
         assert!(routes.changed());
         let win = figures(&i)

@@ -11,8 +11,8 @@
 use std::collections::BTreeMap;
 
 use zonegraph_core::diagnostic::{self, Diagnostic};
-use zonegraph_core::impact::{self, Impact};
 use zonegraph_core::format::{self, EdgeFile, LockKind, NodeFile, NodeKind, RegionFile, ZoneFile};
+use zonegraph_core::impact::{self, Impact};
 use zonegraph_core::validate;
 use zonegraph_core::zone;
 
@@ -462,7 +462,9 @@ pub fn form_decimal(text: &str) -> Option<f64> {
     } else {
         t.to_string()
     };
-    serde_json::from_str::<f64>(&t).ok().filter(|v| v.is_finite())
+    serde_json::from_str::<f64>(&t)
+        .ok()
+        .filter(|v| v.is_finite())
 }
 
 /// Every room of the file as (id, what a list shows for it), in file order: "Label (id)",
@@ -1676,13 +1678,22 @@ mod tests {
         );
         assert_eq!(
             review_lines(Ok((404, r#"{"error":"no zone \"x\""}"#.into()))),
-            ["No review of the players and stored runs: the server answered 404 (no zone \"x\"). Publishing is still possible."]
+            [
+                "No review of the players and stored runs: the server answered 404 (no zone \"x\"). Publishing is still possible."
+            ]
         );
         assert_eq!(
-            review_lines(Err("http://h/api/zones/x/review could not be reached".into())),
-            ["No review of the players and stored runs: http://h/api/zones/x/review could not be reached. Publishing is still possible."]
+            review_lines(Err(
+                "http://h/api/zones/x/review could not be reached".into()
+            )),
+            [
+                "No review of the players and stored runs: http://h/api/zones/x/review could not be reached. Publishing is still possible."
+            ]
         );
-        assert_eq!(review_url("http://h:1/", "x"), "http://h:1/api/zones/x/review");
+        assert_eq!(
+            review_url("http://h:1/", "x"),
+            "http://h:1/api/zones/x/review"
+        );
     }
 
     #[test]

@@ -8,8 +8,10 @@
 //! both stay so here: nothing below 5 runs is guessed at.
 
 use serde_json::Value;
+use zonegraph_core::format::LockKind;
 
 use crate::model::percent;
+use crate::names;
 
 /// Below this many runs the server hides a count ("< 5"); a drop-off needs at least this many.
 const MIN_CELL: u64 = 5;
@@ -201,7 +203,9 @@ pub fn read(
                     .iter()
                     .filter(|r| {
                         r["rooms"].as_array().is_some_and(|rooms| {
-                            rooms.windows(2).any(|p| p[0] == from.as_str() && p[1] == to.as_str())
+                            rooms
+                                .windows(2)
+                                .any(|p| p[0] == from.as_str() && p[1] == to.as_str())
                         })
                     })
                     .fold(Count::N(0), |sum, r| sum.add(Count::of(&r["runs"]))),
@@ -228,7 +232,8 @@ pub fn read(
                 "{} → {} ({}): passed {} of {}",
                 name(from),
                 name(to),
-                l["kind"].as_str().unwrap_or("lock"),
+                serde_json::from_value::<LockKind>(l["kind"].clone())
+                    .map_or("lock", names::lock_name),
                 Count::of(&l["passed"]).words(),
                 Count::of(&l["met"]).words()
             );
@@ -317,7 +322,15 @@ pub fn read(
     );
     let outcomes = outcomes_words(
         &v["outcomes"],
-        &["won", "lost", "fled", "abandoned", "dead_end", "stranded", "active"],
+        &[
+            "won",
+            "lost",
+            "fled",
+            "abandoned",
+            "dead_end",
+            "stranded",
+            "active",
+        ],
     );
     Ok(Insight {
         version: v["version"].as_u64().unwrap_or(0),
@@ -425,7 +438,7 @@ mod tests {
         "forks": [{"at": "c.fork", "met": 6, "ways": [
             {"to": "c.hall", "taken": 6, "picked": 0, "share": 1.0},
             {"to": "c.boss", "taken": 0, "picked": 0, "share": 0.0}]}],
-        "locks": [{"from": "c.fork", "to": "c.boss", "kind": "perception", "met": 6, "passed": 0,
+        "locks": [{"from": "c.fork", "to": "c.boss", "kind": "perception_check", "met": 6, "passed": 0,
             "observed": 0.0, "predicted": 0.55, "interval": [0.15, 0.95], "flagged": true}],
         "routes": [
             {"rooms": ["c.entry", "c.corridor"], "runs": 24, "share": 1.0, "won": 0}
@@ -471,7 +484,11 @@ mod tests {
         assert_eq!((hall.reached, hall.reach), (Count::Few, None));
         assert_eq!(reach_opacity(hall.reach), 0.0);
         assert!(reach_opacity(Some(1.0)) > reach_opacity(fork.reach));
-        assert_eq!(reach_opacity(Some(0.0)), 0.0, "an unreached room is not shaded");
+        assert_eq!(
+            reach_opacity(Some(0.0)),
+            0.0,
+            "an unreached room is not shaded"
+        );
     }
 
     #[test]
@@ -520,7 +537,7 @@ mod tests {
         );
         assert_eq!(
             i.locks[0].words,
-            "C.FORK → C.BOSS (perception): passed 0 of 6 (0%); the model predicts 55% (95% interval 15%–95%). Play disagrees with the model."
+            "C.FORK → C.BOSS (Perception check): passed 0 of 6 (0%); the model predicts 55% (95% interval 15%–95%). Play disagrees with the model."
         );
         assert!(i.locks[0].flagged);
         assert_eq!(i.routes, ["24 runs (100%), 0 won: C.ENTRY → C.CORRIDOR"]);

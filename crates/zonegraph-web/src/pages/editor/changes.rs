@@ -14,7 +14,9 @@ pub(super) fn view(state: State) -> impl IntoView {
     let base = state.base.get();
     let i = state.editor.with(|e| impact::impact(&base, e.file()));
     let against = match state.from_server.get() {
-        Some(id) => format!("Compared with {id} as the server served it when opened or last published."),
+        Some(id) => {
+            format!("Compared with {id} as the server served it when opened or last published.")
+        }
         None => "Compared with the zone as it was first opened in this editor.".to_string(),
     };
     let mut findings = impact::finding_lines(&i);

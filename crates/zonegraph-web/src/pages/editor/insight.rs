@@ -23,7 +23,11 @@ fn namer(state: State) -> impl Fn(&str) -> String {
             .iter()
             .flatten()
             .map(|n| {
-                let label = if n.label.is_empty() { &n.node_id } else { &n.label };
+                let label = if n.label.is_empty() {
+                    &n.node_id
+                } else {
+                    &n.label
+                };
                 (n.node_id.clone(), label.clone())
             })
             .collect()
@@ -78,7 +82,11 @@ pub(super) fn panel(state: State) -> impl IntoView {
         Some(Err(why)) => view! { <p class="error" role="alert">{why}</p> }.into_any(),
         Some(Ok(i)) => {
             let name = namer(state);
-            let rooms = i.rooms.iter().map(|r| r.line(&name(&r.id), i.runs)).collect();
+            let rooms = i
+                .rooms
+                .iter()
+                .map(|r| r.line(&name(&r.id), i.runs))
+                .collect();
             let locks = i.locks.iter().map(|l| l.words.clone()).collect();
             sections(vec![
                 (
@@ -96,7 +104,7 @@ pub(super) fn panel(state: State) -> impl IntoView {
     view! {
         <div class="insight">
             <button class="load-insight" on:click=move |_| load(state)>{format!("Load insight of {id}")}</button>
-            <p class="hint">"Counts of 1 to 4 runs show as “< 5”, and no rate is given under 5 runs."</p>
+            <p class="hint">"On the map: each room shaded by its reach, written above it; amber bands under the passages runs took, as wide as their share of the runs; ⚑ and a dashed red frame for a room where many runs ended without winning; “⚠ play ≠ model” at a lock whose observed pass rate falls outside the model's interval. Counts of 1 to 4 runs show as “< 5”, and no rate is given under 5 runs."</p>
             {body}
         </div>
     }
@@ -107,11 +115,7 @@ pub(super) fn panel(state: State) -> impl IntoView {
 pub(super) fn layer(state: State, model: Memo<Arc<MapModel>>, shown: impl Fn() -> bool + 'static) {
     Effect::new(move |_| {
         let m = model.get();
-        let i = state
-            .insight
-            .get()
-            .and_then(Result::ok)
-            .filter(|_| shown());
+        let i = state.insight.get().and_then(Result::ok).filter(|_| shown());
         request_animation_frame(move || draw(&m, i.as_deref()));
     });
 }
@@ -186,10 +190,7 @@ fn draw(m: &MapModel, i: Option<&Insight>) {
         };
         let (x, y) = match &p.mark {
             Some((x, y, _)) => (*x, *y),
-            None => (
-                (p.bbox.0 + p.bbox.2) / 2.0,
-                (p.bbox.1 + p.bbox.3) / 2.0,
-            ),
+            None => ((p.bbox.0 + p.bbox.2) / 2.0, (p.bbox.1 + p.bbox.3) / 2.0),
         };
         svg.push_str(&format!(
             "<g class=\"flagged\"><circle cx=\"{}\" cy=\"{}\" r=\"22\"></circle><text x=\"{}\" y=\"{}\">⚠ play ≠ model</text></g>",

@@ -62,8 +62,9 @@ enum Ask {
 /// withdraws the zone, after asking.
 pub(super) fn form(state: State, publishing: RwSignal<bool>) -> impl IntoView {
     let (server, token) = (state.server, state.token);
-    // The confirm step: what it asks, in words, and the lines under it (what changes).
-    let asking = RwSignal::new(None::<(Ask, String, Vec<String>)>);
+    // The confirm step: what it asks, in words, and the headed lines under it (what the
+    // change does; what the server says of its players and runs).
+    let asking = RwSignal::new(None::<(Ask, String, Vec<(String, Vec<String>)>)>);
     // The server's zones for "Open from server": (id, what the list shows).
     let listed = RwSignal::new(None::<Vec<(String, String)>>);
     let chosen = RwSignal::new(String::new());
@@ -92,7 +93,7 @@ pub(super) fn form(state: State, publishing: RwSignal<bool>) -> impl IntoView {
                             .await;
                     match got.map(|(s, b)| (s, zonegraph_core::format::parse(&b))) {
                         Ok((200, Ok(old))) => {
-                            let mut lines =
+                            let lines =
                                 editor::impact_lines(&zonegraph_core::impact::impact(&old, &file));
                             // What the server knows and this page does not: the players in
                             // the zone now, its stored runs replayed on this version.
@@ -104,8 +105,13 @@ pub(super) fn form(state: State, publishing: RwSignal<bool>) -> impl IntoView {
                                 Some(("application/json", &json)),
                             )
                             .await;
-                            lines.extend(editor::review_lines(review));
-                            lines
+                            vec![
+                                ("What changes".to_string(), lines),
+                                (
+                                    "On the server: its players and stored runs".to_string(),
+                                    editor::review_lines(review),
+                                ),
+                            ]
                         }
                         _ => {
                             return state.note.set(
@@ -267,7 +273,7 @@ pub(super) fn form(state: State, publishing: RwSignal<bool>) -> impl IntoView {
         })}
         {move || asking.get().map(|(ask, words, lines)| view! {
             <div class="share-box publish-confirm" role="alertdialog" aria-label="Confirm">
-                <div class="confirm-words">{words}{crate::views::lines(lines)}</div>
+                <div class="confirm-words">{words}{crate::views::sections(lines)}</div>
                 <button class="primary confirm-yes" on:click=confirm>
                     {if ask == Ask::Publish { "Yes, publish" } else { "Yes, unpublish" }}
                 </button>

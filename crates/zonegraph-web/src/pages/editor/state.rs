@@ -8,11 +8,11 @@ use leptos::prelude::*;
 use zonegraph_core::format::{NodeFile, ZoneFile};
 
 use super::autosave;
+use crate::browser;
 use crate::doc::{self, Loaded};
 use crate::editor::{self, Edit, Editor};
 use crate::insight::Insight;
 use crate::map::Sel;
-use crate::browser;
 
 /// The editor's state: the model, and what the map and panels draw from it.
 #[derive(Clone, Copy)]
