@@ -1,6 +1,7 @@
 //! Play insight and change review at the sizes a busy zone reaches: insight over 100,000
 //! stored runs of one version on SQLite (goal: at most 1 s), the core's part alone, and the
-//! diff and impact of two 1,000-room versions (goal: the diff in at most 50 ms).
+//! diff and impact of two 1,000-room versions (goal: the diff in at most 50 ms), and the
+//! review of a new version against those 100,000 runs (players now and the replay).
 //!
 //! The runs are played through the bot's command pipeline in memory (players of levels 1–4
 //! taking the first or last open way), stored with the server's own statements, then read
@@ -133,6 +134,25 @@ fn main() -> Result<()> {
     );
     println!(
         "insight from SQLite (read, decode, compute) over {n} runs: {whole:.2?} (median of 5; goal 1 s)"
+    );
+
+    // Review before publishing over the same runs: the chapel's ways out sealed by a key
+    // nobody holds, every run replayed on its own version and on the new one.
+    let mut sealed: serde_json::Value = serde_json::from_str(&text)?;
+    for e in sealed["edges"].as_array_mut().context("edges")? {
+        if e["from_node"] == "crypt_valdris.side_chapel" {
+            e["lock_kind"] = "key_required".into();
+            e["lock_data"] = serde_json::json!({"key_id": "lost_sigil"});
+        }
+    }
+    let sealed = sealed.to_string();
+    let (r, review) = time(3, || {
+        zonegraph_server::review::of_database(&db, "crypt_valdris", &sealed)
+    });
+    let review = review?.map_err(|e| anyhow::anyhow!("{e:?}"))?;
+    println!(
+        "review from SQLite (impact, players now, {n} runs replayed twice): {r:.2?} (median of 3): {} now stranded",
+        review.review.replay.now_stranded
     );
 
     // Change review: two versions of a 1,000-room zone, 10 passages gone and 5 rooms renamed.

@@ -283,6 +283,35 @@ fn insight_counts_what_ten_thousand_runs_on_two_versions_did() {
     let h = chapel(&insight(&v1, &harsher));
     assert!(h.flagged, "{h:?}");
     assert_eq!(h.predicted, c1.predicted);
+
+    // Forks the timeout decided: every seventh run's fork, counted on the fork's room and on
+    // the way it took.
+    let mut idle = runs1.clone();
+    let mut picked = 0u64;
+    for (k, run) in idle.iter_mut().enumerate() {
+        if k % 7 == 0
+            && let Some(met) = run
+                .forks_met
+                .iter_mut()
+                .find(|m| m.at.0 == "crypt_valdris.fork")
+        {
+            met.picked = true;
+            picked += 1;
+        }
+    }
+    let i = insight(&v1, &idle);
+    let fork = |i: &Insight| {
+        i.rooms
+            .iter()
+            .find(|r| r.id == "crypt_valdris.fork")
+            .cloned()
+            .expect("the fork")
+    };
+    assert!(picked > 500, "{picked}");
+    assert_eq!(fork(&i).timed_out, count(picked));
+    assert_eq!(fork(&i1).timed_out, count(0));
+    let ways_picked: u64 = i.forks[0].ways.iter().map(|w| w.picked.0).sum();
+    assert_eq!(ways_picked, picked);
 }
 
 #[test]

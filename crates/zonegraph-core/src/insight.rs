@@ -171,6 +171,8 @@ pub struct RoomInsight {
     pub reached: Count,
     /// Runs that stand or ended in it, by outcome.
     pub ended_here: Outcomes,
+    /// Runs whose way out of it the fork timeout took (the player did not choose).
+    pub timed_out: Count,
 }
 
 /// One fork: which way the runs that left it took.
@@ -283,6 +285,7 @@ pub fn insight(zone: &Zone, runs: &[Run]) -> Insight {
     let at = |id: &str| zone.node_index(id).map(|ix| ix.index());
     let mut reached = vec![0u64; ids.len()];
     let mut ended: Vec<Outcomes> = vec![Outcomes::default(); ids.len()];
+    let mut timed_out = vec![0u64; ids.len()];
     let mut outcomes = Outcomes::default();
     // Per fork room: met, and per way (to) taken and picked.
     let mut forks: BTreeMap<usize, (u64, Vec<Way>)> = BTreeMap::new();
@@ -320,6 +323,9 @@ pub fn insight(zone: &Zone, runs: &[Run]) -> Insight {
                     )
                 });
                 fork.0 += 1;
+                if let Some((_, true)) = taken {
+                    timed_out[i] += 1;
+                }
                 if let Some((t, picked)) = taken
                     && let Some(o) = options.get(t)
                     && let Some(way) = fork.1.iter_mut().find(|w| w.0 == o.to_node.0)
@@ -364,11 +370,12 @@ pub fn insight(zone: &Zone, runs: &[Run]) -> Insight {
     let rate = |k: u64, n: u64| (n >= MIN_CELL).then(|| round4(k as f64 / n as f64));
     let rooms = ids
         .iter()
-        .zip(reached.iter().zip(ended))
-        .map(|(id, (&r, e))| RoomInsight {
+        .zip(reached.iter().zip(ended).zip(&timed_out))
+        .map(|(id, ((&r, e), &t))| RoomInsight {
             id: id.clone(),
             reached: Count(r),
             ended_here: e,
+            timed_out: Count(t),
         })
         .collect();
     let forks = forks

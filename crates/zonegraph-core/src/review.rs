@@ -225,7 +225,9 @@ pub fn players_now(impact: &Impact, runs: &[Run]) -> PlayersNow {
     out
 }
 
-/// The character a stored run was played with, as far as the run shows it.
+/// The character a stored run was played with, as far as the run shows it. A run moved to
+/// the history keeps no list of the keys it was granted, so a key check it passed counts as
+/// a key its character held.
 pub fn character_of(run: &Run, zone: &Zone) -> Character {
     let level = if run.level == 0 {
         zone.min_level.max(1)

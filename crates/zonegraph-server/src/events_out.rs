@@ -71,10 +71,12 @@ struct Body<'a> {
 }
 
 /// How one round of deliveries went.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Round {
     pub delivered: usize,
     pub failed: usize,
+    /// Why the first failed delivery of the round failed.
+    pub why: Option<String>,
 }
 
 impl EventsOut {
@@ -146,6 +148,7 @@ impl EventsOut {
                     }
                     Err(why) => {
                         round.failed += 1;
+                        round.why.get_or_insert_with(|| why.clone());
                         let retry_at = now_ms() + backoff(attempts);
                         store.event_sent(id, Err((retry_at, why)))?;
                     }

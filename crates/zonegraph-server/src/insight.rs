@@ -147,14 +147,19 @@ pub fn words(v: &VersionInsight) -> String {
         pct(i.win.predicted),
         i.win.levels
     );
-    out.push_str("\nrooms (reached; ended or standing there):\n");
+    out.push_str("\nrooms (reached; ended or standing there; timed out):\n");
     for r in &i.rooms {
         let _ = writeln!(
             out,
-            "  {:<36} {:>7}   {}",
+            "  {:<36} {:>7}   {}{}",
             r.id,
             r.reached.to_string(),
-            outcomes(&r.ended_here)
+            outcomes(&r.ended_here),
+            if r.timed_out.0 > 0 {
+                format!("; way out taken by the fork timeout {}", r.timed_out)
+            } else {
+                String::new()
+            }
         );
     }
     if !i.forks.is_empty() {

@@ -242,34 +242,42 @@ pub const EVENTS_EVERY: std::time::Duration = std::time::Duration::from_millis(2
 /// instance sends, each event claimed by one of them.
 pub async fn send_events_forever(state: Service, out: crate::events_out::EventsOut) {
     let mut failing = Failing::default();
+    // The outbox itself (the database), apart from the receiver: each logged once per outage.
+    let mut outbox = Failing::default();
     let mut pruned_at = 0;
     loop {
         let store = state.store.clone();
         let o = out.clone();
         let round = tokio::task::spawn_blocking(move || o.deliver_due(&store)).await;
-        let busy = match round {
+        let sending = format!("sending events to {}", out.url());
+        let (busy, said): (bool, [Option<String>; 2]) = match round {
             Ok(Ok(r)) => {
-                let said = if r.failed > 0 && r.delivered == 0 {
-                    failing.failed(&format!("sending events to {}", out.url()))
+                let back = outbox.ok("reading the events outbox");
+                let receiver = if r.failed > 0 && r.delivered == 0 {
+                    let why = r.why.as_deref().unwrap_or("failed");
+                    failing.failed(&format!("{sending}: {why}"))
                 } else if r.delivered > 0 {
-                    failing.ok(&format!("sending events to {}", out.url()))
+                    failing.ok(&sending)
                 } else {
                     None
                 };
-                if let Some(said) = said {
-                    eprintln!("zonegraph: {said}");
-                }
-                r.delivered > 0
+                (r.delivered > 0, [back, receiver])
             }
-            Ok(Err(e)) => {
-                eprintln!("zonegraph: cannot read the events outbox: {e:#}");
-                false
-            }
-            Err(e) => {
-                eprintln!("zonegraph: the events sender stopped: {e}");
-                false
-            }
+            Ok(Err(e)) => (
+                false,
+                [
+                    outbox.failed(&format!("cannot read the events outbox: {e:#}")),
+                    None,
+                ],
+            ),
+            Err(e) => (
+                false,
+                [Some(format!("the events sender stopped: {e}")), None],
+            ),
         };
+        for said in said.into_iter().flatten() {
+            eprintln!("zonegraph: {said}");
+        }
         let now = store::now_ms();
         if now - pruned_at > 3_600_000 {
             pruned_at = now;
