@@ -85,6 +85,8 @@ pub struct RoomReach {
     pub dropped_how: String,
     /// At least 5 and a tenth of all runs ended here without winning: marked on the map.
     pub drop_off: bool,
+    /// Runs whose way on from here the fork timeout took (the player did not choose).
+    pub timed_out: Count,
 }
 
 /// A passage's share of the runs: from its fork's ways; else the runs that reached its end
@@ -178,6 +180,7 @@ pub fn read(
                 dropped,
                 dropped_how: outcomes_words(ended, &ENDINGS),
                 drop_off,
+                timed_out: Count::of(&r["timed_out"]),
             }
         })
         .collect();
@@ -379,6 +382,12 @@ impl RoomReach {
         if self.drop_off {
             s.push_str(" — a drop-off");
         }
+        if self.timed_out != Count::N(0) {
+            s.push_str(&format!(
+                "; the fork timeout chose the way on for {}",
+                self.timed_out.words()
+            ));
+        }
         s
     }
 }
@@ -431,7 +440,7 @@ mod tests {
         "rooms": [
             {"id": "c.entry", "reached": 30, "ended_here": {"won": 0, "lost": 0, "fled": 0, "abandoned": 0, "dead_end": 0, "stranded": 0, "active": 0}},
             {"id": "c.corridor", "reached": 30, "ended_here": {"won": 0, "lost": 0, "fled": 0, "abandoned": 24, "dead_end": 0, "stranded": 0, "active": 0}},
-            {"id": "c.fork", "reached": 6, "ended_here": {"won": 0, "lost": "< 5", "fled": 0, "abandoned": 0, "dead_end": 0, "stranded": 0, "active": 0}},
+            {"id": "c.fork", "reached": 6, "timed_out": "< 5", "ended_here": {"won": 0, "lost": "< 5", "fled": 0, "abandoned": 0, "dead_end": 0, "stranded": 0, "active": 0}},
             {"id": "c.hall", "reached": "< 5", "ended_here": {"won": 0, "lost": 0, "fled": 0, "abandoned": 0, "dead_end": 0, "stranded": 0, "active": "< 5"}},
             {"id": "c.boss", "reached": 0, "ended_here": {"won": 0, "lost": 0, "fled": 0, "abandoned": 0, "dead_end": 0, "stranded": 0, "active": 0}}
         ],
@@ -478,7 +487,7 @@ mod tests {
         assert!(!fork.drop_off, "a few runs are no drop-off");
         assert_eq!(
             fork.line("Fork", i.runs),
-            "Fork: reached by 6 of 30 (20%); < 5 ended here without winning (lost < 5)"
+            "Fork: reached by 6 of 30 (20%); < 5 ended here without winning (lost < 5); the fork timeout chose the way on for < 5"
         );
         let hall = &i.rooms[3];
         assert_eq!((hall.reached, hall.reach), (Count::Few, None));
