@@ -10,7 +10,7 @@
 use serde_json::Value;
 use zonegraph_core::format::LockKind;
 
-use crate::model::percent;
+use crate::model::{BOX_H, BOX_W, MapModel, num, percent};
 use crate::names;
 
 /// Below this many runs the server hides a count ("< 5"); a drop-off needs at least this many.
@@ -408,6 +408,71 @@ pub fn flow_width(f: &Flow) -> f64 {
     }
 }
 
+/// The Insight layer's SVG over the map `m`: each room's reach shading with "reached N%" above
+/// it (a drop-off framed, with "⚑ N ended here"), then a band under each passage runs took, as
+/// wide as its share ([`flow_width`]), then a ring and "⚠ play ≠ model" at each flagged lock.
+/// Only numbers and fixed words go into the markup, never a zone's text.
+pub fn svg(m: &MapModel, i: &Insight) -> String {
+    let mut svg = String::new();
+    for (r, shape) in i.rooms.iter().filter_map(|r| {
+        let shape = m.rooms.iter().find(|s| s.id == r.id)?;
+        Some((r, shape))
+    }) {
+        let (x, y) = (shape.x - BOX_W / 2.0 - 10.0, shape.y - BOX_H / 2.0 - 10.0);
+        let reached = match (r.reach, r.reached) {
+            (Some(p), _) => percent(p),
+            (None, c) => format!("{} runs", c.words()),
+        };
+        let drop = if r.drop_off {
+            format!(" · ⚑ {} ended here", r.dropped.words())
+        } else {
+            String::new()
+        };
+        svg.push_str(&format!(
+            "<g class=\"reach{}\"><rect x=\"{}\" y=\"{}\" width=\"204\" height=\"76\" rx=\"16\" fill-opacity=\"{}\"></rect>\
+             <text x=\"{}\" y=\"{}\">reached {reached}{drop}</text></g>",
+            if r.drop_off { " drop-off" } else { "" },
+            num(x),
+            num(y),
+            num(reach_opacity(r.reach)),
+            num(x + 8.0),
+            num(y - 5.0),
+        ));
+    }
+    for (f, p) in i.flows.iter().flat_map(|f| {
+        m.passages
+            .iter()
+            .filter(move |p| p.from == f.from && p.to == f.to)
+            .map(move |p| (f, p))
+    }) {
+        let w = flow_width(f);
+        if w > 0.0 {
+            svg.push_str(&format!(
+                "<path class=\"flow\" d=\"{}\" stroke-width=\"{}\"></path>",
+                p.d,
+                num(w)
+            ));
+        }
+    }
+    for l in i.locks.iter().filter(|l| l.flagged) {
+        let Some(p) = m.passages.iter().find(|p| p.from == l.from && p.to == l.to) else {
+            continue;
+        };
+        let (x, y) = match &p.mark {
+            Some((x, y, _)) => (*x, *y),
+            None => ((p.bbox.0 + p.bbox.2) / 2.0, (p.bbox.1 + p.bbox.3) / 2.0),
+        };
+        svg.push_str(&format!(
+            "<g class=\"flagged\"><circle cx=\"{}\" cy=\"{}\" r=\"22\"></circle><text x=\"{}\" y=\"{}\">⚠ play ≠ model</text></g>",
+            num(x),
+            num(y),
+            num(x + 26.0),
+            num(y + 4.0),
+        ));
+    }
+    svg
+}
+
 /// What the editor says when the insight could not be loaded from `url`.
 pub fn error_words(status: u16, body: &str, url: &str, zone_id: &str) -> String {
     let json: Value = serde_json::from_str(body).unwrap_or_default();
@@ -571,5 +636,36 @@ mod tests {
         assert!(error_words(404, "", &url, "crypt").contains("serves no zone crypt"));
         assert!(error_words(401, "", &url, "crypt").contains("did not take that token"));
         assert!(read("<html>", &[], |s| s.to_string()).is_err());
+    }
+
+    #[test]
+    fn the_layer_draws_reach_bands_drop_offs_and_flagged_locks_over_the_map() {
+        let file = zonegraph_core::format::parse(include_str!("../../../zones/crypt_valdris.json"))
+            .expect("the crypt");
+        let l = crate::doc::generated("crypt", &file);
+        let m = crate::model::build(&l.zone, &l.layout, None);
+        let passages: Vec<(String, String)> = file
+            .edges
+            .iter()
+            .flatten()
+            .map(|e| (e.from_node.clone(), e.to_node.clone()))
+            .collect();
+        let answer = ANSWER
+            .replace("c.entry", "crypt_valdris.entry")
+            .replace("c.corridor", "crypt_valdris.corridor")
+            .replace("c.fork", "crypt_valdris.fork")
+            .replace("c.hall", "crypt_valdris.main_hall")
+            .replace("c.boss", "crypt_valdris.side_chapel");
+        let i = read(&answer, &passages, |id| id.to_string()).expect("read");
+        let svg = svg(&m, &i);
+        assert_eq!(svg.matches("<g class=\"reach").count(), 5, "{svg}");
+        assert_eq!(svg.matches("reach drop-off").count(), 1, "{svg}");
+        assert!(svg.contains("reached 100% · ⚑ 24 ended here"), "{svg}");
+        assert!(svg.contains("reached < 5 runs"), "{svg}");
+        // entry → corridor, corridor → fork, fork → main hall: the passages runs took.
+        assert_eq!(svg.matches("class=\"flow\"").count(), 3, "{svg}");
+        assert!(svg.contains("stroke-width=\"17\""), "{svg}");
+        // The fork's lock to the side chapel: play disagrees with the model.
+        assert_eq!(svg.matches("⚠ play ≠ model").count(), 1, "{svg}");
     }
 }

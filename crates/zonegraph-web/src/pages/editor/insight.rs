@@ -11,8 +11,8 @@ use leptos::prelude::*;
 
 use super::state::State;
 use crate::browser;
-use crate::insight::{self, Count, Insight};
-use crate::model::{BOX_H, BOX_W, MapModel, num, percent};
+use crate::insight::{self, Insight};
+use crate::model::MapModel;
 use crate::views::sections;
 
 /// A room's name in the panel: its label, or its id.
@@ -120,9 +120,9 @@ pub(super) fn layer(state: State, model: Memo<Arc<MapModel>>, shown: impl Fn() -
     });
 }
 
-/// Draws `i` into the editor's map: a group of its own first in the drawing's viewport, so
-/// the rooms and passages stay on top (the shading, then the bands over it) (the map component never redraws that element). Only
-/// numbers and fixed words go into the markup, never a zone's text.
+/// Draws `i` into the editor's map ([`insight::svg`]): a group of its own first in the
+/// drawing's viewport, so the rooms and passages stay on top (the map component never redraws
+/// that element).
 fn draw(m: &MapModel, i: Option<&Insight>) {
     let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
         return;
@@ -142,63 +142,6 @@ fn draw(m: &MapModel, i: Option<&Insight>) {
             g
         }
     };
-    let mut svg = String::new();
-    for (r, shape) in i.into_iter().flat_map(|i| &i.rooms).filter_map(|r| {
-        let shape = m.rooms.iter().find(|s| s.id == r.id)?;
-        Some((r, shape))
-    }) {
-        let (x, y) = (shape.x - BOX_W / 2.0 - 10.0, shape.y - BOX_H / 2.0 - 10.0);
-        let reached = match (r.reach, r.reached) {
-            (Some(p), _) => percent(p),
-            (None, Count::Few) => "< 5 runs".into(),
-            (None, c) => format!("{} runs", c.words()),
-        };
-        let drop = if r.drop_off {
-            format!(" · ⚑ {} ended here", r.dropped.words())
-        } else {
-            String::new()
-        };
-        svg.push_str(&format!(
-            "<g class=\"reach{}\"><rect x=\"{}\" y=\"{}\" width=\"204\" height=\"76\" rx=\"16\" fill-opacity=\"{}\"></rect>\
-             <text x=\"{}\" y=\"{}\">reached {reached}{drop}</text></g>",
-            if r.drop_off { " drop-off" } else { "" },
-            num(x),
-            num(y),
-            num(insight::reach_opacity(r.reach)),
-            num(x + 8.0),
-            num(y - 5.0),
-        ));
-    }
-    for (f, p) in i.into_iter().flat_map(|i| &i.flows).flat_map(|f| {
-        m.passages
-            .iter()
-            .filter(move |p| p.from == f.from && p.to == f.to)
-            .map(move |p| (f, p))
-    }) {
-        let w = insight::flow_width(f);
-        if w > 0.0 {
-            svg.push_str(&format!(
-                "<path class=\"flow\" d=\"{}\" stroke-width=\"{}\"></path>",
-                p.d,
-                num(w)
-            ));
-        }
-    }
-    for l in i.into_iter().flat_map(|i| &i.locks).filter(|l| l.flagged) {
-        let Some(p) = m.passages.iter().find(|p| p.from == l.from && p.to == l.to) else {
-            continue;
-        };
-        let (x, y) = match &p.mark {
-            Some((x, y, _)) => (*x, *y),
-            None => ((p.bbox.0 + p.bbox.2) / 2.0, (p.bbox.1 + p.bbox.3) / 2.0),
-        };
-        svg.push_str(&format!(
-            "<g class=\"flagged\"><circle cx=\"{}\" cy=\"{}\" r=\"22\"></circle><text x=\"{}\" y=\"{}\">⚠ play ≠ model</text></g>",
-            num(x),
-            num(y),
-            num(x + 26.0),
-            num(y + 4.0),
-        ));
-    }
+    let svg = i.map_or_else(String::new, |i| insight::svg(m, i));
     g.set_inner_html(&svg);
 }
