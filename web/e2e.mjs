@@ -860,6 +860,11 @@ await check("the editor's Insight layer shows what players did (numbers as text,
   const [fresh, known] = await axeFindings(p);
   for (const f of known) console.log(`  axe, known: insight: ${f}`);
   assert(fresh.length === 0, `axe on the Insight layer: ${fresh.join("\n")}`);
+  // The dark theme draws the same layer in its own colours.
+  await p.click("button:has-text('Dark')");
+  await p.waitForFunction(() => document.documentElement.getAttribute("data-theme") === "dark");
+  await p.screenshot({ path: join(outDir, "insight-dark.png") });
+  await p.click("button:has-text('Light')");
   // The layer goes with its tab.
   await p.click("button[role=tab]:has-text('Checks')");
   await p.waitForFunction(() => document.querySelectorAll(".editor-insight .reach").length === 0);
@@ -895,6 +900,8 @@ await check("the editor's Insight layer shows what players did (numbers as text,
   // The server's review of the same file: the players in the zone now, the runs replayed.
   assert(/6 runs in version \d+ now/.test(asked) && asked.includes("Replayed on the new version with their own rolls"), asked);
   await p.screenshot({ path: join(outDir, "publish-confirm-impact.png") });
+  const [fresh3] = await axeFindings(p);
+  assert(fresh3.length === 0, `axe on the Publish confirmation: ${fresh3.join("\n")}`);
   await p.click(".publish-confirm .confirm-no");
   await ctx.close();
   assert(pageErrors.length === 0, pageErrors.join("\n"));
