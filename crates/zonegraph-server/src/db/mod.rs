@@ -89,6 +89,7 @@ pub struct DbArg {
     /// ZONEGRAPH_DATABASE_URL).
     #[arg(
         long = "db",
+        value_name = "DB",
         env = "ZONEGRAPH_DATABASE_URL",
         hide_env_values = true,
         default_value = "zonegraph.db",
