@@ -93,7 +93,7 @@ pub(super) fn panel(state: State) -> impl IntoView {
                     format!("Version {}: {}", i.version, i.summary),
                     vec![i.win.clone()],
                 ),
-                ("Rooms, by reach".into(), rooms),
+                ("Rooms: reach and endings".into(), rooms),
                 ("Forks".into(), i.forks.clone()),
                 ("Locks, observed and predicted".into(), locks),
                 ("Routes".into(), i.routes.clone()),
