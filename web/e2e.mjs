@@ -86,6 +86,24 @@ function assert(cond, msg) {
   if (!cond) throw new Error(msg);
 }
 
+// axe-core from web/node_modules (`npm ci`), or from $AXE_CORE (a path to axe.min.js).
+const axePath = process.env.AXE_CORE ?? createRequire(import.meta.url).resolve("axe-core/axe.min.js");
+
+// Known and left (printed, not failed): none. (The map's rooms and passages name what they
+// draw first; their marks, said in words in those names, are drawn outside their buttons.)
+const AXE_KNOWN = [];
+
+/// The serious and critical axe-core violations on a page (or within one of its elements),
+/// one line each: [new, known].
+async function axeFindings(p, within) {
+  await p.addScriptTag({ path: axePath });
+  const all = await p.evaluate(async (within) => (await window.axe.run(within ?? document)).violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => ({ id: v.id, line: `${v.id} (${v.impact}) on ${v.nodes.length}: ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}` })), within);
+  return [all.filter((v) => !AXE_KNOWN.includes(v.id)).map((v) => v.line),
+    all.filter((v) => AXE_KNOWN.includes(v.id)).map((v) => v.line)];
+}
+
 function shareLink(json) {
   const b64 = deflateSync(Buffer.from(json, "utf8"), { level: 9 })
     .toString("base64").replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
@@ -669,7 +687,7 @@ await check("the editor builds a three-route zone from nothing, undoes, restores
   await page.waitForFunction(() => document.querySelector(".zone-head .meta").textContent.includes("5 rooms"));
   await page.click(".publish button[type=submit]");
   // Published from here, so Publish may replace it: it says the version and the changes.
-  await confirmPublish("Publishing replaces version", `1 room removed (${boss})`);
+  await confirmPublish("Publishing replaces version", `room removed: ${boss}`, "routes: 3 -> 0", "new finding: error boss_count");
   await page.waitForFunction(() => document.querySelector(".editor-note").textContent.startsWith("Not published"));
   await page.screenshot({ path: join(outDir, "editor-refused.png") });
   await page.click("button:has-text('Discard')");
@@ -755,7 +773,9 @@ await check("the studio: a copy's own zone id, the id field's checks, a collisio
   await page.click(".publish-confirm .confirm-no");
   await page.waitForSelector(".publish-confirm", { state: "detached" });
   await page.click(".publish button[type=submit]");
-  await confirmPublish("Publishing replaces version", "1 room added (crypt_copy.door)", "1 room removed (crypt_copy.gate)", "1 passage added (crypt_copy.door → crypt_copy.corridor)");
+  // The core's impact: a room whose id changed is matched by its place and label.
+  await confirmPublish("Publishing replaces version", "room renamed: crypt_copy.gate -> crypt_copy.door");
+  assert(!(await page.textContent(".editor-note")).includes("room added"), "a rename is no room added");
   await noteSays("Published crypt_copy");
   // Unpublish: a publish token may not withdraw (the page says an admin token is needed);
   // an admin token does.
@@ -771,6 +791,120 @@ await check("the studio: a copy's own zone id, the id field's checks, a collisio
   assert(!served.zones.some((z) => z.zone_id === "crypt_copy"), JSON.stringify(served.zones.map((z) => z.zone_id)));
   await page.click("button:has-text('Discard')");
   for (let i = errors.length - 1; i >= 0; i--) if (/\b403\b/.test(errors[i])) errors.splice(i, 1);
+});
+
+await check("the editor's Insight layer shows what players did (numbers as text, drop-offs marked, axe-clean), a refused token says so, and the Changes tab words an edit's impact", async () => {
+  const db = join(work, "z.db");
+  const publishToken = tokenFor(db, "publish");
+  // A zone of its own on the server, played: 5 runs abandoned in the corridor, 6 through the
+  // fork's first way (waiting at the elite's encounter).
+  const crypt = (await readFile(join(root, "zones", "crypt_valdris.json"), "utf8")).replaceAll("crypt_valdris", "crypt_insight");
+  const published = await fetch(`${api}/api/zones`, {
+    method: "POST", body: crypt,
+    headers: { authorization: `Bearer ${publishToken}`, "content-type": "application/json" },
+  });
+  assert(published.status === 200, `publish: ${published.status} ${await published.text()}`);
+  for (let i = 0; i < 5; i++) {
+    for (const t of ["!zone enter crypt_insight", "!zone advance", "!zone abandon"]) await say(`@quit${i}:e2e`, t);
+  }
+  for (let i = 0; i < 6; i++) {
+    for (const t of ["!zone enter crypt_insight", "!zone advance", "!zone advance", "!zone go 1"]) await say(`@fork${i}:e2e`, t);
+  }
+  // The designer, opened from the server with the publish token. (axe-core is injected as an
+  // inline script, which the page's CSP refuses, as it should.)
+  const ctx = await browser.newContext({ viewport: { width: 1400, height: 900 }, bypassCSP: true });
+  const p = await ctx.newPage();
+  const pageErrors = [];
+  p.on("pageerror", (e) => pageErrors.push(String(e)));
+  await p.goto(api + "/#edit");
+  await p.waitForSelector(".editor-map g.room", { state: "attached" });
+  await p.click("button:has-text('Publish…')");
+  await p.fill(".publish input[type=password]", publishToken);
+  await p.click(".publish button.open-from-server");
+  await p.waitForSelector(".server-zones select", { state: "attached" });
+  await p.selectOption(".server-zones select", "crypt_insight");
+  await p.click(".server-zones button:has-text('Open')");
+  await p.waitForSelector('g.room[data-node="crypt_insight.corridor"]', { state: "attached" });
+  await p.click("button[role=tab]:has-text('Insight')");
+  // A token the server does not take: the panel says what and where; the work stays.
+  await p.fill(".publish input[type=password]", "zgt_not_a_token");
+  await p.click("button.load-insight");
+  await p.waitForSelector(".insight .error", { state: "attached" });
+  const refused = await p.textContent(".insight .error");
+  assert(refused.includes(`Insight not loaded from ${api}/api/zones/crypt_insight/insight: the server did not take that token`), refused);
+  assert(await p.$$eval(".editor-map g.room", (els) => els.length) === 8, "the work is still open");
+  // The publish token: the numbers as text.
+  await p.fill(".publish input[type=password]", publishToken);
+  await p.click("button.load-insight");
+  await p.waitForSelector(".insight .lines", { state: "attached" });
+  const panel = await p.textContent(".insight");
+  for (const w of [
+    "Version ", "11 runs: abandoned 5, active 6",
+    "Wins: 0 of 5 ended runs, 0% observed",
+    "Crypt Threshold: reached by 11 of 11 (100%)",
+    "Bone Corridor: reached by 11 of 11 (100%); 5 ended here without winning (abandoned 5) — a drop-off",
+    "Branching Passage: reached by 6 of 11 (55%)",
+    "Valdris's Sanctum: reached by 0 of 11 (0%)",
+    "At Branching Passage (met by 6): ", "6 (100%)",
+    "Branching Passage → Side Chapel (Perception check): passed ",
+    "5 runs (100%), 0 won: Crypt Threshold → Bone Corridor",
+  ]) assert(panel.includes(w), `the insight panel says ${JSON.stringify(w)}: ${panel}`);
+  // On the map: every room shaded with its reach written, the corridor marked as a drop-off,
+  // the passages runs took drawn under bands.
+  await p.waitForFunction(() => document.querySelectorAll(".editor-insight .reach").length === 8);
+  const layer = await p.$$eval(".editor-insight", (g) => [g[0].querySelectorAll(".drop-off").length, g[0].querySelectorAll(".flow").length, g[0].textContent]);
+  assert(layer[0] === 1 && layer[1] >= 3, JSON.stringify(layer));
+  assert(layer[2].includes("reached 100% · ⚑ 5 ended here") && layer[2].includes("reached 55%"), layer[2]);
+  await p.$eval(".side nav.tabs", (el) => el.scrollIntoView());
+  await p.screenshot({ path: join(outDir, "insight.png") });
+  const [fresh, known] = await axeFindings(p);
+  for (const f of known) console.log(`  axe, known: insight: ${f}`);
+  assert(fresh.length === 0, `axe on the Insight layer: ${fresh.join("\n")}`);
+  // The dark theme draws the same layer in its own colours.
+  await p.click("button:has-text('Dark')");
+  await p.waitForFunction(() => document.documentElement.getAttribute("data-theme") === "dark");
+  await p.screenshot({ path: join(outDir, "insight-dark.png") });
+  await p.click("button:has-text('Light')");
+  // The layer goes with its tab.
+  await p.click("button[role=tab]:has-text('Checks')");
+  await p.waitForFunction(() => document.querySelectorAll(".editor-insight .reach").length === 0);
+  // Changes: a room renamed (matched by place and label) and one added, against the version
+  // opened; the figures before and after, the new findings.
+  await p.$eval('g.room[data-node="crypt_insight.side_chapel"]', (el) => el.dispatchEvent(new MouseEvent("click", { bubbles: true })));
+  await p.waitForFunction(() => document.querySelector(".details h2 code")?.textContent === "crypt_insight.side_chapel");
+  const roomId = p.getByLabel("Room id", { exact: true });
+  await roomId.fill("crypt_insight.chapel");
+  await roomId.dispatchEvent("change");
+  await p.waitForSelector('g.room[data-node="crypt_insight.chapel"]', { state: "attached" });
+  await p.click("button:has-text('Add room')");
+  await p.waitForFunction(() => document.querySelectorAll(".editor-map g.room").length === 9);
+  await p.click("button[role=tab]:has-text('Changes')");
+  await p.waitForSelector(".changes .lines", { state: "attached" });
+  const changes = await p.textContent(".changes");
+  for (const w of [
+    "Compared with crypt_insight as the server served it",
+    "room renamed: crypt_insight.side_chapel -> crypt_insight.chapel",
+    "room added: crypt_insight.",
+    "rooms: 8 -> 9", "routes: 3 (unchanged)", "longest route (rooms): ",
+    "win odds, min_level: ", "new finding: ",
+  ]) assert(changes.includes(w), `the Changes tab says ${JSON.stringify(w)}: ${changes}`);
+  await p.$eval(".side nav.tabs", (el) => el.scrollIntoView());
+  await p.screenshot({ path: join(outDir, "changes.png") });
+  const [fresh2] = await axeFindings(p);
+  assert(fresh2.length === 0, `axe on the Changes tab: ${fresh2.join("\n")}`);
+  // Publish asks with the same lines.
+  await p.click(".publish button[type=submit]");
+  await p.waitForSelector(".publish-confirm", { state: "attached" });
+  const asked = await p.textContent(".publish-confirm .confirm-words");
+  assert(asked.includes("Publishing replaces version") && asked.includes("room renamed: crypt_insight.side_chapel -> crypt_insight.chapel") && asked.includes("rooms: 8 -> 9"), asked);
+  // The server's review of the same file: the players in the zone now, the runs replayed.
+  assert(/6 runs in version \d+ now/.test(asked) && asked.includes("Replayed on the new version with their own rolls"), asked);
+  await p.screenshot({ path: join(outDir, "publish-confirm-impact.png") });
+  const [fresh3] = await axeFindings(p);
+  assert(fresh3.length === 0, `axe on the Publish confirmation: ${fresh3.join("\n")}`);
+  await p.click(".publish-confirm .confirm-no");
+  await ctx.close();
+  assert(pageErrors.length === 0, pageErrors.join("\n"));
 });
 
 await check("the studio publishes to a server on another origin only when its operator allows that origin, the token never in a URL", async () => {
@@ -1029,24 +1163,6 @@ if (process.env.ZG_BENCH) {
   const added = [...adds].sort((a, b) => a - b);
   console.log(`bench editor, ${n}-room zone: "Add room" to the next frame, median ${added[10].toFixed(1)} ms, p90 ${added[18].toFixed(1)} ms, max ${added[19].toFixed(1)} ms of ${adds.length}`);
   await page.getByRole("button", { name: "Discard" }).click();
-}
-
-// axe-core from web/node_modules (`npm ci`), or from $AXE_CORE (a path to axe.min.js).
-const axePath = process.env.AXE_CORE ?? createRequire(import.meta.url).resolve("axe-core/axe.min.js");
-
-// Known and left (printed, not failed): none. (The map's rooms and passages name what they
-// draw first; their marks, said in words in those names, are drawn outside their buttons.)
-const AXE_KNOWN = [];
-
-/// The serious and critical axe-core violations on a page (or within one of its elements),
-/// one line each: [new, known].
-async function axeFindings(p, within) {
-  await p.addScriptTag({ path: axePath });
-  const all = await p.evaluate(async (within) => (await window.axe.run(within ?? document)).violations
-    .filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => ({ id: v.id, line: `${v.id} (${v.impact}) on ${v.nodes.length}: ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}` })), within);
-  return [all.filter((v) => !AXE_KNOWN.includes(v.id)).map((v) => v.line),
-    all.filter((v) => AXE_KNOWN.includes(v.id)).map((v) => v.line)];
 }
 
 await check("axe-core finds nothing serious on the run page (phone and desktop) or the editor, nor on the designer's map of a left-to-right zone", async () => {

@@ -184,14 +184,15 @@ pub fn page_bytes(dist: &std::path::Path, html: &str) -> Result<u64> {
         .with_context(|| format!("{} is missing: run trunk build", html.display()))?;
     let mut assets: Vec<&str> = Vec::new();
     for (at, _) in text.match_indices('/') {
-        // A URL starts the attribute or `url(…)`; a '/' inside one ("/run-page/style.css")
-        // is not another URL.
-        if !text[..at].ends_with(['"', '\'', '(']) {
+        // A URL starts the attribute (quoted, or bare as the minified run page writes it:
+        // `href=/run-page/…`) or `url(…)`; a '/' inside one ("/run-page/style.css") is not
+        // another URL.
+        if !text[..at].ends_with(['"', '\'', '(', '=']) {
             continue;
         }
         let rest = &text[at..];
         let end = rest
-            .find(|c: char| c == '"' || c == '\'' || c.is_whitespace() || c == ')')
+            .find(|c: char| c == '"' || c == '\'' || c.is_whitespace() || c == ')' || c == '>')
             .unwrap_or(rest.len());
         let url = &rest[..end];
         let file = url.trim_start_matches('/');
@@ -267,12 +268,16 @@ mod tests {
              <link rel=\"preload\" href=\"/run-page/app-0123456789_bg.wasm\">\n\
              <script type=\"module\">import init from '/run-page/app-0123456789.js';\n\
              init({ module_or_path: '/run-page/app-0123456789_bg.wasm' });</script>\n\
+             <link href=/run-page/bare-0123456789.css rel=stylesheet>\n\
              <a href=\"/elsewhere.js\">not a file</a>",
         )
         .expect("html");
         write("run-page/index.html.br", 10);
         write("run-page/a-0123456789.css", 1000);
         write("run-page/a-0123456789.css.br", 100);
+        // A bare attribute, as Trunk's minified HTML writes it.
+        write("run-page/bare-0123456789.css", 300);
+        write("run-page/bare-0123456789.css.br", 30);
         write("run-page/app-0123456789.js", 2000);
         write("run-page/app-0123456789_bg.wasm", 5000);
         write("run-page/app-0123456789_bg.wasm.br", 700);
@@ -281,7 +286,7 @@ mod tests {
         write("app-0123456789_bg.wasm", 999);
         // Named twice (preload and init) and counted once; a .js without a .br counts whole.
         let n = page_bytes(&dist, "run-page/index.html").expect("measured");
-        assert_eq!(n, 10 + 100 + 2000 + 700);
+        assert_eq!(n, 10 + 100 + 30 + 2000 + 700);
         std::fs::remove_file(dist.join("run-page/app-0123456789_bg.wasm")).expect("rm");
         std::fs::remove_file(dist.join("run-page/app-0123456789_bg.wasm.br")).expect("rm");
         assert!(

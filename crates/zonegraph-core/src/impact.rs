@@ -8,12 +8,16 @@
 //! room of either side sharing them), are one room renamed. The old file's passages follow the
 //! new id before the two are compared, so a rename alone is no passage removed and added.
 //! Pure and deterministic, like the diff.
+//!
+//! Its words live here too ([`change_lines`], [`figures`], [`finding_lines`]): the command
+//! line's `zonegraph diff` and the editor's Changes panel and Publish confirmation say the same
+//! sentences.
 
 use serde::Serialize;
 
 use crate::analysis::{self, Stats};
-use crate::diagnostic::Diagnostic;
-use crate::diff::{self, ZoneDiff};
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::diff::{self, LockChange, PassageKey, ZoneDiff};
 use crate::format::{NodeFile, ZoneFile};
 use crate::{text, validate, zone};
 
@@ -122,6 +126,140 @@ fn with_ids(file: &ZoneFile, renamed: &[Renamed]) -> ZoneFile {
     f
 }
 
+/// The changes, one line each ("room renamed: a -> b", "passage removed: a -> b",
+/// "lock added: a -> b (none -> key)"), in the order the diff lists them; "no change" alone
+/// when nothing changed.
+pub fn change_lines(i: &Impact) -> Vec<String> {
+    let c = &i.changes;
+    let mut out = Vec::new();
+    if i.renamed.is_empty() && c.is_empty() {
+        out.push("no change".to_string());
+    }
+    if !c.fields.is_empty() {
+        out.push(format!("zone: {} changed", c.fields.join(", ")));
+    }
+    for r in &i.renamed {
+        out.push(format!("room renamed: {} -> {}", r.from, r.to));
+    }
+    for (what, ids) in [
+        ("room added", &c.rooms_added),
+        ("room removed", &c.rooms_removed),
+        ("room changed", &c.rooms_changed),
+        ("room moved", &c.rooms_moved),
+    ] {
+        out.extend(ids.iter().map(|id| format!("{what}: {id}")));
+    }
+    for (what, keys) in [
+        ("passage added", &c.passages_added),
+        ("passage removed", &c.passages_removed),
+        ("passage changed", &c.passages_changed),
+    ] {
+        out.extend(keys.iter().map(|k| format!("{what}: {}", passage(k))));
+    }
+    let lock = |what: &str, l: &LockChange| {
+        format!(
+            "{what}: {} ({} -> {})",
+            passage(&l.passage),
+            l.before.as_str(),
+            l.after.as_str()
+        )
+    };
+    for (what, changes) in [
+        ("lock added", &c.locks_added),
+        ("lock removed", &c.locks_removed),
+        ("lock changed", &c.locks_changed),
+    ] {
+        out.extend(changes.iter().map(|l| lock(what, l)));
+    }
+    out
+}
+
+/// A passage as the change lines name it: "from -> to", "(#2)" for a second one between the
+/// same rooms.
+fn passage(k: &PassageKey) -> String {
+    if k.nth == 0 {
+        format!("{} -> {}", k.from, k.to)
+    } else {
+        format!("{} -> {} (#{})", k.from, k.to, k.nth + 1)
+    }
+}
+
+/// One of the zone's figures before and after a change, in words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Figure {
+    pub name: &'static str,
+    pub before: String,
+    pub after: String,
+}
+
+impl Figure {
+    pub fn changed(&self) -> bool {
+        self.before != self.after
+    }
+}
+
+/// The zone's figures before and after: rooms, passages, routes, the longest and shortest
+/// route, choke points, win odds at `min_level` and `max_level`.
+pub fn figures(i: &Impact) -> Vec<Figure> {
+    let (a, b) = (&i.before, &i.after);
+    let routes = |v: Option<u64>| v.map_or_else(|| "unbounded".to_string(), |n| n.to_string());
+    let len = |v: Option<usize>| v.map_or_else(|| "none".to_string(), |n| n.to_string());
+    let win = |s: &Stats, max: bool| {
+        s.difficulty.as_ref().map_or_else(
+            || "not modelled".to_string(),
+            |d| {
+                let l = if max { &d.max_level } else { &d.min_level };
+                // Tenths of a percent by hand: f64 printing costs the browser's module KBs.
+                let t = (l.win_chance * 1000.0).round() as u64;
+                format!("{}.{} % at level {}", t / 10, t % 10, l.level)
+            },
+        )
+    };
+    let figure = |name, before, after| Figure {
+        name,
+        before,
+        after,
+    };
+    vec![
+        figure("rooms", a.nodes.to_string(), b.nodes.to_string()),
+        figure("passages", a.edges.to_string(), b.edges.to_string()),
+        figure("routes", routes(a.routes), routes(b.routes)),
+        figure(
+            "longest route (rooms)",
+            len(a.longest_path),
+            len(b.longest_path),
+        ),
+        figure(
+            "shortest route (rooms)",
+            len(a.shortest_path),
+            len(b.shortest_path),
+        ),
+        figure(
+            "choke points",
+            a.choke_points.join(", "),
+            b.choke_points.join(", "),
+        ),
+        figure("win odds, min_level", win(a, false), win(b, false)),
+        figure("win odds, max_level", win(a, true), win(b, true)),
+    ]
+}
+
+/// The findings the change brings ("new finding: warning dead_end: …") and those it removes
+/// ("finding gone: …"), one line each.
+pub fn finding_lines(i: &Impact) -> Vec<String> {
+    let line = |what: &str, d: &Diagnostic| {
+        let severity = match d.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        format!("{what}: {severity} {}: {}", d.code.as_str(), d.message)
+    };
+    let added = i.findings_added.iter().map(|d| line("new finding", d));
+    added
+        .chain(i.findings_gone.iter().map(|d| line("finding gone", d)))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, reason = "tests")]
@@ -184,5 +322,37 @@ mod tests {
             "{:?}",
             (i.before.routes, i.after.routes)
         );
+    }
+
+    #[test]
+    fn the_words_name_each_change_and_each_figure_before_and_after() {
+        let old = crypt();
+        let mut new = old.clone();
+        let edges = new.edges.as_mut().unwrap();
+        let at = edges
+            .iter()
+            .position(|e| {
+                e.from_node == "crypt_valdris.fork" && e.to_node == "crypt_valdris.main_hall"
+            })
+            .unwrap();
+        edges.remove(at);
+        let i = impact(&old, &new);
+        assert_eq!(
+            change_lines(&i),
+            ["passage removed: crypt_valdris.fork -> crypt_valdris.main_hall"]
+        );
+        let routes = figures(&i)
+            .into_iter()
+            .find(|f| f.name == "routes")
+            .unwrap();
+        assert_eq!((routes.before.as_str(), routes.after.as_str()), ("3", "2"));
+        assert!(routes.changed());
+        let win = figures(&i)
+            .into_iter()
+            .find(|f| f.name == "win odds, min_level")
+            .unwrap();
+        assert!(win.before.ends_with(" % at level 1"), "{win:?}");
+        assert_eq!(change_lines(&impact(&old, &old)), ["no change"]);
+        assert!(finding_lines(&impact(&old, &old)).is_empty());
     }
 }

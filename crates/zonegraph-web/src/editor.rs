@@ -11,8 +11,8 @@
 use std::collections::BTreeMap;
 
 use zonegraph_core::diagnostic::{self, Diagnostic};
-use zonegraph_core::diff::{PassageKey, ZoneDiff};
 use zonegraph_core::format::{self, EdgeFile, LockKind, NodeFile, NodeKind, RegionFile, ZoneFile};
+use zonegraph_core::impact::{self, Impact};
 use zonegraph_core::validate;
 use zonegraph_core::zone;
 
@@ -452,6 +452,21 @@ pub fn form_number(text: &str, lo: i64, hi: i64) -> Option<i64> {
     text.trim().parse::<i64>().ok().map(|v| v.clamp(lo, hi))
 }
 
+/// A decimal number field's value ("0.5", ".5", "2"), or `None` when it is not a finite
+/// number. Read by serde_json's number parser, which the page has anyway (`str::parse::<f64>`
+/// would bring its own, KBs of WebAssembly).
+pub fn form_decimal(text: &str) -> Option<f64> {
+    let t = text.trim();
+    let t = if t.starts_with('.') {
+        format!("0{t}")
+    } else {
+        t.to_string()
+    };
+    serde_json::from_str::<f64>(&t)
+        .ok()
+        .filter(|v| v.is_finite())
+}
+
 /// Every room of the file as (id, what a list shows for it), in file order: "Label (id)",
 /// or the id of a room without a label.
 pub fn room_names(f: &ZoneFile) -> Vec<(String, String)> {
@@ -770,117 +785,79 @@ pub fn publish_plan(
     }
 }
 
-/// The Publish confirmation's words for a plan and the changes from the server's version.
-pub fn plan_words(zone_id: &str, plan: &PublishPlan, changes: &ZoneDiff) -> String {
+/// The Publish confirmation's words for a plan; for a replacement, the changes follow as
+/// [`impact_lines`].
+pub fn plan_words(zone_id: &str, plan: &PublishPlan) -> String {
     match plan {
         PublishPlan::New => format!("Publish {zone_id} as a new zone on this server?"),
-        PublishPlan::Replaces { seq } => format!(
-            "Publishing replaces version {seq} of {zone_id}: {}",
-            diff_words(changes)
-        ),
+        PublishPlan::Replaces { seq } => {
+            format!("Publishing replaces version {seq} of {zone_id}:")
+        }
         PublishPlan::Collides { seq, free } => format!(
             "Not published: the server already serves a zone {zone_id} (version {seq}) that this editor did not open from it. Change the zone id (for example to {free}), or open that zone with “Open from server” to edit it."
         ),
     }
 }
 
-/// A zone's changes in a sentence: "2 rooms added (a, b); 1 passage removed (a → b); …",
-/// or that nothing changes.
-pub fn diff_words(d: &ZoneDiff) -> String {
-    fn part(out: &mut Vec<String>, n: usize, what: &str, how: &str, names: Vec<String>) {
-        if n == 0 {
-            return;
+/// What a change does, in the core's words ([`zonegraph_core::impact`]): the changes, the
+/// figures that change ("routes: 3 -> 2"), the findings it brings or removes.
+pub fn impact_lines(i: &Impact) -> Vec<String> {
+    let mut out = impact::change_lines(i);
+    out.extend(figure_lines(i, false));
+    out.extend(impact::finding_lines(i));
+    out
+}
+
+/// What the server's review (`POST /api/zones/{id}/review` with the file Publish would send)
+/// answered, as lines for the Publish confirmation: its `words` (the players in the zone now,
+/// its stored runs replayed on this version); when there is none, one line saying why
+/// (publishing is still allowed).
+pub fn review_lines(answer: Result<(u16, String), String>) -> Vec<String> {
+    let why = match answer {
+        Ok((200, body)) => {
+            let json: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+            match json["words"].as_array() {
+                Some(words) => {
+                    return words
+                        .iter()
+                        .filter_map(|w| w.as_str().map(str::to_string))
+                        .collect();
+                }
+                None => "its answer has no words".to_string(),
+            }
         }
-        let mut shown: Vec<String> = names.into_iter().take(5).collect();
-        if n > shown.len() {
-            shown.push("…".into());
+        Ok((status, body)) => {
+            let json: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+            match json["error"].as_str() {
+                Some(e) => format!("the server answered {status} ({e})"),
+                None => format!("the server answered {status}"),
+            }
         }
-        let s = if n == 1 { "" } else { "s" };
-        out.push(format!("{n} {what}{s} {how} ({})", shown.join(", ")));
-    }
-    let pk = |k: &PassageKey| format!("{} → {}", k.from, k.to);
-    let mut out = Vec::new();
-    if !d.fields.is_empty() {
-        out.push(format!("the zone's {} changed", d.fields.join(", ")));
-    }
-    part(
-        &mut out,
-        d.rooms_added.len(),
-        "room",
-        "added",
-        d.rooms_added.clone(),
-    );
-    part(
-        &mut out,
-        d.rooms_removed.len(),
-        "room",
-        "removed",
-        d.rooms_removed.clone(),
-    );
-    part(
-        &mut out,
-        d.rooms_changed.len(),
-        "room",
-        "changed",
-        d.rooms_changed.clone(),
-    );
-    part(
-        &mut out,
-        d.rooms_moved.len(),
-        "room",
-        "moved",
-        d.rooms_moved.clone(),
-    );
-    let keys = |v: &[PassageKey]| v.iter().map(pk).collect::<Vec<_>>();
-    part(
-        &mut out,
-        d.passages_added.len(),
-        "passage",
-        "added",
-        keys(&d.passages_added),
-    );
-    part(
-        &mut out,
-        d.passages_removed.len(),
-        "passage",
-        "removed",
-        keys(&d.passages_removed),
-    );
-    part(
-        &mut out,
-        d.passages_changed.len(),
-        "passage",
-        "changed",
-        keys(&d.passages_changed),
-    );
-    let locks = |v: &[zonegraph_core::diff::LockChange]| {
-        v.iter().map(|c| pk(&c.passage)).collect::<Vec<_>>()
+        Err(e) => e,
     };
-    part(
-        &mut out,
-        d.locks_added.len(),
-        "lock",
-        "added",
-        locks(&d.locks_added),
-    );
-    part(
-        &mut out,
-        d.locks_removed.len(),
-        "lock",
-        "removed",
-        locks(&d.locks_removed),
-    );
-    part(
-        &mut out,
-        d.locks_changed.len(),
-        "lock",
-        "changed",
-        locks(&d.locks_changed),
-    );
-    if out.is_empty() {
-        return "nothing changes.".into();
-    }
-    format!("{}.", out.join("; "))
+    vec![format!(
+        "No review of the players and stored runs: {why}. Publishing is still possible."
+    )]
+}
+
+/// The URL of the server's review of a new version of zone `zone_id`.
+pub fn review_url(server: &str, zone_id: &str) -> String {
+    format!("{}/review", zone_url(server, zone_id))
+}
+
+/// The zone's figures before and after, one line each ("routes: 3 -> 2 (changed)"): the
+/// changed ones, or `all` of them ("rooms: 8 (unchanged)").
+pub fn figure_lines(i: &Impact, all: bool) -> Vec<String> {
+    impact::figures(i)
+        .into_iter()
+        .filter_map(|f| {
+            if f.changed() {
+                Some(format!("{}: {} -> {}", f.name, f.before, f.after))
+            } else {
+                all.then(|| format!("{}: {} (unchanged)", f.name, f.before))
+            }
+        })
+        .collect()
 }
 
 /// The server's current version of zone `zone_id` from its `GET /api/zones` answer, and
@@ -1426,6 +1403,17 @@ mod tests {
     }
 
     #[test]
+    fn decimal_fields_read_as_str_parse_does() {
+        for t in ["0.5", " 2 ", "1e2", "0", "12.25", "-3.5"] {
+            assert_eq!(form_decimal(t), t.trim().parse::<f64>().ok(), "{t}");
+        }
+        assert_eq!(form_decimal(".5"), Some(0.5));
+        for t in ["", "abc", "1.2.3", "NaN", "inf"] {
+            assert_eq!(form_decimal(t), None, "{t}");
+        }
+    }
+
+    #[test]
     fn room_lists_name_each_room_by_label_and_id() {
         let mut e = Editor::empty("z", "Z");
         e.apply(Edit::AddRoom(room("z.x", NodeKind::Trap, "", 0, 1)))
@@ -1632,7 +1620,7 @@ mod tests {
             publish_plan("crypt", Some(3), Some("other"), &served),
             collides
         );
-        let words = plan_words("crypt", &collides, &ZoneDiff::default());
+        let words = plan_words("crypt", &collides);
         assert!(
             words.starts_with("Not published: the server already serves a zone crypt (version 3)"),
             "{words}"
@@ -1651,15 +1639,61 @@ mod tests {
         .expect("renamed");
         new.apply(Edit::DeletePassage { index: 0 })
             .expect("deleted");
-        let d = zonegraph_core::diff::diff(old.file(), new.file());
-        let words = plan_words("z", &PublishPlan::Replaces { seq: 2 }, &d);
         assert_eq!(
-            words,
-            "Publishing replaces version 2 of z: 1 room added (z.pit); 1 room removed (z.trap_1); \
-             2 passages added (z.fork_1 → z.pit, z.pit → z.boss_1); 3 passages removed \
-             (z.entry → z.fork_1, z.fork_1 → z.trap_1, z.trap_1 → z.boss_1)."
+            plan_words("z", &PublishPlan::Replaces { seq: 2 }),
+            "Publishing replaces version 2 of z:"
         );
-        assert_eq!(diff_words(&ZoneDiff::default()), "nothing changes.");
+        let lines = impact_lines(&impact::impact(old.file(), new.file()));
+        assert_eq!(
+            lines[..2],
+            [
+                "room renamed: z.trap_1 -> z.pit",
+                "passage removed: z.entry -> z.fork_1",
+            ]
+        );
+        // The figures that change, then the findings the change brings.
+        assert!(lines.contains(&"routes: 3 -> 0".to_string()), "{lines:#?}");
+        assert!(
+            lines.iter().any(|l| l.starts_with("new finding: ")),
+            "{lines:#?}"
+        );
+        assert_eq!(
+            impact_lines(&impact::impact(old.file(), old.file())),
+            ["no change"]
+        );
+        let all = figure_lines(&impact::impact(old.file(), new.file()), true);
+        assert_eq!(all[0], "rooms: 6 (unchanged)");
+        assert!(all.contains(&"routes: 3 -> 0".to_string()), "{all:#?}");
+    }
+
+    #[test]
+    fn the_servers_review_reads_as_its_words_or_one_line_why_not() {
+        let ok = r#"{"version":3,"impact":{},"players":{},"replay":{},"words":["No run is in version 3 now.","Version 3 has no ended runs to replay."]}"#;
+        assert_eq!(
+            review_lines(Ok((200, ok.into()))),
+            [
+                "No run is in version 3 now.",
+                "Version 3 has no ended runs to replay."
+            ]
+        );
+        assert_eq!(
+            review_lines(Ok((404, r#"{"error":"no zone \"x\""}"#.into()))),
+            [
+                "No review of the players and stored runs: the server answered 404 (no zone \"x\"). Publishing is still possible."
+            ]
+        );
+        assert_eq!(
+            review_lines(Err(
+                "http://h/api/zones/x/review could not be reached".into()
+            )),
+            [
+                "No review of the players and stored runs: http://h/api/zones/x/review could not be reached. Publishing is still possible."
+            ]
+        );
+        assert_eq!(
+            review_url("http://h:1/", "x"),
+            "http://h:1/api/zones/x/review"
+        );
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod browser;
 pub mod camera;
 pub mod doc;
 pub mod editor;
+pub mod insight;
 pub mod map;
 pub mod model;
 pub mod names;

@@ -39,3 +39,19 @@ pub fn details_view(rows: Vec<Row>, selected: bool) -> impl IntoView {
         .collect_view();
     view! { <dl class="kv">{items}</dl> }.into_any()
 }
+
+/// Lines of text as a list (nothing for none): the Publish confirmation's changes.
+pub fn lines(lines: Vec<String>) -> Option<impl IntoView + use<>> {
+    (!lines.is_empty()).then(|| {
+        view! { <ul class="lines">{lines.into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}</ul> }
+    })
+}
+
+/// Headed lists of lines: the editor's Changes and Insight panels (one shape for both keeps
+/// the page's WebAssembly small).
+pub fn sections(parts: Vec<(String, Vec<String>)>) -> impl IntoView + use<> {
+    parts
+        .into_iter()
+        .map(|(title, l)| view! { <h3>{title}</h3>{lines(l)} })
+        .collect_view()
+}

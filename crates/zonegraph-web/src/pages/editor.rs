@@ -13,12 +13,15 @@
 //! This module lays the page out; its parts draw the `state` and turn clicks into edits:
 //! the `toolbar`, the `canvas` (the map and its pointer actions, with the `marks` over it),
 //! the details `form` (`room`, `passage`), the `zone`'s form, the side `tabs` with the
-//! `playtest`, `publish` (download, share link, publish) and the `autosave`. What can be
+//! `changes` against the version opened, the `insight` of the server's runs (a tab and a map
+//! layer) and the `playtest`, `publish` (download, share link, publish) and the `autosave`. What can be
 //! decided without a browser is the [`crate::editor`] model's.
 
 mod autosave;
 mod canvas;
+mod changes;
 mod form;
+mod insight;
 mod marks;
 mod passage;
 mod playtest;
@@ -58,6 +61,8 @@ pub struct Opened {
 enum Tab {
     Checks,
     Stats,
+    Changes,
+    Insight,
     Playtest,
 }
 
@@ -141,6 +146,7 @@ pub fn EditorPage(#[prop(optional)] open: Option<Result<Opened, String>>) -> imp
         };
         Arc::new(model::build(&l.zone, &l.layout, run.as_ref()))
     });
+    insight::layer(state, map_model, move || tab.get() == Tab::Insight);
     toolbar::shortcuts(state);
     // Publishing and the share link, shown from the toolbar.
     let sharing = RwSignal::new(false);

@@ -89,9 +89,14 @@ pub(super) fn view(
         let (sx, sy) = (dx / d.scale, dy / d.scale);
         for id in &d.ids {
             if let Some(g) = room_element(id) {
+                // Numbers by hand: f64 printing costs the page kilobytes of WebAssembly.
                 let _ = g.set_attribute(
                     "style",
-                    &format!("translate: {sx:.1}px {sy:.1}px; pointer-events: none"),
+                    &format!(
+                        "translate: {}px {}px; pointer-events: none",
+                        model::num(sx),
+                        model::num(sy)
+                    ),
                 );
                 let _ = g.class_list().add_1("dragging");
             }

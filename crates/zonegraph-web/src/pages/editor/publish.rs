@@ -61,10 +61,10 @@ enum Ask {
 /// from the server. "Open from server" lists the server's zones and opens one; "Unpublish"
 /// withdraws the zone, after asking.
 pub(super) fn form(state: State, publishing: RwSignal<bool>) -> impl IntoView {
-    let server = RwSignal::new(browser::origin());
-    let token = RwSignal::new(String::new());
-    // The confirm step: what it asks, in words.
-    let asking = RwSignal::new(None::<(Ask, String)>);
+    let (server, token) = (state.server, state.token);
+    // The confirm step: what it asks, in words, and the headed lines under it (what the
+    // change does; what the server says of its players and runs).
+    let asking = RwSignal::new(None::<(Ask, String, Vec<(String, Vec<String>)>)>);
     // The server's zones for "Open from server": (id, what the list shows).
     let listed = RwSignal::new(None::<Vec<(String, String)>>);
     let chosen = RwSignal::new(String::new());
@@ -86,13 +86,33 @@ pub(super) fn form(state: State, publishing: RwSignal<bool>) -> impl IntoView {
             };
             let (seq, ids) = editor::served_version(&body, &file.zone_id);
             let plan = editor::publish_plan(&file.zone_id, seq, opened.as_deref(), &ids);
-            let changes = match plan {
+            let lines = match plan {
                 editor::PublishPlan::Replaces { .. } => {
                     let got =
                         browser::send("GET", &editor::zone_url(&srv, &file.zone_id), &t, None)
                             .await;
                     match got.map(|(s, b)| (s, zonegraph_core::format::parse(&b))) {
-                        Ok((200, Ok(old))) => zonegraph_core::diff::diff(&old, &file),
+                        Ok((200, Ok(old))) => {
+                            let lines =
+                                editor::impact_lines(&zonegraph_core::impact::impact(&old, &file));
+                            // What the server knows and this page does not: the players in
+                            // the zone now, its stored runs replayed on this version.
+                            let json = zonegraph_core::format::to_pretty_json(&file);
+                            let review = browser::send(
+                                "POST",
+                                &editor::review_url(&srv, &file.zone_id),
+                                &t,
+                                Some(("application/json", &json)),
+                            )
+                            .await;
+                            vec![
+                                ("What changes".to_string(), lines),
+                                (
+                                    "On the server: its players and stored runs".to_string(),
+                                    editor::review_lines(review),
+                                ),
+                            ]
+                        }
                         _ => {
                             return state.note.set(
                                 "Not published: the server's version could not be read.".into(),
@@ -100,26 +120,30 @@ pub(super) fn form(state: State, publishing: RwSignal<bool>) -> impl IntoView {
                         }
                     }
                 }
-                _ => Default::default(),
+                _ => Vec::new(),
             };
-            let words = editor::plan_words(&file.zone_id, &plan, &changes);
+            let words = editor::plan_words(&file.zone_id, &plan);
             if matches!(plan, editor::PublishPlan::Collides { .. }) {
                 state.note.set(words);
             } else {
                 state.note.set(String::new());
-                asking.set(Some((Ask::Publish, words)));
+                asking.set(Some((Ask::Publish, words, lines)));
             }
         });
     };
     let confirm = move |_| {
-        let Some((ask, _)) = asking.get_untracked() else {
+        let Some((ask, ..)) = asking.get_untracked() else {
             return;
         };
         asking.set(None);
         let (srv, t) = access();
-        let (id, json) = state
-            .editor
-            .with_untracked(|e| (e.file().zone_id.clone(), e.to_json()));
+        let (id, json, file) = state.editor.with_untracked(|e| {
+            (
+                e.file().zone_id.clone(),
+                e.to_json(),
+                std::sync::Arc::new(e.file().clone()),
+            )
+        });
         leptos::task::spawn_local(async move {
             match ask {
                 Ask::Publish => {
@@ -135,6 +159,8 @@ pub(super) fn form(state: State, publishing: RwSignal<bool>) -> impl IntoView {
                         Ok((status, body)) => {
                             if status == 200 {
                                 state.from_server.set(Some(id));
+                                // The Changes tab now compares with what the server serves.
+                                state.base.set(file);
                             }
                             editor::publish_words(status, &body)
                         }
@@ -163,6 +189,7 @@ pub(super) fn form(state: State, publishing: RwSignal<bool>) -> impl IntoView {
         asking.set(Some((
             Ask::Unpublish,
             format!("Unpublish {id}? The server stops serving it (runs already there go on to their end)."),
+            Vec::new(),
         )));
     };
     let list = move |_| {
@@ -244,9 +271,9 @@ pub(super) fn form(state: State, publishing: RwSignal<bool>) -> impl IntoView {
                 <button on:click=move |_| listed.set(None)>"Cancel"</button>
             </div>
         })}
-        {move || asking.get().map(|(ask, words)| view! {
-            <div class="share-box publish-confirm" role="alertdialog">
-                <span class="confirm-words">{words}</span>
+        {move || asking.get().map(|(ask, words, lines)| view! {
+            <div class="share-box publish-confirm" role="alertdialog" aria-label="Confirm">
+                <div class="confirm-words">{words}{crate::views::sections(lines)}</div>
                 <button class="primary confirm-yes" on:click=confirm>
                     {if ask == Ask::Publish { "Yes, publish" } else { "Yes, unpublish" }}
                 </button>

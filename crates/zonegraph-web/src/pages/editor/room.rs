@@ -167,9 +167,9 @@ pub(super) fn form(
                 r.content.grants_key = (!v.trim().is_empty()).then(|| v.trim().to_string());
             })}
             <label class="field">"Loot bias"
-                <input aria-label="Loot bias" type="number" step="0.1" min="0" prop:value=c.loot_bias.to_string() on:change=move |e| {
-                    if let Ok(v) = event_target_value(&e).trim().parse::<f64>()
-                        && v.is_finite() && v >= 0.0
+                <input aria-label="Loot bias" type="number" step="0.1" min="0" prop:value=zonegraph_core::text::decimal(c.loot_bias) on:change=move |e| {
+                    if let Some(v) = editor::form_decimal(&event_target_value(&e))
+                        && v >= 0.0
                     {
                         set_bias(&|r| r.content.loot_bias = v);
                     }

@@ -8,8 +8,10 @@ use leptos::prelude::*;
 use zonegraph_core::format::{NodeFile, ZoneFile};
 
 use super::autosave;
+use crate::browser;
 use crate::doc::{self, Loaded};
 use crate::editor::{self, Edit, Editor};
+use crate::insight::Insight;
 use crate::map::Sel;
 
 /// The editor's state: the model, and what the map and panels draw from it.
@@ -24,6 +26,16 @@ pub(super) struct State {
     /// The id of the zone this editor opened from the server (or last published there):
     /// Publish may replace that zone, and only that one.
     pub from_server: RwSignal<Option<String>>,
+    /// The server the publish form names, and its token (kept only while the page is open,
+    /// sent only in the `Authorization` header).
+    pub server: RwSignal<String>,
+    pub token: RwSignal<String>,
+    /// The version the work is compared with (the Changes tab): the file as it was opened,
+    /// from the server or elsewhere, or as last published.
+    pub base: RwSignal<Arc<ZoneFile>>,
+    /// What players did in the zone, as last loaded from the server (the Insight tab), or
+    /// why it could not be loaded.
+    pub insight: RwSignal<Option<Result<Arc<Insight>, String>>>,
 }
 
 impl State {
@@ -34,12 +46,16 @@ impl State {
             start.file(),
         ));
         State {
+            base: RwSignal::new(Arc::new(start.file().clone())),
             loaded: RwSignal::new(first),
             editor: RwSignal::new(start),
             note: RwSignal::new(note),
             selection: RwSignal::new(None),
             multi: RwSignal::new(Vec::new()),
             from_server: RwSignal::new(None),
+            server: RwSignal::new(browser::origin()),
+            token: RwSignal::new(String::new()),
+            insight: RwSignal::new(None),
         }
     }
 
@@ -157,8 +173,10 @@ impl State {
 
     /// Replaces the work with `e` (nothing selected), saying `words`.
     pub fn reset_to(self, e: Editor, words: &str) {
+        self.base.set(Arc::new(e.file().clone()));
         self.editor.set(e);
         self.from_server.set(None);
+        self.insight.set(None);
         self.selection.set(None);
         self.multi.set(Vec::new());
         self.refresh();

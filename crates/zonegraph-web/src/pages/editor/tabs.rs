@@ -1,11 +1,13 @@
 //! The editor's side tabs under the forms: the count of findings, then the core's checks,
-//! the zone's stats, or the playtest.
+//! the zone's stats, the changes against the version opened, the players' insight, or the
+//! playtest.
 
 use leptos::prelude::*;
 
 use super::Tab;
 use super::playtest::Playtesting;
 use super::state::State;
+use super::{changes, insight};
 use crate::editor;
 use crate::pages::designer::{diagnostics, stats};
 
@@ -29,6 +31,8 @@ pub(super) fn view(state: State, tab: RwSignal<Tab>, playtest: Playtesting) -> i
             .with(|l| diagnostics::view(l, selection))
             .into_any(),
         Tab::Stats => state.loaded.with(|l| stats::view(l)).into_any(),
+        Tab::Changes => changes::view(state).into_any(),
+        Tab::Insight => insight::panel(state).into_any(),
         Tab::Playtest => playtest.panel(state),
     };
     view! {
@@ -36,6 +40,8 @@ pub(super) fn view(state: State, tab: RwSignal<Tab>, playtest: Playtesting) -> i
         <nav class="tabs" role="tablist">
             {tab_button(Tab::Checks, "Checks")}
             {tab_button(Tab::Stats, "Stats")}
+            {tab_button(Tab::Changes, "Changes")}
+            {tab_button(Tab::Insight, "Insight")}
             {tab_button(Tab::Playtest, "Playtest")}
         </nav>
         <div class="panel">{panel}</div>
