@@ -9,12 +9,12 @@
 
 use serde_json::Value;
 use zonegraph_core::format::LockKind;
+// Below this many runs the server hides a count ("< 5"); a drop-off needs at least this many.
+use zonegraph_core::insight::MIN_CELL;
 
 use crate::model::{BOX_H, BOX_W, MapModel, num, percent};
 use crate::names;
 
-/// Below this many runs the server hides a count ("< 5"); a drop-off needs at least this many.
-const MIN_CELL: u64 = 5;
 /// A room is a drop-off when at least this share of all runs ended there without winning.
 const DROP_OFF_SHARE: f64 = 0.1;
 
