@@ -32,6 +32,17 @@ struct Seen {
     ended_runs: u64,
 }
 
+/// The outcome names insight's JSON uses, as [`outcome_name`] gives them.
+const OUTCOMES: [&str; 7] = [
+    "won",
+    "lost",
+    "fled",
+    "abandoned",
+    "dead_end",
+    "stranded",
+    "active",
+];
+
 fn outcome_name(run: &Run) -> &'static str {
     match run.outcome {
         Some(Outcome::Victory) => "won",
@@ -149,15 +160,7 @@ fn check(i: &Insight, seen: &Seen) {
         "stranded" => o.stranded,
         _ => o.active,
     };
-    for name in [
-        "won",
-        "lost",
-        "fled",
-        "abandoned",
-        "dead_end",
-        "stranded",
-        "active",
-    ] {
+    for name in OUTCOMES {
         let total: u64 = seen
             .ended
             .iter()
@@ -173,15 +176,7 @@ fn check(i: &Insight, seen: &Seen) {
             "reached {}",
             room.id
         );
-        for name in [
-            "won",
-            "lost",
-            "fled",
-            "abandoned",
-            "dead_end",
-            "stranded",
-            "active",
-        ] {
+        for name in OUTCOMES {
             let want = seen
                 .ended
                 .get(&(room.id.clone(), name))

@@ -1,7 +1,8 @@
 //! Several `zonegraph serve` instances on one PostgreSQL database (skipped with a message
 //! where PostgreSQL is not installed): a race split across instances applies once, the fork
 //! timeout fires once, a zone published on one is served by the other, and a database
-//! restart leaves every instance answering again by itself.
+//! restart leaves every instance answering again by itself, and insight and review on one
+//! read the runs played on the other.
 
 use std::path::Path;
 use std::sync::{Arc, Barrier};
@@ -710,4 +711,57 @@ fn hostile_database_urls_get_a_clear_refusal_and_no_password_is_shown() {
         "{printed}"
     );
     assert!(!printed.contains("pw-token"), "{printed}");
+}
+
+#[test]
+fn insight_and_review_read_runs_played_on_another_instance() {
+    let Some(cluster) = postgres::shared() else {
+        return;
+    };
+    let url = cluster.fresh_db();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let a = instance(&url, &dir.path().join("a"), Duration::from_secs(3600));
+    let b = instance(&url, &dir.path().join("b"), Duration::from_secs(3600));
+    let mut ca = connect(&a);
+    // On instance A: 6 players wait at the fork, 5 runs end in the corridor.
+    for p in 0..6 {
+        let user = format!("@p{p}:test");
+        say(&mut ca, &user, "!zone enter crypt_valdris");
+        say(&mut ca, &user, "!zone advance");
+        say(&mut ca, &user, "!zone advance");
+    }
+    for _ in 0..5 {
+        say(&mut ca, "@ada:test", "!zone enter crypt_valdris");
+        say(&mut ca, "@ada:test", "!zone advance");
+        say(&mut ca, "@ada:test", "!zone abandon");
+    }
+    // Instance B, which shares no memory or folder with A, reads them from the database.
+    let i = b
+        .store
+        .insight("crypt_valdris", None, 0)
+        .expect("insight")
+        .expect("the zone");
+    let v = serde_json::to_value(&i).expect("JSON");
+    assert_eq!(v["runs"], 11, "{v}");
+    assert_eq!(v["outcomes"]["abandoned"], 5);
+    assert_eq!(v["outcomes"]["active"], 6);
+    let mut file: serde_json::Value =
+        serde_json::from_str(&support::zone_text("crypt_valdris")).expect("JSON");
+    for e in file["edges"].as_array_mut().expect("edges") {
+        if e["to_node"] == "crypt_valdris.main_hall" {
+            e["lock_kind"] = "level_min".into();
+            e["lock_data"] = serde_json::json!({"min_level": 9});
+        }
+    }
+    let r = b
+        .store
+        .review("crypt_valdris", &file.to_string())
+        .expect("review")
+        .expect("the zone");
+    let v = serde_json::to_value(&r).expect("JSON");
+    assert_eq!(v["players"]["active"], 6, "{v}");
+    assert_eq!(v["players"]["fork_into_locked"], 6, "{v}");
+    assert_eq!(v["replay"]["runs"], 5, "{v}");
+    assert_eq!(v["replay"]["not_reproduced"], 0, "{v}");
+    assert_eq!(v["replay"]["unchanged"], 5, "{v}");
 }
