@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::difficulty::{self, Difficulty};
 use crate::format::LockKind;
+use crate::layout::LayoutStats;
 pub use crate::paths::{longest_path_len, longest_path_len_within, shortest_path_len};
 use crate::paths::{out_degrees, reach};
 use crate::roll;
@@ -57,6 +58,8 @@ pub struct Stats {
     /// rules ([`crate::difficulty`]); null when the zone is not modelled (no single entry and
     /// boss, a loop on the way, too many keys and regions named by locks).
     pub difficulty: Option<Difficulty>,
+    /// The drawing's crossings, upward passages and overridden hints ([`crate::layout`]).
+    pub drawing: LayoutStats,
 }
 
 /// A locked passage and the chance that a character gets through it.
@@ -124,6 +127,7 @@ pub fn stats(zone: &Zone) -> Stats {
         choke_points,
         locks,
         difficulty: difficulty::difficulty(zone),
+        drawing: crate::layout::layout(zone).stats,
     }
 }
 

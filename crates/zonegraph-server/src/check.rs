@@ -117,6 +117,20 @@ fn write_stats(out: &mut String, c: &CheckedZone, s: &Stats) {
     if !s.choke_points.is_empty() {
         let _ = writeln!(out, "  choke points: {}", s.choke_points.join(" → "));
     }
+    let d = &s.drawing;
+    let _ = writeln!(
+        out,
+        "  drawing: {} crossing{}, {} upward passage{}, {} hint{} overridden",
+        d.crossings,
+        if d.crossings == 1 { "" } else { "s" },
+        d.upward,
+        plural(d.upward),
+        d.overridden_total,
+        plural(d.overridden_total)
+    );
+    for o in &d.overridden {
+        let _ = writeln!(out, "  hint of {}: {}", o.id, o.why);
+    }
     if let Some(d) = &s.difficulty {
         let level = |l: &zonegraph_core::difficulty::LevelDifficulty| {
             format!(

@@ -644,6 +644,8 @@ export interface ZoneStats {
    * not modelled (no single entry and boss, a loop on the way, more than 8 keys and regions
    * named by locks). */
   difficulty: Difficulty | null;
+  /** The drawing (`layoutZone`): crossings, upward passages, overridden hints. */
+  drawing: LayoutStats;
 }
 
 /** The zone's difficulty for a character of `min_level` and one of `max_level`. */
@@ -703,7 +705,8 @@ export interface LayoutEdge {
   to: string;
   lock: LockKind;
   route: RouteKind;
-  /** Polyline in cell units: a room's centre is `[col, row]`, gutters are at `.5`. */
+  /** Polyline in cell units from the room's centre to the other's: straight out of a room,
+   * one straight line across the channel between two rows, straight in. */
   points: [number, number][];
 }
 
@@ -720,6 +723,20 @@ export interface Layout {
   edges: LayoutEdge[];
   /** What the layout changed or decided, for designers. */
   notes: string[];
+  /** What a reader of the drawing sees, counted on the polylines. */
+  stats: LayoutStats;
+}
+
+/** `Layout.stats`. */
+export interface LayoutStats {
+  /** Points where two passages cross (passages that share a room meet there). */
+  crossings: number;
+  /** Passages drawn against their band's reading direction: those that close a loop. */
+  upward: number;
+  /** Hinted rooms drawn elsewhere than their hint, with why (the first 64). */
+  overridden: { id: string; why: string }[];
+  /** How many hinted rooms were drawn elsewhere, all told. */
+  overridden_total: number;
 }
 
 /** `renderMap` options; each defaults to what the chat uses. */
