@@ -118,16 +118,7 @@ fn write_stats(out: &mut String, c: &CheckedZone, s: &Stats) {
         let _ = writeln!(out, "  choke points: {}", s.choke_points.join(" → "));
     }
     let d = &s.drawing;
-    let _ = writeln!(
-        out,
-        "  drawing: {} crossing{}, {} upward passage{}, {} hint{} overridden",
-        d.crossings,
-        if d.crossings == 1 { "" } else { "s" },
-        d.upward,
-        plural(d.upward),
-        d.overridden_total,
-        plural(d.overridden_total)
-    );
+    let _ = writeln!(out, "  drawing: {}", d.summary());
     for o in &d.overridden {
         let _ = writeln!(out, "  hint of {}: {}", o.id, o.why);
     }

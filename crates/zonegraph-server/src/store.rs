@@ -17,6 +17,7 @@ use zonegraph_core::command::Syntax;
 use zonegraph_core::engine::{
     self, CharEdit, Character, EncounterRequest, Event, HostOutcome, PlayerView, Refusal, Run,
 };
+use zonegraph_core::layout::Drawing;
 use zonegraph_core::rules;
 use zonegraph_core::zone::Zone;
 
@@ -180,6 +181,9 @@ impl std::fmt::Debug for CommandSettings {
 pub struct RunView {
     /// [`engine::player_view`] of the run.
     pub view: PlayerView,
+    /// The view laid out ([`Drawing::of_view`]): rooms' cells and passages' polylines, so
+    /// the run page draws it with no layout code of its own.
+    pub map: Drawing,
     /// The chat's `!zone status` words for it.
     pub status: Reply,
     /// The change stamp of the rows it was built from (see [`db::Tx::run_stamps`]).
@@ -193,6 +197,8 @@ pub struct PlayerRun {
     pub run: RunRef,
     /// [`engine::player_view`] of the run: what the player may know of the zone.
     pub view: PlayerView,
+    /// The view laid out, as the run page gets it ([`RunView::map`]).
+    pub map: Drawing,
     /// The chat's `!zone status` words for it.
     pub status: Reply,
 }
@@ -997,6 +1003,7 @@ impl Store {
         let view = engine::player_view(&zone, &stored.run, &character);
         let status = chat::status(&view.status);
         Ok(Some(RunView {
+            map: Drawing::of_view(&view),
             view,
             status,
             stamp: (stored.version, sheet_version),
@@ -1009,12 +1016,16 @@ impl Store {
         let Some(stored) = self.read(|tx| Ok(tx.player_rows(user)?.run))? else {
             return Ok(None);
         };
-        let Some(RunView { view, status, .. }) = self.run_view(&stored.link_token)? else {
+        let Some(RunView {
+            view, map, status, ..
+        }) = self.run_view(&stored.link_token)?
+        else {
             return Ok(None);
         };
         Ok(Some(PlayerRun {
             run: RunRef::of(&stored.run, &stored.link_token, public_url),
             view,
+            map,
             status,
         }))
     }

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use zonegraph_core::diagnostic::{self, Diagnostic};
 use zonegraph_core::engine::PlayerView;
 use zonegraph_core::format::ZoneFile;
-use zonegraph_core::layout::{self, Layout};
+use zonegraph_core::layout::{self, Drawing, Layout};
 use zonegraph_core::validate::{self, CheckOptions, check_sources_with};
 use zonegraph_core::zone::{self, Zone};
 
@@ -92,6 +92,8 @@ pub fn load_shipped_zone(id: &str) -> Option<Result<Loaded, String>> {
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunPayload {
     pub view: PlayerView,
+    /// The view laid out by the server, so the page carries no layout code.
+    pub map: Drawing,
     /// `!zone status` as the chat words it, plain text.
     pub status: String,
     /// The numbered options those words list, as the core gave them (`chat::Choice`).
@@ -109,6 +111,7 @@ pub struct Choice {
 #[derive(Deserialize)]
 struct Wire {
     view: PlayerView,
+    map: Drawing,
     status: WireReply,
 }
 
@@ -126,6 +129,7 @@ pub fn parse_run_payload(body: &str) -> Result<RunPayload, String> {
         serde_json::from_str(body).map_err(|e| format!("the server's answer is not a run: {e}"))?;
     Ok(RunPayload {
         view: wire.view,
+        map: wire.map,
         status: wire.status.text,
         choices: wire.status.choices,
     })

@@ -3,14 +3,15 @@
 //! Pure (no browser), so it is tested natively. Two builders, one per audience:
 //! [`build`] draws a zone for its designer (everything in the file, a playtest's real rolls),
 //! and [`build_player`] draws a player's map from the core's [`PlayerView`] alone (what the
-//! run page and "View as player" show; the view decides what a player may know). Both lay
-//! their graph out with [`zonegraph_core::layout::layout`] (cells, and routes in cell units);
-//! this module only scales them, trims the routes to the room boxes and places the marks.
+//! run page and "View as player" show; the view decides what a player may know). Both place
+//! a [`Layout`] of the core's (cells, and routes in cell units; the run page's comes from the
+//! server, see [`player::from_drawing`]); this module only scales them, trims the routes to
+//! the room boxes and places the marks.
 
 use zonegraph_core::analysis;
 use zonegraph_core::engine::{Check, PlayerView, Run};
 use zonegraph_core::format::{LockKind, NodeKind};
-use zonegraph_core::layout::{self, Layout};
+use zonegraph_core::layout::Layout;
 use zonegraph_core::zone::{Lock, Zone};
 
 use crate::names::{Row, kind_name, lock_name};
@@ -341,17 +342,20 @@ pub fn build(zone: &Zone, layout: &Layout, run: Option<&Run>) -> MapModel {
             *slot = Some(marks);
         }
     }
-    place(zone, layout, rooms, passages)
+    place(
+        |id| zone.node_index(id).map(|ix| ix.index()),
+        layout,
+        rooms,
+        passages,
+    )
 }
 
 /// A player's map, drawn from the core's player view alone: rooms as the view names them (a
 /// room the player does not know is a `?` called "unknown room"), the lock kind on each
 /// locked passage (never a DC, a level or a key), the visited path, the current room and
-/// the pending fork's option numbers as the view gives them. The view's graph is laid out
-/// as a zone of its own ([`player::graph`]), so rooms left out leave no trace.
-pub fn build_player(view: &PlayerView) -> MapModel {
-    let graph = player::graph(view);
-    let layout = layout::layout(&graph);
+/// the pending fork's option numbers as the view gives them, placed as `layout` (of the
+/// view's own graph: [`player::lay_out`] or the server's [`player::from_drawing`]) says, so rooms left out leave no trace.
+pub fn build_player(view: &PlayerView, layout: &Layout) -> MapModel {
     let option_of = |n: usize| (n, player::option_open(view, n));
     let rooms = view
         .rooms
@@ -413,16 +417,16 @@ pub fn build_player(view: &PlayerView) -> MapModel {
             })
         })
         .collect();
-    place(&graph, &layout, rooms, passages)
+    place(|key| view.room_index(key), layout, rooms, passages)
 }
 
-/// Places `rooms` (by node index of `zone`) and routes `passages` (by file index) as
-/// `layout` says, in pixels.
+/// Places `rooms` (by the index `index_of` gives a layout node's id) and routes `passages`
+/// (by file index) as `layout` says, in pixels.
 ///
 /// Lookups are dense vectors by node index (rooms) or file index (passages), not maps: the
 /// same speed for a map, and far less WebAssembly than a `BTreeMap` per key type.
 fn place(
-    zone: &Zone,
+    index_of: impl Fn(&str) -> Option<usize>,
     layout: &Layout,
     rooms_in: Vec<RoomMarks>,
     mut passages_in: Vec<Option<PassageMarks>>,
@@ -450,10 +454,9 @@ fn place(
     let mut marks: Vec<Option<RoomMarks>> = rooms_in.into_iter().map(Some).collect();
     let mut rooms = Vec::with_capacity(layout.nodes.len());
     for n in &layout.nodes {
-        let Some(ix) = zone.node_index(&n.id) else {
+        let Some(i) = index_of(&n.id) else {
             continue;
         };
-        let i = ix.index();
         let Some(m) = marks.get_mut(i).and_then(Option::take) else {
             continue;
         };
@@ -870,6 +873,52 @@ mod tests {
     use zonegraph_core::engine::{self, Character};
     use zonegraph_core::{layout, zone};
 
+    /// A player's map laid out here, as "View as player" draws it.
+    fn player_map(view: &PlayerView) -> MapModel {
+        build_player(view, &player::lay_out(view))
+    }
+
+    #[test]
+    fn the_servers_drawing_places_the_map_as_laying_it_out_here_does() {
+        for s in scenarios::fixed().into_iter().chain(scenarios::random(7, 40)) {
+            let view = s.view();
+            let here = player_map(&view);
+            let sent = layout::Drawing::of_view(&view);
+            // Through JSON, as the run page reads it.
+            let text = serde_json::to_string(&sent).expect("a drawing serialises");
+            let read: layout::Drawing = serde_json::from_str(&text).expect("and reads back");
+            let there = build_player(&view, &player::from_drawing(&view, &read));
+            assert_eq!((here.width, here.height), (there.width, there.height), "{}", s.name);
+            let at = |m: &MapModel| -> Vec<_> {
+                m.rooms.iter().map(|r| (r.id.clone(), r.x, r.y)).collect()
+            };
+            assert_eq!(at(&here), at(&there), "{}", s.name);
+            assert_eq!(here.passages.len(), there.passages.len(), "{}", s.name);
+            for (a, b) in here.passages.iter().zip(&there.passages) {
+                assert_eq!((a.edge, &a.from, &a.to), (b.edge, &b.from, &b.to), "{}", s.name);
+                // Thousandths of a cell: well under a pixel.
+                let off = [a.bbox.0 - b.bbox.0, a.bbox.1 - b.bbox.1, a.bbox.2 - b.bbox.2]
+                    .iter()
+                    .fold(0.0f64, |m, d| m.max(d.abs()));
+                assert!(off < 0.5, "{}: passage {} moved {off} px", s.name, a.edge);
+            }
+        }
+    }
+
+    #[test]
+    fn a_drawing_naming_rooms_and_passages_the_view_lacks_draws_what_it_has() {
+        let view = scenarios::fixed()[0].view();
+        let mut d = layout::Drawing::of_view(&view);
+        d.rooms.push([9_999, 0, 40]);
+        d.passages.push(layout::DrawnPassage {
+            passage: 9_999,
+            points: vec![[0, 0], [0, 40_000]],
+        });
+        let m = build_player(&view, &player::from_drawing(&view, &d));
+        assert_eq!(m.rooms.len(), view.rooms.len());
+        assert_eq!(m.passages.len(), view.passages.len());
+    }
+
     fn crypt() -> Zone {
         let text = include_str!("../../../zones/crypt_valdris.json");
         zone::load(text).expect("the crypt parses").0
@@ -967,7 +1016,7 @@ mod tests {
             check_marks(file, &build(&z, &layout::layout(&z), None));
         }
         for s in scenarios::fixed() {
-            check_marks(&s.name, &build_player(&s.view()));
+            check_marks(&s.name, &player_map(&s.view()));
         }
     }
 
@@ -1013,7 +1062,7 @@ mod tests {
         // The Crypt at its fork after a failed Perception check.
         let s = &scenarios::fixed()[0];
         let view = s.view();
-        let m = build_player(&view);
+        let m = player_map(&view);
         assert_eq!(m.rooms.len(), view.rooms.len());
         assert_eq!(m.passages.len(), view.passages.len());
         assert!(m.rooms.iter().all(|r| r.kind != Some(NodeKind::Secret)));
@@ -1062,7 +1111,7 @@ mod tests {
         let mut unknown_rooms = 0;
         for s in all {
             let view = s.view();
-            let m = build_player(&view);
+            let m = player_map(&view);
             let mut text = chat_and_panel(&view);
             for r in &m.rooms {
                 text.extend([r.id.clone(), r.label.clone(), r.name.clone()]);

@@ -1,5 +1,5 @@
-//! The player's map, from the core's [`PlayerView`] only: the view's rooms and passages as a
-//! graph the core's layout can place, and the details panel's words about them.
+//! The player's map, from the core's [`PlayerView`] only: its layout (the server's drawing, or
+//! the view's graph laid out here), and the details panel's words about it.
 //!
 //! Nothing here decides what a player may see: the view has decided (`engine::player_view`,
 //! the one owner), and this module only draws from it. It never sees the zone file, so it
@@ -7,85 +7,65 @@
 
 use zonegraph_core::chat;
 use zonegraph_core::engine::{self, Character, ExitState, ExitView, PlayerView, Run};
-use zonegraph_core::format::{EdgeFile, LockKind, NodeFile, NodeKind, ZoneFile};
-use zonegraph_core::zone::{self, NodeId, Zone};
+use zonegraph_core::layout::{
+    DRAWING_SCALE, Drawing, Layout, LayoutEdge, LayoutMode, LayoutNode, RouteKind,
+};
+use zonegraph_core::zone::{NodeId, Zone};
 
 use crate::names::Row;
 
 pub use chat::{UNKNOWN_ROOM, room_name};
 
-/// The key a room goes by on the map (selection, `data-node`): its id, or `?N` (its index in
-/// the view) for an unknown room, which has no id.
+/// The key a room goes by on the map ([`PlayerView::room_key`]).
 pub fn room_key(view: &PlayerView, i: usize) -> String {
-    match view.rooms.get(i).and_then(|r| r.id.as_ref()) {
-        Some(id) => id.to_string(),
-        None => format!("?{i}"),
-    }
+    view.room_key(i)
 }
 
-/// The index of the room that [`room_key`] called `key`.
-pub fn room_index(view: &PlayerView, key: &str) -> Option<usize> {
-    view.rooms
-        .iter()
-        .position(|r| r.id.as_ref().is_some_and(|id| id.as_str() == key))
-        .or_else(|| {
-            let i: usize = key.strip_prefix('?')?.parse().ok()?;
-            view.rooms.get(i).filter(|r| r.id.is_none()).map(|_| i)
-        })
+/// The view's map laid out here: "View as player" in the designer. The run page never calls
+/// it (that would bring the layout's code into its bundle): it draws the server's
+/// [`Drawing`] with [`from_drawing`].
+pub fn lay_out(view: &PlayerView) -> Layout {
+    zonegraph_core::layout::layout(&view.graph())
 }
 
-/// The view's rooms and passages as a zone, for [`zonegraph_core::layout::layout`]: node `i`
-/// is `view.rooms[i]` (id from [`room_key`], the view's layout hint, placeholder kind
-/// `exploration` for an unknown room) and passage `j` is `view.passages[j]` (`file_index`
-/// `j`), with no locks and no content. Only its shape is used: every word and mark on the
-/// player's map comes from the view itself.
-pub fn graph(view: &PlayerView) -> Zone {
-    let nodes = view
+/// A [`Drawing`] of `view` (the server's, from `GET /api/runs/{token}`) as the [`Layout`]
+/// the map model places; rooms and passages the view does not have are left out.
+pub fn from_drawing(view: &PlayerView, d: &Drawing) -> Layout {
+    let at = |v: i32| f64::from(v) / DRAWING_SCALE;
+    let nodes: Vec<LayoutNode> = d
         .rooms
         .iter()
-        .enumerate()
-        .map(|(i, r)| NodeFile {
-            node_id: room_key(view, i),
-            kind: r.kind.unwrap_or(NodeKind::Exploration),
-            label: String::new(),
-            is_entry: r.is_entry,
-            is_boss: r.is_boss,
-            region_id: String::new(),
-            pos_x: r.pos.map(|p| p.0),
-            pos_y: r.pos.map(|p| p.1),
-            content: Default::default(),
+        .filter(|[i, ..]| (*i as usize) < view.rooms.len())
+        .map(|&[i, col, row]| LayoutNode {
+            id: view.room_key(i as usize),
+            col,
+            row,
         })
         .collect();
-    let edges = view
+    let edges = d
         .passages
         .iter()
-        .map(|p| EdgeFile {
-            from_node: room_key(view, p.from),
-            to_node: room_key(view, p.to),
-            lock_kind: LockKind::None,
-            lock_data: Default::default(),
-            hint: String::new(),
-            weight: 1,
+        .filter_map(|p| {
+            let pv = view.passages.get(p.passage)?;
+            Some(LayoutEdge {
+                edge: p.passage,
+                from: view.room_key(pv.from),
+                to: view.room_key(pv.to),
+                lock: pv.lock,
+                route: RouteKind::Down,
+                points: p.points.iter().map(|q| [at(q[0]), at(q[1])]).collect(),
+            })
         })
         .collect();
-    let file = ZoneFile {
-        schema: None,
-        format: 1,
-        zone_id: view.zone_id.clone(),
-        name: view.zone_name.clone(),
-        tier: view.tier,
-        min_level: 1,
-        max_level: 1,
-        regions: Vec::new(),
-        // A zone with loops lays out the same; the flag only matters to validation.
-        allow_loops: true,
-        nodes: Some(nodes),
-        edges: Some(edges),
-        room_kinds: None,
-        keys: Default::default(),
-        harvests: Default::default(),
-    };
-    zone::build_shape(&file).0
+    Layout {
+        mode: LayoutMode::Layered,
+        width: nodes.iter().map(|n| n.col + 1).max().unwrap_or(0),
+        height: nodes.iter().map(|n| n.row + 1).max().unwrap_or(0),
+        nodes,
+        edges,
+        notes: Vec::new(),
+        stats: Default::default(),
+    }
 }
 
 /// The pending fork's option `number`, as the chat listed it.
@@ -101,7 +81,8 @@ pub fn option_open(view: &PlayerView, number: usize) -> bool {
 /// What the details panel says about room `key` ([`room_key`]): the chat's words
 /// (`chat::room_details`).
 pub fn room_details(view: &PlayerView, key: &str) -> Vec<Row> {
-    room_index(view, key).map_or_else(Vec::new, |i| chat::room_details(view, i))
+    view.room_index(key)
+        .map_or_else(Vec::new, |i| chat::room_details(view, i))
 }
 
 /// What the details panel says about passage `j` of the view (`chat::passage_details`).

@@ -35,7 +35,8 @@ impl Scenario {
     pub fn payload(&self) -> String {
         let view = self.view();
         let status = chat::status(&view.status);
-        serde_json::json!({ "view": view, "status": status }).to_string()
+        let map = zonegraph_core::layout::Drawing::of_view(&view);
+        serde_json::json!({ "view": view, "map": map, "status": status }).to_string()
     }
 }
 

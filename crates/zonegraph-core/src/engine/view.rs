@@ -18,7 +18,7 @@ use petgraph::graph::NodeIndex;
 use serde::{Deserialize, Serialize};
 
 use super::run::{Character, EncounterCheck, ForkOption, LockReason, Outcome, Run};
-use crate::format::{LockKind, NodeKind};
+use crate::format::{EdgeFile, LockKind, NodeFile, NodeKind, ZoneFile};
 use crate::narration;
 use crate::rules::{self, EncounterKind};
 use crate::zone::{NodeId, Zone};
@@ -390,6 +390,82 @@ pub struct PlayerView {
     pub passages: Vec<PassageView>,
     /// `!zone status` as data; the chat module words it.
     pub status: Status,
+}
+
+impl PlayerView {
+    /// The key a room goes by on a map (selection, `data-node`, the laid-out graph's ids): its
+    /// id, or `?N` (its index in the view) for an unknown room, which has no id.
+    pub fn room_key(&self, i: usize) -> String {
+        match self.rooms.get(i).and_then(|r| r.id.as_ref()) {
+            Some(id) => id.to_string(),
+            None => format!("?{i}"),
+        }
+    }
+
+    /// The index of the room that [`PlayerView::room_key`] called `key`.
+    pub fn room_index(&self, key: &str) -> Option<usize> {
+        self.rooms
+            .iter()
+            .position(|r| r.id.as_ref().is_some_and(|id| id.as_str() == key))
+            .or_else(|| {
+                let i: usize = key.strip_prefix('?')?.parse().ok()?;
+                self.rooms.get(i).filter(|r| r.id.is_none()).map(|_| i)
+            })
+    }
+
+    /// The view's rooms and passages as a zone of their own, for [`crate::layout::layout`]:
+    /// node `i` is `rooms[i]` (id from [`PlayerView::room_key`], the view's layout hint,
+    /// placeholder kind `exploration` for an unknown room) and passage `j` is `passages[j]`
+    /// (`file_index` `j`), with no locks and no content. Only its shape is meant to be used,
+    /// so rooms the view leaves out leave no trace on a map laid out from it.
+    pub fn graph(&self) -> Zone {
+        let nodes = self
+            .rooms
+            .iter()
+            .enumerate()
+            .map(|(i, r)| NodeFile {
+                node_id: self.room_key(i),
+                kind: r.kind.unwrap_or(NodeKind::Exploration),
+                label: String::new(),
+                is_entry: r.is_entry,
+                is_boss: r.is_boss,
+                region_id: String::new(),
+                pos_x: r.pos.map(|p| p.0),
+                pos_y: r.pos.map(|p| p.1),
+                content: Default::default(),
+            })
+            .collect();
+        let edges = self
+            .passages
+            .iter()
+            .map(|p| EdgeFile {
+                from_node: self.room_key(p.from),
+                to_node: self.room_key(p.to),
+                lock_kind: LockKind::None,
+                lock_data: Default::default(),
+                hint: String::new(),
+                weight: 1,
+            })
+            .collect();
+        let file = ZoneFile {
+            schema: None,
+            format: 1,
+            zone_id: self.zone_id.clone(),
+            name: self.zone_name.clone(),
+            tier: self.tier,
+            min_level: 1,
+            max_level: 1,
+            regions: Vec::new(),
+            // A zone with loops lays out the same; the flag only matters to validation.
+            allow_loops: true,
+            nodes: Some(nodes),
+            edges: Some(edges),
+            room_kinds: None,
+            keys: Default::default(),
+            harvests: Default::default(),
+        };
+        crate::zone::build_shape(&file).0
+    }
 }
 
 /// A region as the player may know it.

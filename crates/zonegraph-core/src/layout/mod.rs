@@ -44,8 +44,9 @@ mod route;
 use std::collections::BTreeSet;
 
 use petgraph::graph::NodeIndex;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
+use crate::engine::PlayerView;
 use crate::format::LockKind;
 use crate::zone::Zone;
 /// Where the cells came from.
@@ -130,11 +131,89 @@ pub struct LayoutStats {
     pub overridden_total: usize,
 }
 
+impl LayoutStats {
+    /// The drawing's counts in words, as `zonegraph check --stats` and the viewer's stats say
+    /// them: "0 crossings, 1 upward passage, 2 hints overridden".
+    pub fn summary(&self) -> String {
+        let n = |count: usize, one: &str, many: &str| {
+            format!("{count} {}", if count == 1 { one } else { many })
+        };
+        format!(
+            "{}, {}, {} overridden",
+            n(
+                usize::try_from(self.crossings).unwrap_or(usize::MAX),
+                "crossing",
+                "crossings"
+            ),
+            n(self.upward, "upward passage", "upward passages"),
+            n(self.overridden_total, "hint", "hints"),
+        )
+    }
+}
+
 /// A hinted room drawn elsewhere than its hint, and why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Overridden {
     pub id: String,
     pub why: String,
+}
+
+/// A layout as a page that does not lay out receives it: the run page reads it with the
+/// player's view from `GET /api/runs/{token}` (the server lays the view out, so the page
+/// carries no layout code). Integers only, cells and points in thousandths of a cell, so
+/// reading it needs no float parsing. Rooms and passages go by their index in the graph laid
+/// out (for a player view: `view.rooms` and `view.passages`).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Drawing {
+    /// Each drawn room: `[index, col, row]`.
+    pub rooms: Vec<[u32; 3]>,
+    /// Each drawn passage.
+    pub passages: Vec<DrawnPassage>,
+}
+
+/// A passage of a [`Drawing`].
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DrawnPassage {
+    /// Its index in the file's (the view's) passages.
+    pub passage: usize,
+    /// [`LayoutEdge::points`] in thousandths of a cell.
+    pub points: Vec<[i32; 2]>,
+}
+
+/// Thousandths of a cell per cell in a [`Drawing`].
+pub const DRAWING_SCALE: f64 = 1000.0;
+
+impl Drawing {
+    /// A player's map laid out ([`PlayerView::graph`]): what the server sends the run page.
+    pub fn of_view(view: &PlayerView) -> Drawing {
+        let graph = view.graph();
+        Drawing::of(&graph, &layout(&graph))
+    }
+
+    /// `layout` of `zone` as a [`Drawing`] (rooms by node index).
+    pub fn of(zone: &Zone, layout: &Layout) -> Drawing {
+        let milli = |v: f64| (v * DRAWING_SCALE).round() as i32;
+        Drawing {
+            rooms: layout
+                .nodes
+                .iter()
+                .filter_map(|n| {
+                    let i = u32::try_from(zone.node_index(&n.id)?.index()).ok()?;
+                    Some([i, n.col, n.row])
+                })
+                .collect(),
+            passages: layout
+                .edges
+                .iter()
+                .map(|e| DrawnPassage {
+                    passage: e.edge,
+                    points: e.points.iter().map(|p| [milli(p[0]), milli(p[1])]).collect(),
+                })
+                .collect(),
+        }
+    }
 }
 
 /// Most overridden hints listed in [`LayoutStats::overridden`].

@@ -62,7 +62,7 @@ fn Designer(loaded: Arc<Loaded>, shared: bool) -> impl IntoView {
         let (zone, layout) = (zone.clone(), layout.clone());
         Memo::new(move |_| {
             Arc::new(match seen.get() {
-                Some(view) => model::build_player(&view),
+                Some(view) => model::build_player(&view, &player::lay_out(&view)),
                 None => model::build(&zone, &layout, run.get().as_ref()),
             })
         })

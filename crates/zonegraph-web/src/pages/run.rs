@@ -305,7 +305,12 @@ fn page(
     let map_model = Memo::new_with_compare(
         move |_| {
             payload
-                .with(|p| p.as_ref().map(|p| Arc::new(model::build_player(&p.view))))
+                .with(|p| {
+                    p.as_ref().map(|p| {
+                        let layout = player::from_drawing(&p.view, &p.map);
+                        Arc::new(model::build_player(&p.view, &layout))
+                    })
+                })
                 .unwrap_or_default()
         },
         |a, b| !matches!((a, b), (Some(a), Some(b)) if Arc::ptr_eq(a, b)),

@@ -25,6 +25,19 @@ pub fn view(l: &Loaded) -> impl IntoView + use<> {
         })
         .collect();
     let [d1, d2] = difficulty(&s, &l.zone);
+    let drawing = s.drawing.summary();
+    let overridden = s
+        .drawing
+        .overridden
+        .iter()
+        .map(|o| {
+            let room = l
+                .zone
+                .node_by_id(&o.id)
+                .map_or_else(|| o.id.clone(), |n| n.display_label().to_string());
+            view! { <li><b>{room}</b>": "{o.why.clone()}</li> }
+        })
+        .collect_view();
     let locks = s
         .locks
         .iter()
@@ -40,7 +53,9 @@ pub fn view(l: &Loaded) -> impl IntoView + use<> {
                 <dt>"Choke points"</dt><dd>{chokes.join(" → ")}</dd>
                 <dt>{d1.0}</dt><dd>{d1.1}</dd>
                 <dt>{d2.0}</dt><dd>{d2.1}</dd>
+                <dt>"Drawing"</dt><dd data-drawing>{drawing}</dd>
             </dl>
+            <ul class="overridden">{overridden}</ul>
             <h3>"Locks"</h3>
             <ul class="locks">{locks}</ul>
         </div>
