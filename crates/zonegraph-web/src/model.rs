@@ -880,7 +880,10 @@ mod tests {
 
     #[test]
     fn the_servers_drawing_places_the_map_as_laying_it_out_here_does() {
-        for s in scenarios::fixed().into_iter().chain(scenarios::random(7, 40)) {
+        for s in scenarios::fixed()
+            .into_iter()
+            .chain(scenarios::random(7, 40))
+        {
             let view = s.view();
             let here = player_map(&view);
             let sent = layout::Drawing::of_view(&view);
@@ -888,18 +891,32 @@ mod tests {
             let text = serde_json::to_string(&sent).expect("a drawing serialises");
             let read: layout::Drawing = serde_json::from_str(&text).expect("and reads back");
             let there = build_player(&view, &player::from_drawing(&view, &read));
-            assert_eq!((here.width, here.height), (there.width, there.height), "{}", s.name);
+            assert_eq!(
+                (here.width, here.height),
+                (there.width, there.height),
+                "{}",
+                s.name
+            );
             let at = |m: &MapModel| -> Vec<_> {
                 m.rooms.iter().map(|r| (r.id.clone(), r.x, r.y)).collect()
             };
             assert_eq!(at(&here), at(&there), "{}", s.name);
             assert_eq!(here.passages.len(), there.passages.len(), "{}", s.name);
             for (a, b) in here.passages.iter().zip(&there.passages) {
-                assert_eq!((a.edge, &a.from, &a.to), (b.edge, &b.from, &b.to), "{}", s.name);
+                assert_eq!(
+                    (a.edge, &a.from, &a.to),
+                    (b.edge, &b.from, &b.to),
+                    "{}",
+                    s.name
+                );
                 // Thousandths of a cell: well under a pixel.
-                let off = [a.bbox.0 - b.bbox.0, a.bbox.1 - b.bbox.1, a.bbox.2 - b.bbox.2]
-                    .iter()
-                    .fold(0.0f64, |m, d| m.max(d.abs()));
+                let off = [
+                    a.bbox.0 - b.bbox.0,
+                    a.bbox.1 - b.bbox.1,
+                    a.bbox.2 - b.bbox.2,
+                ]
+                .iter()
+                .fold(0.0f64, |m, d| m.max(d.abs()));
                 assert!(off < 0.5, "{}: passage {} moved {off} px", s.name, a.edge);
             }
         }

@@ -49,11 +49,17 @@ fn run_links_show_no_undiscovered_secret() {
     // drawing the core makes of the view the player got, so the secret leaves no gap.
     let player: zonegraph_core::engine::PlayerView =
         serde_json::from_value(v["view"].clone()).expect("a player view");
-    let drawn = serde_json::to_value(zonegraph_core::layout::Drawing::of_view(&player))
-        .expect("a drawing");
+    let drawn =
+        serde_json::to_value(zonegraph_core::layout::Drawing::of_view(&player)).expect("a drawing");
     assert_eq!(v["map"], drawn);
     assert_eq!(v["map"]["rooms"].as_array().expect("drawn rooms").len(), 7);
-    assert_eq!(v["map"]["passages"].as_array().expect("drawn passages").len(), 7);
+    assert_eq!(
+        v["map"]["passages"]
+            .as_array()
+            .expect("drawn passages")
+            .len(),
+        7
+    );
     assert_eq!(v["view"]["status"]["node"], CHAPEL);
     assert!(
         v["status"]["text"]

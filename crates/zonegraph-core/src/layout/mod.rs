@@ -209,7 +209,11 @@ impl Drawing {
                 .iter()
                 .map(|e| DrawnPassage {
                     passage: e.edge,
-                    points: e.points.iter().map(|p| [milli(p[0]), milli(p[1])]).collect(),
+                    points: e
+                        .points
+                        .iter()
+                        .map(|p| [milli(p[0]), milli(p[1])])
+                        .collect(),
                 })
                 .collect(),
         }

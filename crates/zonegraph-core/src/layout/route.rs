@@ -335,7 +335,7 @@ pub(super) fn tracks(g: &Proper, x: &[f64], frame: &Frame) -> Vec<f64> {
 pub(super) fn gap_stubs(g: &Proper, x: &[f64], frame: &Frame) -> Vec<f64> {
     let rows = g.rows.len();
     let mut stubs = vec![STUB; rows];
-    for r in 0..rows.saturating_sub(1) {
+    for (r, slot) in stubs.iter_mut().enumerate().take(rows.saturating_sub(1)) {
         if frame.folds_after(r) {
             continue;
         }
@@ -359,7 +359,7 @@ pub(super) fn gap_stubs(g: &Proper, x: &[f64], frame: &Frame) -> Vec<f64> {
             })
         };
         if let Some(&stub) = [0.0, 0.1, 0.2].iter().find(|&&stub| clear(stub)) {
-            stubs[r] = stub;
+            *slot = stub;
         }
     }
     stubs
