@@ -74,7 +74,7 @@ pub fn percent(p: f64) -> String {
 pub struct RoomShape {
     /// Node index in the drawn graph: the zone's (file order), or the player view's `rooms`.
     pub ix: usize,
-    /// The room's id; `?N` for a room a player does not know ([`player::room_key`]).
+    /// The room's id; `?N` for a room a player does not know ([`PlayerView::room_key`]).
     pub id: String,
     /// `?` for a room a player does not know.
     pub label: String,
@@ -1153,7 +1153,7 @@ mod tests {
     fn chat_and_panel(view: &PlayerView) -> Vec<String> {
         let mut text = vec![zonegraph_core::chat::status(&view.status).text];
         let rows = (0..view.rooms.len())
-            .flat_map(|i| player::room_details(view, &player::room_key(view, i)))
+            .flat_map(|i| player::room_details(view, &view.room_key(i)))
             .chain((0..view.passages.len()).flat_map(|j| player::passage_details(view, j)));
         text.extend(rows.map(|(k, v)| format!("{k}: {v}")));
         text

@@ -16,11 +16,6 @@ use crate::names::Row;
 
 pub use chat::{UNKNOWN_ROOM, room_name};
 
-/// The key a room goes by on the map ([`PlayerView::room_key`]).
-pub fn room_key(view: &PlayerView, i: usize) -> String {
-    view.room_key(i)
-}
-
 /// The view's map laid out here: "View as player" in the designer. The run page never calls
 /// it (that would bring the layout's code into its bundle): it draws the server's
 /// [`Drawing`] with [`from_drawing`].
@@ -78,7 +73,7 @@ pub fn option_open(view: &PlayerView, number: usize) -> bool {
     exit(view, number).is_some_and(|x| x.state == ExitState::Open)
 }
 
-/// What the details panel says about room `key` ([`room_key`]): the chat's words
+/// What the details panel says about room `key` ([`PlayerView::room_key`]): the chat's words
 /// (`chat::room_details`).
 pub fn room_details(view: &PlayerView, key: &str) -> Vec<Row> {
     view.room_index(key)

@@ -385,7 +385,7 @@ fn status_line_view(
                 .rooms
                 .iter()
                 .position(|r| r.option == Some(number))
-                .map(|i| player::room_key(&p.view, i));
+                .map(|i| p.view.room_key(i));
             let open = player::option_open(&p.view, number);
             let go = format!("!zone go {number}");
             // An option the view does not place on the map (a room the player only
