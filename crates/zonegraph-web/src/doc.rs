@@ -204,6 +204,16 @@ mod tests {
         assert!(parse_run_payload("{}").is_err());
         // The old shape (a zone file and a run) is refused, not half-read.
         assert!(parse_run_payload(r#"{"zone": {}, "run": {}}"#).is_err());
+        // The drawing comes with the view, in integers; a body without it, or with a map
+        // that is no drawing, is refused with what is wrong.
+        assert_eq!(p.map, zonegraph_core::layout::Drawing::of_view(&p.view));
+        let mut body: serde_json::Value = serde_json::from_str(&s.payload()).expect("json");
+        body.as_object_mut().expect("an object").remove("map");
+        let e = parse_run_payload(&body.to_string()).expect_err("no map");
+        assert!(e.contains("not a run") && e.contains("map"), "{e}");
+        body["map"] = serde_json::json!({"rooms": [[0, 1.5, 2]], "passages": []});
+        let e = parse_run_payload(&body.to_string()).expect_err("a float cell");
+        assert!(e.contains("not a run"), "{e}");
     }
 
     /// `web/fixtures/run-demo.json`, what the end-to-end test serves as
