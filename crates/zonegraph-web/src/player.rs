@@ -24,7 +24,9 @@ pub fn lay_out(view: &PlayerView) -> Layout {
 }
 
 /// A [`Drawing`] of `view` (the server's, from `GET /api/runs/{token}`) as the [`Layout`]
-/// the map model places; rooms and passages the view does not have are left out.
+/// the map model places; rooms and passages the view does not have are left out. A drawing
+/// carries only cells and points, all the map model reads: the `Layout`'s mode, route kinds,
+/// notes and stats here are placeholders, not the server's.
 pub fn from_drawing(view: &PlayerView, d: &Drawing) -> Layout {
     let at = |v: i32| f64::from(v) / DRAWING_SCALE;
     let nodes: Vec<LayoutNode> = d

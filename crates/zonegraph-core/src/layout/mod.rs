@@ -28,7 +28,7 @@
 //! Serialised (the wasm `layoutZone` result), the Crypt of Valdris begins:
 //!
 //! ```json
-//! { "mode": "hints", "width": 3, "height": 7,
+//! { "mode": "hints", "width": 2, "height": 7,
 //!   "nodes": [ { "id": "crypt_valdris.entry", "col": 0, "row": 0 }, … ],
 //!   "edges": [ { "edge": 0, "from": "crypt_valdris.entry", "to": "crypt_valdris.corridor",
 //!                "lock": "none", "route": "down", "points": [[0.0, 0.0], [0.0, 1.0]] }, … ],
@@ -49,6 +49,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::PlayerView;
 use crate::format::LockKind;
 use crate::zone::Zone;
+
 /// Where the cells came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
