@@ -388,6 +388,38 @@ fn crypt_played_by_the_engine() {
     insta::assert_snapshot!("engine_in_the_chapel", map(&z, &MapView::of_run(&z, &run)));
 }
 
+/// The player's map (the run page's, laid out by the server from the view) leaves no empty
+/// row where an undiscovered room stands: the Crypt's secret chamber sits alone on its
+/// hinted row, between the chapel's row and the antechamber's.
+#[test]
+fn hidden_secret_leaves_no_gap_on_the_players_drawing() {
+    use zonegraph_core::engine::{self, Character};
+    use zonegraph_core::layout::Drawing;
+    let z = zone(CRYPT);
+    let ch = Character::default();
+    let (mut run, _) = engine::start(&z, "map-gap", &ch, 0).expect("starts");
+    while run.pending_fork.is_none() && !run.is_over() {
+        engine::advance(&z, &mut run, &ch, 1).expect("advances");
+    }
+    engine::choose(&z, &mut run, &ch, "1", 2).expect("the main hall is open");
+    let view = engine::player_view(&z, &run, &ch);
+    assert!(
+        view.rooms
+            .iter()
+            .all(|r| r.id.as_ref().is_none_or(|id| !id.as_str().ends_with("secret_chamber"))),
+        "the secret is not on the player's map"
+    );
+    let drawing = Drawing::of_view(&view);
+    assert_eq!(drawing.rooms.len(), view.rooms.len());
+    let rows: BTreeSet<u32> = drawing.rooms.iter().map(|r| r[2]).collect();
+    let last = rows.iter().max().copied().unwrap_or(0);
+    assert_eq!(rows, (0..=last).collect(), "an empty row on the player's map");
+    // The designer's map of the same zone keeps the secret's row.
+    let full = layout(&z);
+    let designer_rows: BTreeSet<u32> = full.nodes.iter().map(|n| n.row).collect();
+    assert!(designer_rows.len() > rows.len(), "{designer_rows:?} against {rows:?}");
+}
+
 #[test]
 fn hidden_secret_leaves_no_trace() {
     let z = zone(CRYPT);

@@ -414,11 +414,25 @@ impl PlayerView {
     }
 
     /// The view's rooms and passages as a zone of their own, for [`crate::layout::layout`]:
-    /// node `i` is `rooms[i]` (id from [`PlayerView::room_key`], the view's layout hint,
-    /// placeholder kind `exploration` for an unknown room) and passage `j` is `passages[j]`
-    /// (`file_index` `j`), with no locks and no content. Only its shape is meant to be used,
-    /// so rooms the view leaves out leave no trace on a map laid out from it.
+    /// node `i` is `rooms[i]` (id from [`PlayerView::room_key`], placeholder kind
+    /// `exploration` for an unknown room) and passage `j` is `passages[j]` (`file_index`
+    /// `j`), with no locks and no content. Only its shape is meant to be used, so rooms the
+    /// view leaves out leave no trace on a map laid out from it: the layout hints are the
+    /// view's, renumbered by rank among the view's own rooms (the order kept), so a room left
+    /// out leaves no empty row or column where it stood.
     pub fn graph(&self) -> Zone {
+        let rank = |values: Vec<i32>| {
+            let mut values = values;
+            crate::text::sort_dedup(&mut values);
+            move |v: i32| {
+                values
+                    .binary_search(&v)
+                    .ok()
+                    .and_then(|i| i32::try_from(i).ok())
+            }
+        };
+        let xs = rank(self.rooms.iter().filter_map(|r| r.pos.map(|p| p.0)).collect());
+        let ys = rank(self.rooms.iter().filter_map(|r| r.pos.map(|p| p.1)).collect());
         let nodes = self
             .rooms
             .iter()
@@ -430,8 +444,8 @@ impl PlayerView {
                 is_entry: r.is_entry,
                 is_boss: r.is_boss,
                 region_id: String::new(),
-                pos_x: r.pos.map(|p| p.0),
-                pos_y: r.pos.map(|p| p.1),
+                pos_x: r.pos.and_then(|p| xs(p.0)),
+                pos_y: r.pos.and_then(|p| ys(p.1)),
                 content: Default::default(),
             })
             .collect();
