@@ -404,20 +404,28 @@ fn hidden_secret_leaves_no_gap_on_the_players_drawing() {
     engine::choose(&z, &mut run, &ch, "1", 2).expect("the main hall is open");
     let view = engine::player_view(&z, &run, &ch);
     assert!(
-        view.rooms
-            .iter()
-            .all(|r| r.id.as_ref().is_none_or(|id| !id.as_str().ends_with("secret_chamber"))),
+        view.rooms.iter().all(|r| r
+            .id
+            .as_ref()
+            .is_none_or(|id| !id.as_str().ends_with("secret_chamber"))),
         "the secret is not on the player's map"
     );
     let drawing = Drawing::of_view(&view);
     assert_eq!(drawing.rooms.len(), view.rooms.len());
     let rows: BTreeSet<u32> = drawing.rooms.iter().map(|r| r[2]).collect();
     let last = rows.iter().max().copied().unwrap_or(0);
-    assert_eq!(rows, (0..=last).collect(), "an empty row on the player's map");
+    assert_eq!(
+        rows,
+        (0..=last).collect(),
+        "an empty row on the player's map"
+    );
     // The designer's map of the same zone keeps the secret's row.
     let full = layout(&z);
     let designer_rows: BTreeSet<u32> = full.nodes.iter().map(|n| n.row).collect();
-    assert!(designer_rows.len() > rows.len(), "{designer_rows:?} against {rows:?}");
+    assert!(
+        designer_rows.len() > rows.len(),
+        "{designer_rows:?} against {rows:?}"
+    );
 }
 
 #[test]

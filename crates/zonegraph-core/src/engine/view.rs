@@ -431,8 +431,18 @@ impl PlayerView {
                     .and_then(|i| i32::try_from(i).ok())
             }
         };
-        let xs = rank(self.rooms.iter().filter_map(|r| r.pos.map(|p| p.0)).collect());
-        let ys = rank(self.rooms.iter().filter_map(|r| r.pos.map(|p| p.1)).collect());
+        let xs = rank(
+            self.rooms
+                .iter()
+                .filter_map(|r| r.pos.map(|p| p.0))
+                .collect(),
+        );
+        let ys = rank(
+            self.rooms
+                .iter()
+                .filter_map(|r| r.pos.map(|p| p.1))
+                .collect(),
+        );
         let nodes = self
             .rooms
             .iter()
