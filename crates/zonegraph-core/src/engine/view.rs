@@ -473,7 +473,7 @@ impl PlayerView {
             .collect();
         let file = ZoneFile {
             schema: None,
-            format: 1,
+            format: crate::format::FORMAT_VERSION,
             zone_id: self.zone_id.clone(),
             name: self.zone_name.clone(),
             tier: self.tier,

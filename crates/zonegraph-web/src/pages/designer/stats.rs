@@ -15,28 +15,14 @@ pub fn view(l: &Loaded) -> impl IntoView + use<> {
         Some(n) => n.to_string(),
         None => "unbounded (a loop lies on a route)".into(),
     };
-    let chokes: Vec<String> = s
-        .choke_points
-        .iter()
-        .map(|id| {
-            l.zone
-                .node_by_id(id)
-                .map_or_else(|| id.clone(), |n| n.display_label().to_string())
-        })
-        .collect();
+    let chokes: Vec<String> = s.choke_points.iter().map(|id| label(l, id)).collect();
     let [d1, d2] = difficulty(&s, &l.zone);
     let drawing = s.drawing.summary();
     let overridden = s
         .drawing
         .overridden
         .iter()
-        .map(|o| {
-            let room = l
-                .zone
-                .node_by_id(&o.id)
-                .map_or_else(|| o.id.clone(), |n| n.display_label().to_string());
-            view! { <li><b>{room}</b>": "{o.why.clone()}</li> }
-        })
+        .map(|o| view! { <li><b>{label(l, &o.id)}</b>": "{o.why.clone()}</li> })
         .collect_view();
     let locks = s
         .locks
@@ -99,14 +85,16 @@ fn difficulty(s: &zonegraph_core::Stats, zone: &zonegraph_core::Zone) -> [(Strin
     ]
 }
 
+/// A room's label, or its id when the zone has no such room.
+fn label(l: &Loaded, id: &str) -> String {
+    l.zone
+        .node_by_id(id)
+        .map_or_else(|| id.to_string(), |n| n.display_label().to_string())
+}
+
 /// One lock's pass chance: bars across ability modifiers, or pass/fail across levels.
 fn lock_chart(l: &Loaded, lock: &LockStats) -> impl IntoView + use<> {
-    let name = |id: &str| {
-        l.zone
-            .node_by_id(id)
-            .map_or_else(|| id.to_string(), |n| n.display_label().to_string())
-    };
-    let title = format!("{} → {}", name(&lock.from), name(&lock.to));
+    let title = format!("{} → {}", label(l, &lock.from), label(l, &lock.to));
     let chart = if let Some(by) = &lock.by_modifier {
         let n = by.len().max(1) as f64;
         let (w, h) = (220.0, 70.0);
