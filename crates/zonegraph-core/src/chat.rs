@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use crate::command::{COMMANDS, CommandError};
+use crate::command::{self, CommandError};
 use crate::engine::PlayerView;
 use crate::engine::view::RoomView;
 use crate::engine::{
@@ -765,8 +765,9 @@ pub fn help() -> Reply {
 }
 
 fn command_list(out: &mut Out) {
-    let width = COMMANDS.iter().map(|(u, _)| u.len()).max().unwrap_or(0);
-    for (usage, what) in COMMANDS {
+    let commands = command::commands();
+    let width = commands.iter().map(|(u, _)| u.len()).max().unwrap_or(0);
+    for (usage, what) in &commands {
         out.nl()
             .put("  ")
             .code(usage)

@@ -5,7 +5,8 @@
 
 use serde::Serialize;
 
-use crate::engine::{CharEdit, LEVEL_RANGE, SCORE_RANGE};
+use crate::engine::CharEdit;
+use crate::rules::{LEVEL_RANGE, SCORE_RANGE};
 use crate::zone::Ability;
 
 /// One player command.
@@ -54,41 +55,54 @@ pub enum Command {
 }
 
 /// Every command: usage and what it does. `!zone help` and command errors list these.
-pub const COMMANDS: &[(&str, &str)] = &[
-    ("!zone help", "show this help"),
-    ("!zone list", "zones you may enter"),
-    ("!zone enter <zone>", "start a run in a zone"),
-    ("!zone status", "where you are and the ways on"),
-    ("!zone advance", "clear the current room and move on"),
-    (
-        "!zone fight",
-        "face the trap, elite or boss in this room (advance does too)",
-    ),
-    ("!zone flee", "run from the encounter: the run ends"),
-    (
-        "!zone go <n>",
-        "take option n at a fork (also !zone choose <n>)",
-    ),
-    ("!zone map", "the map of your run"),
-    ("!zone abandon", "give up the current run"),
-    ("!char", "show your character"),
-    ("!char level <n>", "set your level (1-20; sandbox or admin)"),
-    (
-        "!char <str|dex|con|int|wis|cha> <n>",
-        "set an ability score (1-30; sandbox or admin)",
-    ),
-    ("!char key add <key>", "add a key (sandbox or admin)"),
-    ("!char key remove <key>", "remove a key (sandbox or admin)"),
-    (
-        "!char set <user> level|<ability> <n>",
-        "admins: set a user's level or score",
-    ),
-    ("!char grant <user> <key>", "admins: give a user a key"),
-    (
-        "!char revoke <user> <key>",
-        "admins: take a key from a user",
-    ),
-];
+pub fn commands() -> Vec<(&'static str, String)> {
+    let level = format!("{}-{}", LEVEL_RANGE.start(), LEVEL_RANGE.end());
+    let score = format!("{}-{}", SCORE_RANGE.start(), SCORE_RANGE.end());
+    vec![
+        ("!zone help", "show this help".into()),
+        ("!zone list", "zones you may enter".into()),
+        ("!zone enter <zone>", "start a run in a zone".into()),
+        ("!zone status", "where you are and the ways on".into()),
+        ("!zone advance", "clear the current room and move on".into()),
+        (
+            "!zone fight",
+            "face the trap, elite or boss in this room (advance does too)".into(),
+        ),
+        ("!zone flee", "run from the encounter: the run ends".into()),
+        (
+            "!zone go <n>",
+            "take option n at a fork (also !zone choose <n>)".into(),
+        ),
+        ("!zone map", "the map of your run".into()),
+        ("!zone abandon", "give up the current run".into()),
+        ("!char", "show your character".into()),
+        (
+            "!char level <n>",
+            format!("set your level ({level}; sandbox or admin)"),
+        ),
+        (
+            "!char <str|dex|con|int|wis|cha> <n>",
+            format!("set an ability score ({score}; sandbox or admin)"),
+        ),
+        ("!char key add <key>", "add a key (sandbox or admin)".into()),
+        (
+            "!char key remove <key>",
+            "remove a key (sandbox or admin)".into(),
+        ),
+        (
+            "!char set <user> level|<ability> <n>",
+            "admins: set a user's level or score".into(),
+        ),
+        (
+            "!char grant <user> <key>",
+            "admins: give a user a key".into(),
+        ),
+        (
+            "!char revoke <user> <key>",
+            "admins: take a key from a user".into(),
+        ),
+    ]
+}
 
 /// What was wrong with a command. Messages are lowercase with no trailing period; the chat
 /// reply adds the list of valid commands.

@@ -18,6 +18,18 @@ pub const STARTING_SCORES: [i32; 6] = [15, 14, 13, 12, 10, 8];
 /// The level a new character starts at.
 pub const STARTING_LEVEL: u32 = 1;
 
+/// Lowest and highest level a character may have.
+pub const LEVEL_RANGE: std::ops::RangeInclusive<u32> = 1..=20;
+
+/// Lowest and highest ability score.
+pub const SCORE_RANGE: std::ops::RangeInclusive<i32> = 1..=30;
+
+/// Most keys a character holds: a player's state stays small whatever they do.
+pub const MAX_KEYS: usize = 64;
+
+/// Longest key id, in bytes (after normalising).
+pub const MAX_KEY_BYTES: usize = 64;
+
 /// Experience needed for each level: level `n` needs `LEVEL_XP[n - 1]` XP in total.
 pub const LEVEL_XP: [u32; 20] = [
     0, 100, 250, 450, 700, 1_000, 1_400, 1_900, 2_500, 3_200, 4_000, 5_000, 6_200, 7_600, 9_200,

@@ -395,7 +395,7 @@ fn scripted_commands(zones: &[(String, String)]) -> Vec<Value> {
     let mossback: &[&str] = &["zones/mossback_warren.json"];
     let long_key = format!(
         "!char key add {}",
-        "k".repeat(zonegraph_core::engine::MAX_KEY_BYTES + 1)
+        "k".repeat(zonegraph_core::rules::MAX_KEY_BYTES + 1)
     );
     // (zones offered, text, whether it is refused)
     let script: Vec<(&[&str], &str, bool)> = vec![

@@ -17,12 +17,12 @@ use serde::{Deserialize, Serialize};
 use crate::format::{LockKind, NodeKind};
 use crate::narration;
 use crate::roll;
-use crate::rules::{self, EncounterKind};
+use crate::rules::{self, EncounterKind, MAX_KEY_BYTES, MAX_KEYS};
 use crate::zone::{Ability, Lock, NodeId, Zone, legacy_node_id, normalize_key};
 
 pub use run::{
-    CharEdit, Character, Check, EncounterCheck, ForkOption, LockReason, MAX_KEY_BYTES, MAX_KEYS,
-    MetFork, Outcome, PendingEncounter, PendingFork, Run,
+    CharEdit, Character, Check, EncounterCheck, ForkOption, LockReason, MetFork, Outcome,
+    PendingEncounter, PendingFork, Run,
 };
 pub use view::{
     EncounterView, ExitState, ExitView, Knowledge, Phase, PlayerView, Status, exit_views,
@@ -32,11 +32,6 @@ pub use view::{
 /// How long a fork waits for the player before the first open option is taken (six hours,
 /// as the original design proposed).
 pub const DEFAULT_FORK_TIMEOUT_MS: i64 = 6 * 60 * 60 * 1000;
-
-/// Lowest and highest level a character may have.
-pub const LEVEL_RANGE: std::ops::RangeInclusive<u32> = 1..=20;
-/// Lowest and highest ability score.
-pub const SCORE_RANGE: std::ops::RangeInclusive<i32> = 1..=30;
 
 /// Everything that happens, in order. The chat module words these; hosts can hook a combat
 /// resolution onto `Arrived`'s kind.

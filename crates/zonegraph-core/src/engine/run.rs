@@ -10,13 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::format::LockKind;
 use crate::roll;
-use crate::rules::{self, EncounterKind};
+use crate::rules::{self, EncounterKind, LEVEL_RANGE, MAX_KEY_BYTES, MAX_KEYS};
 use crate::zone::{Ability, NodeId, Zone, normalize_key};
-
-/// Most keys a character holds: a player's state stays small whatever they do.
-pub const MAX_KEYS: usize = 64;
-/// Longest key id, in bytes (after normalising).
-pub const MAX_KEY_BYTES: usize = 64;
 
 /// One change to a character sheet: what `!char level 5` does to the sender's own sheet (in a
 /// sandbox) and `!char set @user level 5` to another's (an admin).
@@ -71,7 +66,7 @@ impl Character {
     /// what the difficulty model predicts for.
     pub fn standard(level: u32) -> Self {
         Character {
-            level: level.clamp(*super::LEVEL_RANGE.start(), *super::LEVEL_RANGE.end()),
+            level: level.clamp(*LEVEL_RANGE.start(), *LEVEL_RANGE.end()),
             scores: rules::STARTING_SCORES,
             ..Character::default()
         }
