@@ -18,6 +18,8 @@ use crate::format::{LockKind, NodeKind};
 use crate::rules::{self, EncounterKind};
 use crate::zone::{Ability, Zone};
 
+pub mod viewer;
+
 /// One chat reply.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
