@@ -16,8 +16,9 @@ fn main() {
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| {
-            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            name.ends_with(".json") && !name.ends_with(".schema.json")
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(zonegraph_core::format::is_zone_file_name)
         })
         .collect();
     assert!(!files.is_empty(), "no zone files in {}", dir.display());

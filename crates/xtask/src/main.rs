@@ -3,7 +3,8 @@
 //! `setup` installs what is missing and nothing else (idempotent); `test` and `lint` call it.
 //! `.ci/run` runs `lint`, then `test` (the README's test command). `wasm-pack` builds the
 //! importable zonegraph-wasm package; `test` builds it too, runs its example and enforces the
-//! size budget. Nothing here downloads from GitHub: tools come from the crate registry, npm
+//! size budget. `e2e` runs only the viewer's end-to-end browser test; `screenshots` remakes
+//! the README's pictures (docs/img/), which that test keeps current. Nothing here downloads from GitHub: tools come from the crate registry, npm
 //! and Debian packages; each pinned version below says why it is pinned.
 
 use std::ffi::OsString;
@@ -57,9 +58,13 @@ fn main() -> ExitCode {
         Some("lint") => setup().and_then(|()| lint()),
         Some("wasm-pack") => setup().and_then(|()| wasm_pack().map(|p| p.report())),
         Some("budget") => setup().and_then(|()| web::budget()),
+        Some("e2e") => setup().and_then(|()| web::end_to_end()),
+        Some("screenshots") => setup().and_then(|()| web::screenshots()),
         Some("serve") => setup().and_then(|()| serve(&args[1..])),
         _ => {
-            eprintln!("usage: cargo xtask <setup|test|lint|wasm-pack|budget|serve>");
+            eprintln!(
+                "usage: cargo xtask <setup|test|lint|wasm-pack|budget|e2e|screenshots|serve>"
+            );
             eprintln!("  setup      install what the build and tests need (idempotent)");
             eprintln!("  test       run every test: native, browser (headless Chromium), package");
             eprintln!(
@@ -67,6 +72,10 @@ fn main() -> ExitCode {
             );
             eprintln!("  wasm-pack  build the zonegraph-wasm npm package (release, wasm-opt -Oz)");
             eprintln!("  budget     build the map viewer and fail when its bundle is over budget");
+            eprintln!("  e2e        build the map viewer, then only its end-to-end browser test");
+            eprintln!(
+                "  screenshots  remake the README's pictures and their descriptions (docs/img/)"
+            );
             eprintln!(
                 "  serve      build the map viewer, then `zonegraph serve` (extra args pass on)"
             );
@@ -465,8 +474,9 @@ fn zone_files() -> Result<Vec<String>> {
         .context("read zones/")?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
-            let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            n.ends_with(".json") && !n.ends_with(".schema.json")
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(zonegraph_core::format::is_zone_file_name)
         })
         .map(|p| p.to_string_lossy().into_owned())
         .collect();

@@ -11,6 +11,13 @@ use serde::{Deserialize, Serialize};
 /// The only format version this build reads and writes.
 pub const FORMAT_VERSION: u32 = 1;
 
+/// Whether a file named `name` (a file name, not a path) is a zone file: it ends in `.json`
+/// and is not a JSON Schema (`*.schema.json`, such as the zone format's own schema kept beside
+/// the zones). Every reader of a zones folder picks its files with this.
+pub fn is_zone_file_name(name: &str) -> bool {
+    name.ends_with(".json") && !name.ends_with(".schema.json")
+}
+
 /// A whole zone file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -552,6 +559,16 @@ mod tests {
 
     fn path_of(text: &str) -> Option<String> {
         parse(text).err().and_then(|e| e.path)
+    }
+
+    #[test]
+    fn zone_files_are_json_but_not_schemas() {
+        assert!(is_zone_file_name("crypt_valdris.json"));
+        assert!(is_zone_file_name("a.b.json"));
+        assert!(!is_zone_file_name("zone.schema.json"));
+        assert!(!is_zone_file_name("README.md"));
+        assert!(!is_zone_file_name("zone.json.bak"));
+        assert!(!is_zone_file_name("zone.JSON"));
     }
 
     #[test]

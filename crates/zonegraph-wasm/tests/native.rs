@@ -92,8 +92,9 @@ fn json_files(dir: &str) -> Vec<(String, String)> {
         .unwrap_or_else(|e| panic!("read {dir}/: {e}"))
         .map(|e| e.expect("dir entry").path())
         .filter(|p| {
-            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            name.ends_with(".json") && !name.ends_with(".schema.json")
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(zonegraph_core::format::is_zone_file_name)
         })
         .map(|p| {
             let name = p
