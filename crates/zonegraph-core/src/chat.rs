@@ -16,6 +16,7 @@ use crate::engine::{
 };
 use crate::format::{LockKind, NodeKind};
 use crate::rules::{self, EncounterKind};
+use crate::text::capitalise;
 use crate::zone::{Ability, Zone};
 
 pub mod viewer;
@@ -355,7 +356,7 @@ fn event(out: &mut Out, e: &Event) {
 pub fn encounter_check(c: &EncounterCheck) -> String {
     format!(
         "{} check: {} {} {} vs DC {} — {}",
-        capitalised(c.kind.as_str()),
+        capitalise(c.kind.as_str()),
         c.d20,
         if c.modifier < 0 { "-" } else { "+" },
         c.modifier.unsigned_abs(),
@@ -369,14 +370,6 @@ fn encounter_intro(kind: EncounterKind) -> &'static str {
         EncounterKind::Trap => "A trap bars the way in ",
         EncounterKind::Elite => "A fearsome foe guards ",
         EncounterKind::Boss => "The master of this zone awaits in ",
-    }
-}
-
-fn capitalised(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_ascii_uppercase().to_string() + c.as_str(),
-        None => String::new(),
     }
 }
 
@@ -781,13 +774,7 @@ fn command_list(out: &mut Out) {
 /// A command that could not be parsed: what was wrong, and the valid commands.
 pub fn command_error(e: &CommandError) -> Reply {
     let mut out = Out::default();
-    let msg = e.to_string();
-    let mut chars = msg.chars();
-    let msg = match chars.next() {
-        Some(c) => c.to_ascii_uppercase().to_string() + chars.as_str(),
-        None => msg,
-    };
-    out.put(&msg).put(".");
+    out.put(&capitalise(&e.to_string())).put(".");
     out.nl().put("Valid commands:");
     command_list(&mut out);
     out.done()

@@ -1,4 +1,5 @@
-//! Small, size-conscious helpers shared by the core: number formatting and sorting.
+//! Small, size-conscious helpers shared by the core: number formatting, sorting and
+//! capitalising.
 //!
 //! The core ships to browsers as WebAssembly, where every generic instantiation and every
 //! formatting routine is downloaded by each visitor. `f64`'s `Display`/`Debug` pull in ~16 KB
@@ -30,6 +31,34 @@ pub fn decimal(x: f64) -> String {
         frac.pop();
     }
     format!("{sign}{int}.{frac}")
+}
+
+/// A share as a whole percent: `0.404` reads "40%". By hand: printing an `f64` costs the
+/// browser's module kilobytes.
+pub fn percent(share: f64) -> String {
+    let mut s = ((share * 100.0).round() as i64).to_string();
+    s.push('%');
+    s
+}
+
+/// `s` with its first letter upper-case: `trap` reads "Trap". Every capital the core and the
+/// viewer write goes through here.
+///
+/// Only an ASCII first letter changes; any other first character (a digit, a quote, `é`) is
+/// kept as written. Whole characters are kept, so any UTF-8 text is safe. The Unicode case
+/// tables `char::to_uppercase` needs are kilobytes of wasm, and what is capitalised here
+/// (kinds, ids, the core's own messages) starts with an ASCII letter.
+pub fn capitalise(s: &str) -> String {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(first) => {
+            let mut out = String::with_capacity(s.len());
+            out.push(first.to_ascii_uppercase());
+            out.push_str(chars.as_str());
+            out
+        }
+        None => String::new(),
+    }
 }
 
 /// Lists up to this long are insertion-sorted in place.
@@ -131,6 +160,56 @@ mod tests {
     #[allow(clippy::disallowed_methods)] // the std sort is the reference here
     fn std_sort_by<T>(v: &mut [T], cmp: impl FnMut(&T, &T) -> Ordering) {
         v.sort_by(cmp);
+    }
+
+    /// `char::to_uppercase` on the first character, which [`capitalise`] replaces for ASCII.
+    #[allow(clippy::disallowed_methods)] // the std upper-casing is the reference here
+    fn std_capitalise(s: &str) -> String {
+        let mut chars = s.chars();
+        match chars.next() {
+            Some(first) => first.to_uppercase().chain(chars).collect(),
+            None => String::new(),
+        }
+    }
+
+    #[test]
+    fn percents_are_whole() {
+        assert_eq!(percent(0.0), "0%");
+        assert_eq!(percent(0.404), "40%");
+        assert_eq!(percent(0.555), "56%");
+        assert_eq!(percent(1.0), "100%");
+    }
+
+    #[test]
+    fn capitalise_raises_an_ascii_first_letter_only() {
+        assert_eq!(capitalise(""), "");
+        assert_eq!(capitalise("trap"), "Trap");
+        assert_eq!(capitalise("Boss"), "Boss");
+        assert_eq!(capitalise("x"), "X");
+        assert_eq!(
+            capitalise("\"x\" is not a command"),
+            "\"x\" is not a command"
+        );
+        assert_eq!(capitalise("2 keys"), "2 keys");
+        // Outside ASCII the first character is kept as written, whole.
+        assert_eq!(capitalise("élan vital"), "élan vital");
+        assert_eq!(capitalise("ßx"), "ßx");
+        assert_eq!(capitalise("🗝 key"), "🗝 key");
+    }
+
+    proptest! {
+        #[test]
+        fn capitalise_is_to_uppercase_on_ascii(s in "[ -~][ -~é🗝]{0,12}") {
+            prop_assert_eq!(capitalise(&s), std_capitalise(&s));
+        }
+
+        #[test]
+        fn capitalise_changes_at_most_the_first_character(s in "\\PC{0,12}") {
+            let out = capitalise(&s);
+            prop_assert_eq!(out.len(), s.len());
+            prop_assert!(out.chars().skip(1).eq(s.chars().skip(1)));
+            prop_assert_eq!(out.chars().next(), s.chars().next().map(|c| c.to_ascii_uppercase()));
+        }
     }
 
     /// What `{:.6}` prints for `x`, trimmed to [`decimal`]'s form: trailing zeros dropped

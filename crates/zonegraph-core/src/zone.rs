@@ -187,12 +187,7 @@ fn display_name(names: &BTreeMap<String, String>, id: &str) -> String {
         if !out.is_empty() {
             out.push(' ');
         }
-        // ASCII only: the Unicode case tables are kilobytes of wasm, and ids are ASCII.
-        let mut chars = word.chars();
-        if let Some(first) = chars.next() {
-            out.push(first.to_ascii_uppercase());
-            out.push_str(chars.as_str());
-        }
+        out.push_str(&crate::text::capitalise(word));
     }
     if out.is_empty() { id.to_string() } else { out }
 }

@@ -4,13 +4,13 @@ use leptos::prelude::*;
 
 use crate::names::Row;
 
-/// An error's text as a sentence: a capital first letter and a full stop.
+/// An error's text as a sentence: a capital first letter ([`zonegraph_core::text::capitalise`])
+/// and a full stop.
 pub fn capitalise(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_ascii_uppercase().to_string() + c.as_str() + ".",
-        None => String::new(),
+    if s.is_empty() {
+        return String::new();
     }
+    zonegraph_core::text::capitalise(s) + "."
 }
 
 /// A clear message instead of a blank page.
