@@ -10,11 +10,16 @@
 //! No player id goes in or out: the input is runs, the output counts. A count of 1–4 runs is
 //! written `"< 5"`, and a rate or share over fewer than 5 runs is `null`, so no one player's
 //! path can be read off. Pure and deterministic (rooms in file order, the rest sorted).
+//!
+//! Its words live here too ([`summary`], [`win_words`], [`room_words`], [`fork_words`],
+//! [`lock_words`], [`route_words`], gathered by [`sections`]): the command line's
+//! `zonegraph insight` and the editor's Insight panel say the same sentences.
 
 use std::collections::BTreeMap;
 
 use serde::{Serialize, Serializer};
 
+use crate::chat;
 use crate::difficulty;
 use crate::engine::view::{self, Phase};
 use crate::engine::{Check, Outcome, Run};
@@ -24,6 +29,10 @@ use crate::zone::Zone;
 
 /// Below this many runs a count is written "< 5" and a rate is not given.
 pub const MIN_CELL: u64 = 5;
+
+/// A room is a drop-off when at least [`MIN_CELL`] runs, and this share of all runs, ended
+/// there without winning.
+pub const DROP_OFF_SHARE: f64 = 0.1;
 
 /// How many standard deviations the interval around a predicted pass rate spans (95 %).
 const Z95: f64 = 1.96;
@@ -39,6 +48,38 @@ impl Serialize for Count {
         } else {
             s.serialize_str("< 5")
         }
+    }
+}
+
+impl Count {
+    /// A count read back from `"< 5"`: known only to be 1 to 4, written "< 5" like them.
+    pub const FEW: Count = Count(1);
+
+    /// The number, when it is written as itself (0, or [`MIN_CELL`] and up).
+    pub fn exact(self) -> Option<u64> {
+        (self.0 == 0 || self.0 >= MIN_CELL).then_some(self.0)
+    }
+
+    /// The sum as it may be written: exact while both parts are; a hidden part (1 to 4) adds
+    /// nothing to a written sum over 0 (a lower bound, so the hidden part cannot be read back
+    /// off the sum), and hidden parts alone stay hidden.
+    #[must_use]
+    pub fn plus(self, other: Count) -> Count {
+        match (self.exact(), other.exact()) {
+            (Some(a), Some(b)) => Count(a + b),
+            (Some(0), None) | (None, None) => Count::FEW,
+            (None, Some(0)) => self,
+            (Some(n), None) | (None, Some(n)) => Count(n),
+        }
+    }
+}
+
+/// `k` of `n` as a share, when both are written as themselves and `n` is at least
+/// [`MIN_CELL`].
+pub fn share(k: Count, n: Count) -> Option<f64> {
+    match (k.exact(), n.exact()) {
+        (Some(k), Some(n)) if n >= MIN_CELL => Some(k as f64 / n as f64),
+        _ => None,
     }
 }
 
@@ -101,10 +142,30 @@ impl Outcomes {
         }
     }
 
+    /// Runs that ended without winning (lost, fled, abandoned, dead end) or stand stranded,
+    /// summed by [`Count::plus`].
+    pub fn dropped(&self) -> Count {
+        Standing::DROPPED
+            .iter()
+            .fold(Count(0), |sum, s| sum.plus(self.get(*s)))
+    }
+
+    /// The runs that stand as `s`.
+    pub fn get(&self, s: Standing) -> Count {
+        match s {
+            Standing::Won => self.won,
+            Standing::Lost => self.lost,
+            Standing::Fled => self.fled,
+            Standing::Abandoned => self.abandoned,
+            Standing::DeadEnd => self.dead_end,
+            Standing::Stranded => self.stranded,
+            Standing::Active => self.active,
+        }
+    }
+
     /// Each standing and its runs, in [`Standing::ALL`] order.
     pub fn each(&self) -> [(Standing, Count); 7] {
-        let mut o = self.clone();
-        Standing::ALL.map(|s| (s, *o.slot(s)))
+        Standing::ALL.map(|s| (s, self.get(s)))
     }
 }
 
@@ -132,6 +193,15 @@ impl Standing {
         Standing::DeadEnd,
         Standing::Stranded,
         Standing::Active,
+    ];
+
+    /// The standings of a run that did not win and is not going on.
+    pub const DROPPED: [Standing; 5] = [
+        Standing::Lost,
+        Standing::Fled,
+        Standing::Abandoned,
+        Standing::DeadEnd,
+        Standing::Stranded,
     ];
 
     pub fn of(run: &Run) -> Standing {
@@ -478,6 +548,344 @@ pub fn pass_chance(check: &Check) -> f64 {
     passes as f64 / 20.0
 }
 
+impl RoomInsight {
+    /// Runs that reached it ÷ all `runs`; `None` under [`MIN_CELL`] runs or for "< 5".
+    pub fn reach(&self, runs: Count) -> Option<f64> {
+        share(self.reached, runs)
+    }
+
+    /// At least [`MIN_CELL`] runs, and [`DROP_OFF_SHARE`] of all `runs`, ended here without
+    /// winning ([`Outcomes::dropped`]).
+    pub fn is_drop_off(&self, runs: Count) -> bool {
+        match (self.ended_here.dropped().exact(), runs.exact()) {
+            (Some(d), Some(n)) => d >= MIN_CELL && d as f64 >= DROP_OFF_SHARE * n as f64,
+            _ => false,
+        }
+    }
+}
+
+/// A room's name for the sentences: its label in the editor, its id on the command line.
+pub type Namer<'a> = &'a dyn Fn(&str) -> String;
+
+/// "won 6, abandoned 24": each standing of `o` that is not 0, in [`Standing::ALL`] order;
+/// empty for none.
+pub fn outcome_words(o: &Outcomes) -> String {
+    standing_words(o, &Standing::ALL)
+}
+
+fn standing_words(o: &Outcomes, which: &[Standing]) -> String {
+    which
+        .iter()
+        .filter(|s| o.get(**s) != Count(0))
+        .map(|s| format!("{} {}", s.name(), o.get(*s)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// "30 runs: abandoned 24, active 6".
+pub fn summary(runs: Count, outcomes: &Outcomes) -> String {
+    let said = outcome_words(outcomes);
+    if said.is_empty() {
+        format!("{runs} runs")
+    } else {
+        format!("{runs} runs: {said}")
+    }
+}
+
+/// "Wins: 6 of 24 ended runs, 25% observed; the model predicts 40% at the levels the runs
+/// started at (1, 2)."
+pub fn win_words(w: &WinInsight) -> String {
+    let observed = w.observed.map_or_else(
+        || "no rate (under 5 ended runs)".to_string(),
+        |o| format!("{} observed", text::percent(o)),
+    );
+    let model = w.predicted.map_or_else(
+        || "the model gives no odds (not modelled, or no level known)".to_string(),
+        |p| {
+            let levels: Vec<String> = w.levels.iter().map(u32::to_string).collect();
+            format!(
+                "the model predicts {} at the levels the runs started at ({})",
+                text::percent(p),
+                levels.join(", ")
+            )
+        },
+    );
+    format!(
+        "Wins: {} of {} ended runs, {observed}; {model}.",
+        w.won, w.ended
+    )
+}
+
+/// "Corridor: reached by 30 of 30 (100%); 24 ended here without winning (abandoned 24) — a
+/// drop-off; the fork timeout chose the way on for < 5".
+pub fn room_words(name: &str, r: &RoomInsight, runs: Count) -> String {
+    let mut s = format!("{name}: reached by {} of {runs}", r.reached);
+    if let Some(p) = r.reach(runs) {
+        s.push_str(&format!(" ({})", text::percent(p)));
+    }
+    let dropped = r.ended_here.dropped();
+    if dropped != Count(0) {
+        s.push_str(&format!(
+            "; {dropped} ended here without winning ({})",
+            standing_words(&r.ended_here, &Standing::DROPPED)
+        ));
+    }
+    if r.is_drop_off(runs) {
+        s.push_str(" — a drop-off");
+    }
+    if r.timed_out != Count(0) {
+        s.push_str(&format!(
+            "; the fork timeout chose the way on for {}",
+            r.timed_out
+        ));
+    }
+    s
+}
+
+/// "At Fork (met by 6): Main Hall 6 (100%, < 5 by the fork timeout), Side Chapel 0 (0%)".
+pub fn fork_words(f: &ForkInsight, name: Namer) -> String {
+    let ways: Vec<String> = f
+        .ways
+        .iter()
+        .map(|w| {
+            let mut notes: Vec<String> = w.share.map(text::percent).into_iter().collect();
+            if w.picked != Count(0) {
+                notes.push(format!("{} by the fork timeout", w.picked));
+            }
+            if notes.is_empty() {
+                format!("{} {}", name(&w.to), w.taken)
+            } else {
+                format!("{} {} ({})", name(&w.to), w.taken, notes.join(", "))
+            }
+        })
+        .collect();
+    format!("At {} (met by {}): {}", name(&f.at), f.met, ways.join(", "))
+}
+
+/// "Fork → Side Chapel (Perception check): passed 0 of 6 (0%); the model predicts 55% (95%
+/// interval 15%–95%). Play disagrees with the model."
+pub fn lock_words(l: &LockInsight, name: Namer) -> String {
+    let mut s = format!(
+        "{} → {} ({}): passed {} of {}",
+        name(&l.from),
+        name(&l.to),
+        chat::lock_name(l.kind),
+        l.passed,
+        l.met
+    );
+    match (l.observed, l.predicted) {
+        (Some(o), Some(p)) => {
+            let interval = l.interval.map_or_else(String::new, |[lo, hi]| {
+                format!(
+                    " (95% interval {}–{})",
+                    text::percent(lo),
+                    text::percent(hi)
+                )
+            });
+            s.push_str(&format!(
+                " ({}); the model predicts {}{interval}",
+                text::percent(o),
+                text::percent(p)
+            ));
+        }
+        _ => s.push_str(" (under 5 runs: no rate)"),
+    }
+    if l.flagged {
+        s.push_str(". Play disagrees with the model.");
+    }
+    s
+}
+
+/// "24 runs (80%), 6 won: Entry → Corridor → …".
+pub fn route_words(r: &RouteInsight, name: Namer) -> String {
+    let share = r
+        .share
+        .map_or_else(String::new, |p| format!(" ({})", text::percent(p)));
+    let rooms: Vec<String> = r.rooms.iter().map(|id| name(id)).collect();
+    format!(
+        "{} runs{share}, {} won: {}",
+        r.runs,
+        r.won,
+        rooms.join(" → ")
+    )
+}
+
+/// The insight of version `version` as headed sections of sentences: the summary with the win
+/// rates, then rooms, forks, locks and routes (a section with no lines is left out). The one
+/// wording of insight: the command line prints it, the editor's panel shows it.
+pub fn sections(version: i64, i: &Insight, name: Namer) -> Vec<(String, Vec<String>)> {
+    let rooms = i
+        .rooms
+        .iter()
+        .map(|r| room_words(&name(&r.id), r, i.runs))
+        .collect();
+    let forks = i.forks.iter().map(|f| fork_words(f, name)).collect();
+    let locks = i.locks.iter().map(|l| lock_words(l, name)).collect();
+    let routes = i.routes.iter().map(|r| route_words(r, name)).collect();
+    let all: [(String, Vec<String>); 5] = [
+        (
+            format!("Version {version}: {}", summary(i.runs, &i.outcomes)),
+            vec![win_words(&i.win)],
+        ),
+        ("Rooms: reach and endings".into(), rooms),
+        ("Forks".into(), forks),
+        ("Locks, observed and predicted".into(), locks),
+        ("Routes".into(), routes),
+    ];
+    all.into_iter()
+        .filter(|(_, lines)| !lines.is_empty())
+        .collect()
+}
+
 fn round4(x: f64) -> f64 {
     difficulty::round4(x)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcomes(set: &[(Standing, u64)]) -> Outcomes {
+        let mut o = Outcomes::default();
+        for (s, n) in set {
+            *o.slot(*s) = Count(*n);
+        }
+        o
+    }
+
+    /// The Crypt's first rooms: 30 runs, 24 abandoned in the corridor, 6 through the fork's
+    /// first way; the lock observed outside the model.
+    fn crypt() -> Insight {
+        let room = |id: &str, reached, ended: &[(Standing, u64)], timed_out| RoomInsight {
+            id: id.into(),
+            reached: Count(reached),
+            ended_here: outcomes(ended),
+            timed_out: Count(timed_out),
+        };
+        Insight {
+            zone_id: "c".into(),
+            runs: Count(30),
+            outcomes: outcomes(&[(Standing::Abandoned, 24), (Standing::Active, 6)]),
+            rooms: vec![
+                room("c.entry", 30, &[], 0),
+                room("c.corridor", 30, &[(Standing::Abandoned, 24)], 0),
+                room("c.fork", 6, &[(Standing::Lost, 2)], 3),
+                room("c.hall", 4, &[(Standing::Active, 4)], 0),
+            ],
+            forks: vec![ForkInsight {
+                at: "c.fork".into(),
+                met: Count(6),
+                ways: vec![
+                    WayInsight {
+                        to: "c.hall".into(),
+                        taken: Count(6),
+                        picked: Count(2),
+                        share: Some(1.0),
+                    },
+                    WayInsight {
+                        to: "c.boss".into(),
+                        taken: Count(0),
+                        picked: Count(0),
+                        share: Some(0.0),
+                    },
+                ],
+            }],
+            locks: vec![LockInsight {
+                from: "c.fork".into(),
+                to: "c.boss".into(),
+                kind: LockKind::PerceptionCheck,
+                met: Count(6),
+                passed: Count(0),
+                observed: Some(0.0),
+                predicted: Some(0.55),
+                interval: Some([0.15, 0.95]),
+                flagged: true,
+            }],
+            routes: vec![RouteInsight {
+                rooms: vec!["c.entry".into(), "c.corridor".into()],
+                runs: Count(24),
+                share: Some(1.0),
+                won: Count(0),
+            }],
+            win: WinInsight {
+                ended: Count(24),
+                won: Count(0),
+                observed: Some(0.0),
+                predicted: Some(0.4),
+                levels: vec![1, 2],
+            },
+        }
+    }
+
+    #[test]
+    fn hidden_counts_stay_hidden_when_summed() {
+        assert_eq!(Count(0).plus(Count::FEW), Count::FEW);
+        assert_eq!(Count(7).plus(Count(3)), Count(7), "a lower bound");
+        assert_eq!(Count(3).plus(Count(4)).to_string(), "< 5");
+        assert_eq!(Count(7).plus(Count(5)), Count(12));
+        assert_eq!(share(Count(3), Count(4)), None, "under 5 runs");
+        assert_eq!(share(Count(6), Count(30)), Some(0.2));
+        assert_eq!(share(Count::FEW, Count(30)), None);
+    }
+
+    #[test]
+    fn the_sections_say_the_numbers_in_words() {
+        let upper = |id: &str| id.to_ascii_uppercase();
+        let said = sections(3, &crypt(), &upper);
+        let heads: Vec<&str> = said.iter().map(|(h, _)| h.as_str()).collect();
+        assert_eq!(
+            heads,
+            [
+                "Version 3: 30 runs: abandoned 24, active 6",
+                "Rooms: reach and endings",
+                "Forks",
+                "Locks, observed and predicted",
+                "Routes"
+            ]
+        );
+        let lines: Vec<&str> = said
+            .iter()
+            .flat_map(|(_, l)| l)
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "Wins: 0 of 24 ended runs, 0% observed; the model predicts 40% at the levels the runs started at (1, 2).",
+                "C.ENTRY: reached by 30 of 30 (100%)",
+                "C.CORRIDOR: reached by 30 of 30 (100%); 24 ended here without winning (abandoned 24) — a drop-off",
+                "C.FORK: reached by 6 of 30 (20%); < 5 ended here without winning (lost < 5); the fork timeout chose the way on for < 5",
+                "C.HALL: reached by < 5 of 30",
+                "At C.FORK (met by 6): C.HALL 6 (100%, < 5 by the fork timeout), C.BOSS 0 (0%)",
+                "C.FORK → C.BOSS (Perception check): passed 0 of 6 (0%); the model predicts 55% (95% interval 15%–95%). Play disagrees with the model.",
+                "24 runs (100%), 0 won: C.ENTRY → C.CORRIDOR",
+            ]
+        );
+    }
+
+    #[test]
+    fn few_runs_give_no_rates_and_empty_sections_are_left_out() {
+        let mut i = crypt();
+        i.forks.clear();
+        i.routes.clear();
+        i.locks[0].observed = None;
+        i.locks[0].predicted = None;
+        i.win.observed = None;
+        i.win.predicted = None;
+        i.outcomes = Outcomes::default();
+        i.runs = Count(0);
+        let said = sections(1, &i, &|id: &str| id.to_string());
+        assert_eq!(said.len(), 3, "{said:?}");
+        assert_eq!(said[0].0, "Version 1: 0 runs");
+        assert_eq!(
+            said[0].1,
+            [
+                "Wins: 0 of 24 ended runs, no rate (under 5 ended runs); the model gives no odds (not modelled, or no level known)."
+            ]
+        );
+        assert!(
+            said[2].1[0]
+                .ends_with("passed 0 of 6 (under 5 runs: no rate). Play disagrees with the model.")
+        );
+    }
 }

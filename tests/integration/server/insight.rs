@@ -108,7 +108,7 @@ fn insight_reads_played_and_archived_runs_for_designers_only() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(text.contains("30 runs (abandoned 24, active 6)"), "{text}");
+    assert!(text.contains("30 runs: abandoned 24, active 6"), "{text}");
     let out = cli(&["crypt_valdris", "--json"]);
     let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(v["runs"], 30);

@@ -80,26 +80,7 @@ pub(super) fn panel(state: State) -> impl IntoView {
     let body = match shown {
         None => ().into_any(),
         Some(Err(why)) => view! { <p class="error" role="alert">{why}</p> }.into_any(),
-        Some(Ok(i)) => {
-            let name = namer(state);
-            let rooms = i
-                .rooms
-                .iter()
-                .map(|r| r.line(&name(&r.id), i.runs))
-                .collect();
-            let locks = i.locks.iter().map(|l| l.words.clone()).collect();
-            sections(vec![
-                (
-                    format!("Version {}: {}", i.version, i.summary),
-                    vec![i.win.clone()],
-                ),
-                ("Rooms: reach and endings".into(), rooms),
-                ("Forks".into(), i.forks.clone()),
-                ("Locks, observed and predicted".into(), locks),
-                ("Routes".into(), i.routes.clone()),
-            ])
-            .into_any()
-        }
+        Some(Ok(i)) => sections(i.sections.clone()).into_any(),
     };
     view! {
         <div class="insight">
