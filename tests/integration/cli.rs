@@ -50,6 +50,64 @@ fn shipped_zones_pass_the_strict_check() {
     );
 }
 
+/// The viewer's fixture zones pass `zonegraph check --strict`, as the shipped zones do.
+#[test]
+fn web_fixture_zones_pass_the_strict_check() {
+    let (out, failed) = check_cmd(&["--strict", &path("web/fixtures/zones")]);
+    assert!(!failed, "{out}");
+    assert!(out.contains(" 0 errors, 0 warnings"), "{out}");
+}
+
+/// `zones/zone.schema.json` is what `zonegraph schema` prints.
+#[test]
+fn committed_json_schema_is_current() {
+    let path = root().join("zones/zone.schema.json");
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    let generated = zonegraph_core::format::json_schema();
+    if committed != generated {
+        if std::env::var_os("ZONEGRAPH_BLESS").is_some() {
+            std::fs::write(&path, &generated).expect("write schema");
+        } else {
+            panic!(
+                "zones/zone.schema.json is out of date: run `cargo zonegraph schema > zones/zone.schema.json` \
+                 (or ZONEGRAPH_BLESS=1 cargo xtask test)"
+            );
+        }
+    }
+}
+
+/// A finding's related rooms are printed as context under it, as `zonegraph check` prints
+/// them: a fork whose two exits are both Perception-locked strands a run that fails them.
+#[test]
+fn check_prints_related_rooms_as_context() {
+    let node = |name: &str, kind: &str| {
+        serde_json::json!({"node_id": format!("z.{name}"), "kind": kind, "label": "",
+            "is_entry": kind == "entry", "is_boss": kind == "boss", "region_id": "", "content": {}})
+    };
+    let edge = |from: &str, to: &str, dc: Option<u32>| {
+        let mut e = serde_json::json!({"from_node": format!("z.{from}"), "to_node": format!("z.{to}"),
+            "lock_kind": "none", "lock_data": {}, "hint": "", "weight": 1});
+        if let Some(dc) = dc {
+            e["lock_kind"] = "perception_check".into();
+            e["lock_data"] = serde_json::json!({ "dc": dc });
+            e["hint"] = "A draft.".into();
+        }
+        e
+    };
+    let text = serde_json::json!({
+        "format": 1, "zone_id": "z", "name": "Test", "tier": 1, "min_level": 1, "max_level": 4,
+        "nodes": [node("entry", "entry"), node("x", "exploration"), node("fork", "fork"),
+                  node("a", "exploration"), node("b", "exploration"), node("boss", "boss")],
+        "edges": [edge("entry", "x", None), edge("x", "fork", None), edge("fork", "a", Some(12)),
+                  edge("fork", "b", Some(14)), edge("a", "boss", None), edge("b", "boss", None)],
+    })
+    .to_string();
+    let checked = zonegraph_core::check_sources(&[("test.json".to_string(), text)]);
+    let mut out = String::new();
+    zonegraph_server::zones::write_findings(&mut out, &checked[0]);
+    insta::assert_snapshot!("check_prints_related_rooms", out);
+}
+
 #[test]
 fn check_reports_like_a_compiler_and_fails() {
     let (out, failed) = check_cmd(&[
@@ -202,8 +260,9 @@ fn shipped_zones() -> Vec<zonegraph_core::Zone> {
         .expect("zones/")
         .map(|e| e.expect("entry").path())
         .filter(|p| {
-            let n = p.to_string_lossy();
-            n.ends_with(".json") && !n.ends_with(".schema.json")
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(zonegraph_core::format::is_zone_file_name)
         })
         .collect();
     files.sort();

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
+use zonegraph_core::format::is_zone_file_name;
 use zonegraph_server::client::Conn;
 use zonegraph_server::serve::{self, Auth, Server, ServerConfig};
 use zonegraph_server::store::{CharacterRules, CommandSettings, DbAt, RunIds, Store};
@@ -39,7 +40,11 @@ pub fn copy_zones(dir: &Path) -> PathBuf {
     std::fs::create_dir_all(&zones).expect("zones dir");
     for entry in std::fs::read_dir(self::zones()).expect("zones") {
         let path = entry.expect("entry").path();
-        if path.extension().is_some_and(|e| e == "json") {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if is_zone_file_name(name) {
             std::fs::copy(&path, zones.join(path.file_name().expect("name"))).expect("copy");
         }
     }

@@ -19,7 +19,7 @@ use zonegraph_core::rules::{self, EncounterKind};
 use zonegraph_core::zone::{self, Ability, Zone};
 use zonegraph_core::{LockKind, NodeKind};
 
-const CRYPT: &str = include_str!("../../zones/crypt_valdris.json");
+const CRYPT: &str = include_str!("../../../../zones/crypt_valdris.json");
 const T0: i64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
 const HOUR: i64 = 60 * 60 * 1000;
 
@@ -1716,22 +1716,22 @@ fn a_mistyped_command_still_delivers_the_fork_timeout() {
 fn keys_are_capped_in_number_and_length() {
     let zone = crypt();
     let mut host = Host::new(&zone, "k", Character::default());
-    let long = "k".repeat(engine::MAX_KEY_BYTES + 1);
+    let long = "k".repeat(rules::MAX_KEY_BYTES + 1);
     let t = host.exec(&format!("char key add {long}"));
     assert_eq!(t, "That key id is too long: at most 64 bytes.");
     assert!(host.player.character.keys.is_empty());
     let t = host.exec(&format!(
         "char key add {}",
-        "k".repeat(engine::MAX_KEY_BYTES)
+        "k".repeat(rules::MAX_KEY_BYTES)
     ));
     assert!(t.contains("Keys:"), "{t}");
-    for i in 1..engine::MAX_KEYS {
+    for i in 1..rules::MAX_KEYS {
         host.exec(&format!("char key add key_{i}"));
     }
-    assert_eq!(host.player.character.keys.len(), engine::MAX_KEYS);
+    assert_eq!(host.player.character.keys.len(), rules::MAX_KEYS);
     let t = host.exec("char key add one_too_many");
     assert!(t.starts_with("You already hold 64 keys"), "{t}");
-    assert_eq!(host.player.character.keys.len(), engine::MAX_KEYS);
+    assert_eq!(host.player.character.keys.len(), rules::MAX_KEYS);
     // A key already held is no new key: adding it again is fine.
     let t = host.exec("char key add key_1");
     assert!(t.contains("Keys:"), "{t}");
@@ -2118,7 +2118,7 @@ fn rules_tables() -> Vec<String> {
 
 #[test]
 fn the_guide_states_the_rules_the_code_plays() {
-    let guide = include_str!("../../docs/guide/game.md");
+    let guide = include_str!("../../../../docs/guide/game.md");
     for table in rules_tables() {
         assert!(
             guide.contains(&table),

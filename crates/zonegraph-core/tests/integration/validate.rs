@@ -8,7 +8,7 @@ use zonegraph_core::{
     Code, Diagnostic, LockKind, NodeKind, analysis, check_sources, lock_pass_chance, zone,
 };
 
-use crate::support::root;
+use crate::support::{root, zone_files};
 
 fn fixture_path(code: Code) -> PathBuf {
     root()
@@ -350,15 +350,6 @@ fn messages_name_the_cause() {
 }
 
 #[test]
-fn check_prints_related_rooms_as_context() {
-    let text = z("entry>x x>fork fork>a?12 fork>b?14 a>boss b>boss");
-    let checked = check_sources(&[("test.json".to_string(), text)]);
-    let mut out = String::new();
-    zonegraph_server::zones::write_findings(&mut out, &checked[0]);
-    insta::assert_snapshot!("check_prints_related_rooms", out);
-}
-
-#[test]
 fn cycle_message_names_the_rooms() {
     let found = diagnostics(&z("entry>a a>b b>fork fork>a fork>boss"));
     assert_eq!(
@@ -519,15 +510,7 @@ fn crypt_of_valdris_is_clean() {
 #[test]
 fn zones_folder_checked_together_has_no_errors() {
     let mut sources = Vec::new();
-    let mut paths: Vec<PathBuf> = fs::read_dir(root().join("zones"))
-        .expect("zones/")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            name.ends_with(".json") && !name.ends_with(".schema.json")
-        })
-        .collect();
-    paths.sort();
+    let paths = zone_files("zones");
     for p in paths {
         let text = fs::read_to_string(&p).expect("readable zone");
         sources.push((p.display().to_string(), text));
