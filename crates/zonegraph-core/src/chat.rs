@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use crate::command::{self, CommandError};
+use crate::command::CommandError;
 use crate::engine::PlayerView;
 use crate::engine::view::RoomView;
 use crate::engine::{
@@ -15,7 +15,7 @@ use crate::engine::{
     Refusal, Status, Verdict,
 };
 use crate::format::{LockKind, NodeKind};
-use crate::rules::{self, EncounterKind};
+use crate::rules::{self, EncounterKind, LEVEL_RANGE, SCORE_RANGE};
 use crate::text::capitalise;
 use crate::zone::{Ability, Zone};
 
@@ -759,8 +759,58 @@ pub fn help() -> Reply {
     out.done()
 }
 
+/// Every command: usage and what it does. `!zone help` and command errors list these.
+fn commands() -> Vec<(&'static str, String)> {
+    let level = format!("{}-{}", LEVEL_RANGE.start(), LEVEL_RANGE.end());
+    let score = format!("{}-{}", SCORE_RANGE.start(), SCORE_RANGE.end());
+    vec![
+        ("!zone help", "show this help".into()),
+        ("!zone list", "zones you may enter".into()),
+        ("!zone enter <zone>", "start a run in a zone".into()),
+        ("!zone status", "where you are and the ways on".into()),
+        ("!zone advance", "clear the current room and move on".into()),
+        (
+            "!zone fight",
+            "face the trap, elite or boss in this room (advance does too)".into(),
+        ),
+        ("!zone flee", "run from the encounter: the run ends".into()),
+        (
+            "!zone go <n>",
+            "take option n at a fork (also !zone choose <n>)".into(),
+        ),
+        ("!zone map", "the map of your run".into()),
+        ("!zone abandon", "give up the current run".into()),
+        ("!char", "show your character".into()),
+        (
+            "!char level <n>",
+            format!("set your level ({level}; sandbox or admin)"),
+        ),
+        (
+            "!char <str|dex|con|int|wis|cha> <n>",
+            format!("set an ability score ({score}; sandbox or admin)"),
+        ),
+        ("!char key add <key>", "add a key (sandbox or admin)".into()),
+        (
+            "!char key remove <key>",
+            "remove a key (sandbox or admin)".into(),
+        ),
+        (
+            "!char set <user> level|<ability> <n>",
+            "admins: set a user's level or score".into(),
+        ),
+        (
+            "!char grant <user> <key>",
+            "admins: give a user a key".into(),
+        ),
+        (
+            "!char revoke <user> <key>",
+            "admins: take a key from a user".into(),
+        ),
+    ]
+}
+
 fn command_list(out: &mut Out) {
-    let commands = command::commands();
+    let commands = commands();
     let width = commands.iter().map(|(u, _)| u.len()).max().unwrap_or(0);
     for (usage, what) in &commands {
         out.nl()
@@ -771,10 +821,44 @@ fn command_list(out: &mut Out) {
     }
 }
 
+/// What was wrong with a command, lowercase with no trailing period: "unknown command !zone
+/// dance". [`command_error`] makes it a sentence; `CommandError`'s `Display` says it too.
+pub fn command_error_words(e: &CommandError) -> String {
+    match e {
+        CommandError::Empty => "empty command".into(),
+        CommandError::NotACommand { text } => {
+            format!("{text:?} is not a command (commands start with !zone or !char)")
+        }
+        CommandError::Unknown { family, word } => format!("unknown command {family} {word}"),
+        CommandError::MissingArgument { what, usage } => format!("missing {what}: use {usage}"),
+        CommandError::UnexpectedArgument { extra, usage } => {
+            format!("unexpected {extra:?} after the command: use {usage}")
+        }
+        CommandError::BadNumber { what, given, usage } => {
+            format!("{given:?} is not a valid {what}: use {usage}")
+        }
+        CommandError::OutOfRange {
+            what,
+            given,
+            min,
+            max,
+        } => format!("{what} {given} is outside {min}-{max}"),
+    }
+}
+
+// Here rather than in `command`, so the parser holds no words and names no module above it.
+impl std::fmt::Display for CommandError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&command_error_words(self))
+    }
+}
+
+impl std::error::Error for CommandError {}
+
 /// A command that could not be parsed: what was wrong, and the valid commands.
 pub fn command_error(e: &CommandError) -> Reply {
     let mut out = Out::default();
-    out.put(&capitalise(&e.to_string())).put(".");
+    out.put(&capitalise(&command_error_words(e))).put(".");
     out.nl().put("Valid commands:");
     command_list(&mut out);
     out.done()

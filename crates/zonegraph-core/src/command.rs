@@ -1,4 +1,5 @@
-//! Chat command parsing: `!zone …` and `!char …` text into a typed [`Command`].
+//! Chat command parsing: `!zone …` and `!char …` text into a typed [`Command`], or a typed
+//! [`CommandError`]; [`crate::chat`] words both the help and the errors.
 //!
 //! Case-insensitive, any whitespace between words. [`parse`] wants the `!zone` / `!char`
 //! prefix (chat); [`parse_loose`] also takes `status`, `go 2` or a bare `2` (a terminal).
@@ -54,81 +55,35 @@ pub enum Command {
     },
 }
 
-/// Every command: usage and what it does. `!zone help` and command errors list these.
-pub fn commands() -> Vec<(&'static str, String)> {
-    let level = format!("{}-{}", LEVEL_RANGE.start(), LEVEL_RANGE.end());
-    let score = format!("{}-{}", SCORE_RANGE.start(), SCORE_RANGE.end());
-    vec![
-        ("!zone help", "show this help".into()),
-        ("!zone list", "zones you may enter".into()),
-        ("!zone enter <zone>", "start a run in a zone".into()),
-        ("!zone status", "where you are and the ways on".into()),
-        ("!zone advance", "clear the current room and move on".into()),
-        (
-            "!zone fight",
-            "face the trap, elite or boss in this room (advance does too)".into(),
-        ),
-        ("!zone flee", "run from the encounter: the run ends".into()),
-        (
-            "!zone go <n>",
-            "take option n at a fork (also !zone choose <n>)".into(),
-        ),
-        ("!zone map", "the map of your run".into()),
-        ("!zone abandon", "give up the current run".into()),
-        ("!char", "show your character".into()),
-        (
-            "!char level <n>",
-            format!("set your level ({level}; sandbox or admin)"),
-        ),
-        (
-            "!char <str|dex|con|int|wis|cha> <n>",
-            format!("set an ability score ({score}; sandbox or admin)"),
-        ),
-        ("!char key add <key>", "add a key (sandbox or admin)".into()),
-        (
-            "!char key remove <key>",
-            "remove a key (sandbox or admin)".into(),
-        ),
-        (
-            "!char set <user> level|<ability> <n>",
-            "admins: set a user's level or score".into(),
-        ),
-        (
-            "!char grant <user> <key>",
-            "admins: give a user a key".into(),
-        ),
-        (
-            "!char revoke <user> <key>",
-            "admins: take a key from a user".into(),
-        ),
-    ]
-}
-
-/// What was wrong with a command. Messages are lowercase with no trailing period; the chat
-/// reply adds the list of valid commands.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize)]
+/// What was wrong with a command, as data: [`crate::chat::command_error`] words it (and
+/// `Display`, lowercase with no trailing period, says the same words).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "error", rename_all = "snake_case")]
 pub enum CommandError {
-    #[error("empty command")]
+    /// Nothing but whitespace.
     Empty,
-    #[error("{text:?} is not a command (commands start with !zone or !char)")]
-    NotACommand { text: String },
-    #[error("unknown command {family} {word}")]
-    Unknown { family: &'static str, word: String },
-    #[error("missing {what}: use {usage}")]
+    /// Chat text that does not start with `!zone` or `!char`.
+    NotACommand {
+        text: String,
+    },
+    /// `family` (`!zone`, `!char`, `!char key`, …) has no command `word`.
+    Unknown {
+        family: &'static str,
+        word: String,
+    },
     MissingArgument {
         what: &'static str,
         usage: &'static str,
     },
-    #[error("unexpected {extra:?} after the command: use {usage}")]
-    UnexpectedArgument { extra: String, usage: &'static str },
-    #[error("{given:?} is not a valid {what}: use {usage}")]
+    UnexpectedArgument {
+        extra: String,
+        usage: &'static str,
+    },
     BadNumber {
         what: &'static str,
         given: String,
         usage: &'static str,
     },
-    #[error("{what} {given} is outside {min}-{max}")]
     OutOfRange {
         what: &'static str,
         given: i64,
