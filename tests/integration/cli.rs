@@ -612,6 +612,10 @@ fn diff_tells_the_changes_and_what_they_do_to_the_figures() {
 
     let (code, out, err) = diff_process(&old, &new, &[]);
     assert_eq!(code, 1, "{err}");
+    insta::assert_snapshot!(
+        "diff_crypt_room_renamed_and_passage_removed",
+        out.replace(&new, "NEW").replace(&old, "OLD")
+    );
     assert!(
         out.contains(&format!("room renamed: {from} -> {to}")),
         "{out}"

@@ -6,6 +6,9 @@ mod element;
 mod explain;
 mod host;
 mod import;
+// The player-view checks the core's own tests use, so both check the same thing.
+#[path = "../../crates/zonegraph-core/tests/integration/leaks.rs"]
+mod leaks;
 mod matrix;
 mod matrix_takeover;
 mod modules;

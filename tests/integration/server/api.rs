@@ -174,6 +174,8 @@ fn the_openapi_document_describes_every_route_and_only_those() {
     assert_eq!(r.header("content-type"), Some("application/json"));
     let doc = r.json();
     assert_eq!(doc["openapi"], "3.1.0");
+    // The whole document: a change to the API shows here, in review, as a change of it.
+    insta::assert_json_snapshot!("openapi_document", doc);
 
     let documented: BTreeSet<&str> = doc["paths"]
         .as_object()

@@ -109,6 +109,7 @@ fn insight_reads_played_and_archived_runs_for_designers_only() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(text.contains("30 runs: abandoned 24, active 6"), "{text}");
+    insta::assert_snapshot!("insight_text", text);
     let out = cli(&["crypt_valdris", "--json"]);
     let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(v["runs"], 30);
@@ -300,4 +301,9 @@ fn review_tells_the_players_now_and_replays_the_stored_runs_before_publishing() 
         "{text}"
     );
     assert!(text.contains("Replayed on the new version"), "{text}");
+    insta::assert_snapshot!(
+        "review_text",
+        text.replace(&new.display().to_string(), "NEW")
+            .replace(&db_arg, "DB")
+    );
 }

@@ -15,6 +15,7 @@ mod limits;
 mod notices;
 mod persistence;
 mod play;
+mod player_view;
 pub(crate) mod runs;
 pub(crate) mod tokens;
 mod viewer;
