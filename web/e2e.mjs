@@ -1,10 +1,12 @@
 // End-to-end test of the built viewer (dist/), driving Debian's chromium with playwright-core:
 // open a share link of the Crypt of Valdris, play it to the boss by clicking, check the
 // visited path and the bot's prompts, save a screenshot under target/e2e/. Then, against a
-// real `zonegraph serve --web dist` (the release binary): the run page on a 360 × 740 touch
-// phone follows moves made through `POST /api/command` within a second (event stream), polls
-// when the stream is down, says when the run has ended, and each page's bytes on the wire
-// stay within its budget.
+// real `zonegraph serve --web dist`: the run page on a 360 × 740 touch phone follows moves
+// made through `POST /api/command` within a second (event stream), opened at the Crypt's fork
+// shows every offered option's room whole, polls when the stream is down, says when the run
+// has ended; its legend explains what its map draws; each page's bytes on the wire stay
+// within its budget; and the README's pictures in docs/img/ still show what the pages draw
+// (web/pictures.mjs; `cargo xtask screenshots` regenerates them).
 //
 // With ZG_BENCH=1 it also measures the first frame and the median pan frame of generated
 // 1,000- and 5,000-room zones, the editor's re-check of a 200-room zone, and the time to the
@@ -12,17 +14,19 @@
 // under Chromium's network and CPU throttling (figures for BENCHMARKS.md); timings are
 // printed, never asserted.
 //
-// Usage: node web/e2e.mjs [dist dir]   (cargo xtask test runs it after `trunk build`)
-// The server binary: $ZONEGRAPH_BIN, else $CARGO_TARGET_DIR/release/zonegraph.
+// Usage: node web/e2e.mjs [dist dir]   (`cargo xtask test` and `cargo xtask e2e` run it after
+// `trunk build`). The server binary: $ZONEGRAPH_BIN, else $CARGO_TARGET_DIR/release/zonegraph.
+// ZG_ONLY=<words> runs only the checks whose name contains them, e.g.
+// `ZG_ONLY="run page" cargo xtask e2e`.
 
 import { createServer } from "node:http";
 import { spawn, spawnSync } from "node:child_process";
-import { tmpdir } from "node:os";
-import { readFile, mkdir, mkdtemp, readdir, copyFile, rm } from "node:fs/promises";
+import { readFile, mkdir, copyFile } from "node:fs/promises";
 import { deflateSync } from "node:zlib";
 import { extname, join, resolve } from "node:path";
 import { createRequire } from "node:module";
 import { chromium } from "playwright-core";
+import { cryptFork, pictures, settled, startZonegraph } from "./pictures.mjs";
 
 const root = resolve(new URL("..", import.meta.url).pathname);
 const dist = resolve(process.argv[2] ?? join(root, "dist"));
@@ -72,7 +76,14 @@ const base = `http://127.0.0.1:${server.address().port}/`;
 
 let passed = 0;
 let failed = 0;
+let skipped = 0;
+// ZG_ONLY=<words>: run only the checks whose name contains them (the others are skipped).
+const only = process.env.ZG_ONLY;
 async function check(name, fn) {
+  if (only && !name.includes(only)) {
+    skipped += 1;
+    return;
+  }
   try {
     await fn();
     passed += 1;
@@ -412,25 +423,9 @@ if (process.env.ZG_BENCH) {
 const TOKEN = "e2e-token";
 const zbin = process.env.ZONEGRAPH_BIN ??
   join(process.env.CARGO_TARGET_DIR ?? join(root, "target"), "release", "zonegraph");
-const work = await mkdtemp(join(tmpdir(), "zonegraph-e2e-"));
-await mkdir(join(work, "zones"));
-for (const f of await readdir(join(root, "zones"))) {
-  if (f.endsWith(".json")) await copyFile(join(root, "zones", f), join(work, "zones", f));
-}
-await copyFile(join(root, "web", "fixtures", "zones", "bench_100.json"), join(work, "zones", "bench_100.json"));
-const zg = spawn(zbin, ["serve", "--db", join(work, "z.db"), "--zones", join(work, "zones"), "--web", dist,
-  "--listen", "127.0.0.1:0", "--api-token", TOKEN, "--rate-limit", "off", "--sandbox"],
-  { stdio: ["ignore", "pipe", "inherit"] });
-const api = await new Promise((ok, fail) => {
-  let out = "";
-  zg.stdout.on("data", (d) => {
-    out += d;
-    const m = out.match(/on (http:\/\/127\.0\.0\.1:\d+)/);
-    if (m) ok(m[1]);
-  });
-  zg.on("exit", (code) => fail(new Error(`zonegraph serve exited (${code}): ${out}`)));
-  zg.on("error", (e) => fail(new Error(`cannot start ${zbin}: ${e.message}`)));
-});
+const zonegraph = await startZonegraph({ zbin, dist, token: TOKEN,
+  extraZones: [join(root, "web", "fixtures", "zones", "bench_100.json")] });
+const { api, work, say } = zonegraph;
 
 /// Waits for the editor's confirm step to say each of `words`, then answers yes.
 async function confirmPublish(...words) {
@@ -453,16 +448,6 @@ async function setField(label, value) {
   await field.dispatchEvent("change");
 }
 
-async function say(user, text) {
-  const r = await fetch(`${api}/api/command`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-    body: JSON.stringify({ user, text }),
-  });
-  const body = await r.text();
-  assert(r.status === 200, `${text}: ${r.status} ${body}`);
-  return JSON.parse(body).replies.map((x) => x.text).join("\n");
-}
 async function runLink(user, zone) {
   await say(user, `!zone enter ${zone}`);
   const map = await say(user, "!zone map");
@@ -560,6 +545,93 @@ await check("on a phone, the run page follows moves made in chat within a second
   await runPage.waitForFunction(() => document.querySelector(".link-state")?.textContent === "the run has ended",
     null, { timeout: 2000 });
   await runPage.screenshot({ path: join(outDir, "run-phone-over.png") });
+});
+
+/// Where the map shows on screen: its frame, within the window.
+function mapArea(p) {
+  return p.evaluate(() => {
+    const f = document.querySelector(".map-frame").getBoundingClientRect();
+    return { left: Math.max(f.left, 0), top: Math.max(f.top, 0),
+      right: Math.min(f.right, window.innerWidth), bottom: Math.min(f.bottom, window.innerHeight) };
+  });
+}
+
+/// Each drawn room's box on screen, by id.
+function roomBoxes(p, selector) {
+  return p.$$eval(selector, (gs) => gs.map((g) => {
+    const b = g.querySelector(".box").getBoundingClientRect();
+    return { id: g.getAttribute("data-node"), left: b.left, top: b.top, right: b.right, bottom: b.bottom };
+  }));
+}
+
+const inside = (b, area) => b.left >= area.left - 0.5 && b.right <= area.right + 0.5 &&
+  b.top >= area.top - 0.5 && b.bottom <= area.bottom + 0.5;
+const box = (b) => `${b.id} at ${[b.left, b.top, b.right, b.bottom].map((n) => n.toFixed(0)).join(",")}`;
+
+await check("on a phone, the run page opened at the Crypt's fork shows every offered option's room whole", async () => {
+  const token = await cryptFork(say, "fork-phone");
+  const ctx = await browser.newContext({ viewport: { width: 360, height: 740 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+  const p = await ctx.newPage();
+  try {
+    await p.goto(`${api}/run/${token}`);
+    await p.waitForSelector("g.room.current", { state: "attached" });
+    await settled(p);
+    await p.screenshot({ path: join(outDir, "run-phone-fork-open.png") });
+    const area = await mapArea(p);
+    const options = await roomBoxes(p, "g.room.option");
+    const said = await p.$$eval(".choose", (els) => els.map((e) => e.textContent));
+    // Both of the fork's options are rooms the player knows: Main Hall and the Side Chapel.
+    assert(options.length === said.length && said.length === 2, `${options.length} option rooms for ${said.join(" | ")}`);
+    assert(options.map((o) => o.id).sort().join(" ") === "crypt_valdris.main_hall crypt_valdris.side_chapel",
+      options.map((o) => o.id).join(" "));
+    const current = (await roomBoxes(p, "g.room.current"))[0];
+    console.log(`  phone at the fork, map area ${[area.left, area.top, area.right, area.bottom].map((n) => n.toFixed(0)).join(",")}: ` +
+      `${[current, ...options].map(box).join("; ")}`);
+    const cut = options.filter((o) => !inside(o, area));
+    assert(cut.length === 0, `option rooms not wholly on screen: ${cut.map(box).join("; ")} (map area ${JSON.stringify(area)})`);
+  } finally {
+    await ctx.close();
+  }
+});
+
+await check("the run page's legend, open as the page opens, explains what its map draws and nothing else (desktop and phone)", async () => {
+  const token = await cryptFork(say, "legend");
+  for (const [name, options] of [
+    ["desktop", { viewport: { width: 1400, height: 900 } }],
+    ["phone", { viewport: { width: 360, height: 740 }, isMobile: true, hasTouch: true }],
+  ]) {
+    const ctx = await browser.newContext(options);
+    const p = await ctx.newPage();
+    try {
+      await p.goto(`${api}/run/${token}`);
+      await p.waitForSelector("g.room.current", { state: "attached" });
+      await settled(p);
+      // A map with rooms has something to explain, so the legend is drawn, and shows its
+      // entries as the page opens (a folded legend is a box that says only "Legend").
+      assert(await p.$(".legend"), `${name}: no legend`);
+      const entries = await p.$$eval(".legend li", (lis) => lis.map((li) => {
+        const r = li.getBoundingClientRect();
+        return { class: li.getAttribute("class") ?? "", text: li.textContent.trim(), shown: r.width > 0 && r.height > 0 };
+      }));
+      await p.screenshot({ path: join(outDir, `run-legend-${name}.png`), fullPage: true });
+      const shown = entries.filter((e) => e.shown && e.text);
+      assert(shown.length > 0, `${name}: the legend shows nothing (${entries.length} entries, none drawn as the page opens)`);
+      // Every room kind and passage style the map draws has its entry, and no other has.
+      const drawn = await p.evaluate(() => [...new Set([...document.querySelectorAll("g.room, g.passage")]
+        .flatMap((g) => [...g.classList].filter((c) => /^[kl]-/.test(c))))].sort());
+      const explained = [...new Set(shown.flatMap((e) => e.class.split(" ").filter((c) => /^[kl]-/.test(c))))].sort();
+      assert(drawn.join(" ") === explained.join(" "),
+        `${name}: the map draws ${drawn.join(", ")}; the legend explains ${explained.join(", ")} (${shown.map((e) => e.text).join(", ")})`);
+      console.log(`  legend, ${name}: ${shown.map((e) => e.text).join(", ")}`);
+    } finally {
+      await ctx.close();
+    }
+  }
+});
+
+await check("the README's pictures (docs/img/) show what the pages draw now", async () => {
+  const stale = await pictures(browser, zonegraph, { write: false, outDir });
+  assert(stale.length === 0, stale.join("\n"));
 });
 
 await check("with the event stream down, the run page polls", async () => {
@@ -1265,9 +1337,7 @@ if (process.env.ZG_BENCH) {
 }
 
 await phone.close();
-zg.kill("SIGTERM");
-await new Promise((ok) => zg.once("exit", ok));
-await rm(work, { recursive: true, force: true });
+await zonegraph.stop();
 
 await check("no errors in the console", async () => {
   assert(errors.length === 0, errors.join("\n"));
@@ -1276,5 +1346,5 @@ await check("no errors in the console", async () => {
 await browser.close();
 server.closeAllConnections();
 server.close();
-console.log(`e2e: ${passed} passed, ${failed} failed`);
+console.log(`e2e: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped (ZG_ONLY)` : ""}`);
 process.exit(failed === 0 ? 0 : 1);

@@ -1,6 +1,7 @@
 //! The map viewer's tasks: install its tools, build it with Trunk, run its browser tests
-//! (wasm-bindgen-test in headless Chromium, then the Playwright end-to-end test) and check
-//! the bundle-size budget.
+//! (wasm-bindgen-test in headless Chromium, then the Playwright end-to-end test, which also
+//! checks that the README's pictures are current), make those pictures, and check the
+//! bundle-size budget.
 //!
 //! Nothing here downloads from GitHub: Trunk and wasm-bindgen-cli come from the crate
 //! registry, wasm-opt (npm `binaryen`) and playwright-core from the npm registry via
@@ -112,6 +113,53 @@ pub fn test(totals: &mut Totals) -> Result<()> {
     check_pages()
 }
 
+/// `cargo xtask e2e`: only the Playwright end-to-end test (the web part's slowest half is the
+/// wasm-bindgen-test run it skips), after `trunk build` and a build of the server it drives.
+pub fn end_to_end() -> Result<()> {
+    build()?;
+    build_server()?;
+    e2e(&mut Totals::default())
+}
+
+/// `cargo xtask screenshots`: the README's pictures, made against a real `zonegraph serve`
+/// (`node web/pictures.mjs --write`): `docs/img/<name>.png` and beside it
+/// `docs/img/<name>.json`, what the page draws, which the end-to-end test compares with what
+/// the page draws now.
+pub fn screenshots() -> Result<()> {
+    build()?;
+    build_server()?;
+    eprintln!("+ node web/pictures.mjs --write");
+    let status = command("node", &["web/pictures.mjs", "--write"])
+        .env("ZONEGRAPH_BIN", server_bin()?)
+        .status()
+        .context("could not start node")?;
+    if !status.success() {
+        bail!("node web/pictures.mjs --write failed ({status})");
+    }
+    Ok(())
+}
+
+/// The `zonegraph` command line the end-to-end test drives: the test package's
+/// `zonegraph-under-test` (debug), the binary the native tests build too.
+fn server_bin() -> Result<PathBuf> {
+    Ok(crate::target_dir()?.join("debug/zonegraph-under-test"))
+}
+
+/// Builds [`server_bin`] alone (after the native tests it is already built).
+fn build_server() -> Result<()> {
+    run(
+        "cargo",
+        &[
+            "build",
+            "-p",
+            "zonegraph-tests",
+            "--bin",
+            "zonegraph-under-test",
+            "--locked",
+        ],
+    )
+}
+
 /// Each page's bytes on the wire against its budget; fails naming every page over.
 fn check_pages() -> Result<()> {
     let mut over = Vec::new();
@@ -148,9 +196,8 @@ fn pages() -> [(&'static str, &'static str, u64); 2] {
 /// `node web/e2e.mjs`: counts its `e2e: N passed, N failed` line into the totals.
 fn e2e(totals: &mut Totals) -> Result<()> {
     eprintln!("+ node web/e2e.mjs");
-    let bin = crate::target_dir()?.join("debug/zonegraph-under-test");
     let out = command("node", &["web/e2e.mjs"])
-        .env("ZONEGRAPH_BIN", &bin)
+        .env("ZONEGRAPH_BIN", server_bin()?)
         .output()
         .context("could not start node")?;
     let text = String::from_utf8_lossy(&out.stdout);
