@@ -464,6 +464,27 @@ async function movedWithin(p, was, t0, ms) {
   }, was, { timeout: ms, polling: "raf" });
   return Date.now() - t0;
 }
+/// Where the map shows on screen: its frame, within the window.
+function mapArea(p) {
+  return p.evaluate(() => {
+    const f = document.querySelector(".map-frame").getBoundingClientRect();
+    return { left: Math.max(f.left, 0), top: Math.max(f.top, 0),
+      right: Math.min(f.right, window.innerWidth), bottom: Math.min(f.bottom, window.innerHeight) };
+  });
+}
+
+/// Each drawn room's box on screen, by id.
+function roomBoxes(p, selector) {
+  return p.$$eval(selector, (gs) => gs.map((g) => {
+    const b = g.querySelector(".box").getBoundingClientRect();
+    return { id: g.getAttribute("data-node"), left: b.left, top: b.top, right: b.right, bottom: b.bottom };
+  }));
+}
+
+const inside = (b, area) => b.left >= area.left - 0.5 && b.right <= area.right + 0.5 &&
+  b.top >= area.top - 0.5 && b.bottom <= area.bottom + 0.5;
+const box = (b) => `${b.id} at ${[b.left, b.top, b.right, b.bottom].map((n) => n.toFixed(0)).join(",")}`;
+
 const phone = await browser.newContext({
   viewport: { width: 360, height: 740 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true,
 });
@@ -511,6 +532,11 @@ await check("on a phone, the run page follows moves made in chat within a second
   }
   assert((await options[0].textContent()).startsWith("!zone go 1"), await options[0].textContent());
   await runPage.screenshot({ path: join(outDir, "run-phone-fork.png") });
+  // Reached while the page was open (the map follows the current room): printed, not
+  // asserted; the check below asserts the fork as the page opens.
+  const area = await mapArea(runPage);
+  const cut = (await roomBoxes(runPage, "g.room.option, g.room.k-unknown")).filter((o) => !inside(o, area));
+  console.log(`  fork reached with the page open: ${cut.length ? `cut at the map's edge: ${cut.map(box).join("; ")}` : "every option room whole"}`);
   // One finger pans the map (touch emulation: pointer events from the touchscreen).
   const before = await runPage.$eval(".map-canvas", (e) => e.style.transform);
   const cdp = await phone.newCDPSession(runPage);
@@ -547,50 +573,35 @@ await check("on a phone, the run page follows moves made in chat within a second
   await runPage.screenshot({ path: join(outDir, "run-phone-over.png") });
 });
 
-/// Where the map shows on screen: its frame, within the window.
-function mapArea(p) {
-  return p.evaluate(() => {
-    const f = document.querySelector(".map-frame").getBoundingClientRect();
-    return { left: Math.max(f.left, 0), top: Math.max(f.top, 0),
-      right: Math.min(f.right, window.innerWidth), bottom: Math.min(f.bottom, window.innerHeight) };
-  });
-}
-
-/// Each drawn room's box on screen, by id.
-function roomBoxes(p, selector) {
-  return p.$$eval(selector, (gs) => gs.map((g) => {
-    const b = g.querySelector(".box").getBoundingClientRect();
-    return { id: g.getAttribute("data-node"), left: b.left, top: b.top, right: b.right, bottom: b.bottom };
-  }));
-}
-
-const inside = (b, area) => b.left >= area.left - 0.5 && b.right <= area.right + 0.5 &&
-  b.top >= area.top - 0.5 && b.bottom <= area.bottom + 0.5;
-const box = (b) => `${b.id} at ${[b.left, b.top, b.right, b.bottom].map((n) => n.toFixed(0)).join(",")}`;
-
 await check("on a phone, the run page opened at the Crypt's fork shows every offered option's room whole", async () => {
-  const token = await cryptFork(say, "fork-phone");
-  const ctx = await browser.newContext({ viewport: { width: 360, height: 740 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
-  const p = await ctx.newPage();
-  try {
-    await p.goto(`${api}/run/${token}`);
-    await p.waitForSelector("g.room.current", { state: "attached" });
-    await settled(p);
-    await p.screenshot({ path: join(outDir, "run-phone-fork-open.png") });
-    const area = await mapArea(p);
-    const options = await roomBoxes(p, "g.room.option");
-    const said = await p.$$eval(".choose", (els) => els.map((e) => e.textContent));
-    // Both of the fork's options are rooms the player knows: Main Hall and the Side Chapel.
-    assert(options.length === said.length && said.length === 2, `${options.length} option rooms for ${said.join(" | ")}`);
-    assert(options.map((o) => o.id).sort().join(" ") === "crypt_valdris.main_hall crypt_valdris.side_chapel",
-      options.map((o) => o.id).join(" "));
-    const current = (await roomBoxes(p, "g.room.current"))[0];
-    console.log(`  phone at the fork, map area ${[area.left, area.top, area.right, area.bottom].map((n) => n.toFixed(0)).join(",")}: ` +
-      `${[current, ...options].map(box).join("; ")}`);
-    const cut = options.filter((o) => !inside(o, area));
-    assert(cut.length === 0, `option rooms not wholly on screen: ${cut.map(box).join("; ")} (map area ${JSON.stringify(area)})`);
-  } finally {
-    await ctx.close();
+  // Both options known (Main Hall and the Side Chapel), and the second only sensed: its room
+  // drawn as an unknown one.
+  for (const [seen, rooms] of [[true, "crypt_valdris.main_hall crypt_valdris.side_chapel"], [false, "crypt_valdris.main_hall"]]) {
+    const token = await cryptFork(say, `fork-phone-${seen ? "seen" : "sensed"}`, { seen });
+    const ctx = await browser.newContext({ viewport: { width: 360, height: 740 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+    const p = await ctx.newPage();
+    try {
+      await p.goto(`${api}/run/${token}`);
+      await p.waitForSelector("g.room.current", { state: "attached" });
+      await settled(p);
+      await p.screenshot({ path: join(outDir, `run-phone-fork-open-${seen ? "seen" : "sensed"}.png`) });
+      const area = await mapArea(p);
+      const options = await roomBoxes(p, "g.room.option");
+      const unknown = await roomBoxes(p, "g.room.k-unknown");
+      const said = await p.$$eval(".choose", (els) => els.map((e) => e.textContent));
+      assert(said.length === 2, `${said.length} options: ${said.join(" | ")}`);
+      assert(options.map((o) => o.id).sort().join(" ") === rooms, `option rooms ${options.map((o) => o.id).join(" ")}`);
+      assert(unknown.length === (seen ? 0 : 1), `${unknown.length} unknown rooms`);
+      const offered = [...options, ...unknown.map((u) => ({ ...u, id: "the unknown room" }))];
+      const current = (await roomBoxes(p, "g.room.current"))[0];
+      console.log(`  phone at the fork (option 2 ${seen ? "seen" : "sensed"}), map area ` +
+        `${[area.left, area.top, area.right, area.bottom].map((n) => n.toFixed(0)).join(",")}: ${[current, ...offered].map(box).join("; ")}`);
+      const cut = offered.filter((o) => !inside(o, area));
+      assert(cut.length === 0, `option rooms not wholly on screen (option 2 ${seen ? "seen" : "sensed"}): ` +
+        `${cut.map(box).join("; ")} (map area ${JSON.stringify(area)})`);
+    } finally {
+      await ctx.close();
+    }
   }
 });
 

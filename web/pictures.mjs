@@ -68,11 +68,13 @@ export async function startZonegraph({ zbin, dist, token, extraZones = [] }) {
   return { api, work, db, child, say, stop };
 }
 
-/// A run of the Crypt of Valdris waiting at its first fork with both options known (its
-/// Perception check passed: the second option is the Side Chapel), as the run page's token.
-/// The roll depends on the run's id, which the server draws at random, so players are tried
-/// in turn (each passes about half the time) until one's run shows the Side Chapel.
-export async function cryptFork(say, who) {
+/// A run of the Crypt of Valdris waiting at its first fork, as the run page's token: with
+/// both options known (its Perception check passed: the second option is the Side Chapel),
+/// or with `{ seen: false }` the second one only sensed (the check failed: "something
+/// (locked …)", drawn as an unknown room). The roll depends on the run's id, which the server
+/// draws at random, so players are tried in turn (each passes about half the time) until one's
+/// run is the one asked for.
+export async function cryptFork(say, who, { seen = true } = {}) {
   for (let i = 1; i <= 40; i++) {
     const user = `@${who}-${i}:e2e`;
     await say(user, "!zone enter crypt_valdris");
@@ -85,9 +87,9 @@ export async function cryptFork(say, who) {
       status = await say(user, "!zone status");
     }
     if (!status.includes("!zone go")) throw new Error(`no fork reached: ${status}`);
-    if (/^ {2}2\. Side Chapel\b/m.test(status)) return link[1];
+    if (/^ {2}2\. Side Chapel\b/m.test(status) === seen) return link[1];
   }
-  throw new Error("40 runs of the Crypt in a row failed their Perception check");
+  throw new Error(`40 runs of the Crypt in a row ${seen ? "failed" : "passed"} their Perception check`);
 }
 
 /// Waits until the map's first view is set (the frame after the rooms appear).
