@@ -452,16 +452,18 @@ fn imported_zones_have_the_rooms_passages_and_locks_of_their_go_literals() {
     use format::LockKind::{KeyRequired, LevelMin, PerceptionCheck, RegionClear, StatCheck};
     let out = tempfile::tempdir().expect("temp dir");
     import_cmd(&fixtures(), out.path());
-    // (zone, rooms, passages, locks as from>to, longest, shortest, routes)
-    let counted: [(
-        &str,
+    /// A zone as counted: id, rooms, passages, locks (from, to, kind), longest and shortest
+    /// route in rooms, routes.
+    type Counted<'a> = (
+        &'a str,
         usize,
         usize,
-        &[(&str, &str, format::LockKind)],
+        &'a [(&'a str, &'a str, format::LockKind)],
         usize,
         usize,
         u64,
-    ); 3] = [
+    );
+    let counted: [Counted; 3] = [
         // zone_graph_moth_cellar.go: 7 ZoneNode and 8 ZoneEdge literals; the DEX 12 gap and
         // the Perception wall of the cocoon. Longest: entry, landing, cask_row, cocoon,
         // vault_door, boss; shortest: by the larder; routes: the larder, cask_row, cocoon.

@@ -84,7 +84,7 @@ fn crypt_end_to_end_with_a_perception_pass_and_a_fail() {
     // Refusals come back as replies too: the run ended with the victory.
     assert_eq!(
         say1(&mut c, &blind, "!zone go 1"),
-        "You are not in a zone. Start a run with !zone enter <zone> (see !zone list)."
+        "This run is over (victory). Start another with !zone enter <zone>."
     );
     let t = say1(&mut c, "@newbie:test", "!zone enter cinder_spire");
     assert!(t.contains("level 13"), "{t}");

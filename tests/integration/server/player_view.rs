@@ -2,9 +2,9 @@
 //! characters and random play through a real server, and after every command the real
 //! `GET /api/runs/{token}` checked against the view the core's own pipeline gives the same
 //! player (the same commands, the same run id): the view is that view, nothing in the payload
-//! names a room, key, DC or level the view does not hold, and the drawing has exactly the
-//! view's rooms and passages, its rows and columns all taken by them (a hidden room leaves no
-//! empty row, column or passage behind).
+//! names a room, key, DC or level the view does not hold, and the drawing is the layout of
+//! that view with exactly its rooms and passages, no passage crossing an empty row or column
+//! (a hidden room leaves no gap where it stands).
 
 use std::collections::BTreeSet;
 
@@ -111,15 +111,33 @@ fn check_drawing(view: &PlayerView, map: &Value) -> Result<(), String> {
             view.passages.len()
         ));
     }
-    // Every row and every column between the first and the last holds a room.
+    // No passage crosses a row or a column that holds no room: the gap a hidden room would
+    // leave where it stands. (Parts of the view that no passage joins may stand apart.)
     for (what, at) in [("column", 1), ("row", 2)] {
         let used: BTreeSet<u32> = drawing.rooms.iter().map(|r| r[at]).collect();
         let (first, last) = match (used.first(), used.last()) {
             (Some(&f), Some(&l)) => (f, l),
             _ => continue,
         };
-        if first != 0 || used.len() as u32 != last - first + 1 {
-            return Err(format!("an empty {what}: the rooms take {used:?}"));
+        if first != 0 {
+            return Err(format!(
+                "the first {what} is empty: the rooms take {used:?}"
+            ));
+        }
+        for empty in (first..=last).filter(|i| !used.contains(i)) {
+            let line = f64::from(empty) * DRAWING_SCALE;
+            for p in &drawing.passages {
+                let along = p.points.iter().map(|point| f64::from(point[at - 1]));
+                let low = along.clone().fold(f64::INFINITY, f64::min);
+                let high = along.fold(f64::NEG_INFINITY, f64::max);
+                if low < line && line < high {
+                    return Err(format!(
+                        "passage {} crosses the empty {what} {empty} (the rooms take {used:?})\n\
+                         drawing: {map}",
+                        p.passage
+                    ));
+                }
+            }
         }
         // No passage runs beyond the last row or column the rooms take.
         let most = (f64::from(last) + 1.0) * DRAWING_SCALE;
