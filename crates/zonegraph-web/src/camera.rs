@@ -1,7 +1,7 @@
 //! The map's camera: where the drawing sits in its frame (a translation in screen pixels and
 //! a scale), and every move of it — fit, centre on a point, the first view of a map, zoom
-//! about a point, pan, bring a point into view, refit a drawing that grew — and the part of
-//! the drawing near the screen that a large map draws.
+//! about a point, pan, bring a point or a few rooms into view, refit a drawing that grew —
+//! and the part of the drawing near the screen that a large map draws.
 //!
 //! Pure (no browser), so it is tested natively: the map component ([`crate::map::MapView`])
 //! only measures its frame, calls these and applies the camera they return. Sizes and points
@@ -28,11 +28,15 @@ pub const CHUNK: f64 = 600.0;
 const FIT_MAX_SCALE: f64 = 1.25;
 /// How close to the frame's edge a point may be and still count as in view.
 const VISIBLE_MARGIN: f64 = 60.0;
+/// Space kept between the frame's edge and rooms brought into view together.
+const KEEP_MARGIN: f64 = 8.0;
 
 /// A width and height, in pixels.
 pub type Size = (f64, f64);
 /// A point, in pixels.
 pub type Point = (f64, f64);
+/// A box of the drawing: `(left, top, right, bottom)`, in pixels.
+pub type Rect = (f64, f64, f64, f64);
 
 /// Pan and zoom: the drawing's origin at `(tx, ty)` on the screen, drawn `s` times its size.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -92,6 +96,50 @@ impl Camera {
             ty: h / 2.0 - at.1 * s,
             s,
         }
+    }
+
+    /// The run page's first view: `at` (the current room) in the middle, as
+    /// [`Camera::centred_on`], unless part of a box of `keep` (the current room and the
+    /// pending fork's options, with their marks) would be off screen; then as
+    /// [`Camera::showing`] brings them all into view.
+    pub fn centred_showing(frame: Size, drawing: Size, at: Point, keep: &[Rect]) -> Camera {
+        let c = Camera::centred_on(frame, drawing, at);
+        c.showing(frame, keep).unwrap_or(c)
+    }
+
+    /// After the run moved: the current room `at` brought into view as [`Camera::revealing`]
+    /// does, and every box of `keep` (the current room and the pending fork's options) with
+    /// it as [`Camera::showing`] does; `None` when all of them are in view already.
+    pub fn following(self, frame: Size, at: Point, keep: &[Rect]) -> Option<Camera> {
+        let moved = self.revealing(frame, at);
+        moved.unwrap_or(self).showing(frame, keep).or(moved)
+    }
+
+    /// Every box of `keep` in view, or `None` when they all are (at least [`KEEP_MARGIN`]
+    /// from the frame's edges): their union centred in the frame, at this scale or, when
+    /// they do not fit at it, at the scale that fits them (never below [`MIN_SCALE`]).
+    pub fn showing(self, (w, h): Size, keep: &[Rect]) -> Option<Camera> {
+        let m = KEEP_MARGIN;
+        let on_screen = |&(l, t, r, b): &Rect| {
+            self.tx + l * self.s >= m - 0.5
+                && self.ty + t * self.s >= m - 0.5
+                && self.tx + r * self.s <= w - m + 0.5
+                && self.ty + b * self.s <= h - m + 0.5
+        };
+        if keep.iter().all(on_screen) {
+            return None;
+        }
+        let (l, t, r, b) = keep.iter().fold(
+            (f64::MAX, f64::MAX, f64::MIN, f64::MIN),
+            |(l, t, r, b), k| (l.min(k.0), t.min(k.1), r.max(k.2), b.max(k.3)),
+        );
+        let fits = ((w - 2.0 * m) / (r - l).max(1.0)).min((h - 2.0 * m) / (b - t).max(1.0));
+        let s = self.s.min(fits).max(MIN_SCALE);
+        Some(Camera {
+            tx: w / 2.0 - (l + r) / 2.0 * s,
+            ty: h / 2.0 - (t + b) / 2.0 * s,
+            s,
+        })
     }
 
     /// A map's first view: the whole drawing when it is readable ([`Camera::fit`]), else at
@@ -242,6 +290,63 @@ mod tests {
             FOCUS_SCALE
         );
         assert_eq!(Camera::centred_on(FRAME, (200.0, 100.0), (0.0, 0.0)).s, 1.0);
+    }
+
+    /// A phone's map frame, the Crypt's drawing, and a room's box with its marks about `at`.
+    const PHONE: Size = (342.0, 330.0);
+    const CRYPT: Size = (458.0, 764.0);
+    fn room((x, y): Point) -> Rect {
+        (x - 110.0, y - 35.0, x + 121.0, y + 28.0)
+    }
+
+    /// Whether every box of `keep` is wholly inside `frame` as `c` draws it.
+    fn all_on(c: Camera, (w, h): Size, keep: &[Rect]) -> bool {
+        keep.iter().all(|&(l, t, r, b)| {
+            let (l, t) = on_screen(c, (l, t));
+            let (r, b) = on_screen(c, (r, b));
+            l >= 0.0 && t >= 0.0 && r <= w && b <= h
+        })
+    }
+
+    #[test]
+    fn a_fork_opens_with_the_current_room_and_every_option_on_screen() {
+        let here = (116.0, 300.0);
+        let keep = [room(here), room((116.0, 410.0)), room((342.0, 410.0))];
+        // Centred on the current room, the option to its right is cut off.
+        let centred = Camera::centred_on(PHONE, CRYPT, here);
+        assert!(!all_on(centred, PHONE, &keep));
+        let c = Camera::centred_showing(PHONE, CRYPT, here, &keep);
+        assert!(all_on(c, PHONE, &keep), "{c:?}");
+        assert!(c.s > 0.7 && c.s <= centred.s, "{}", c.s);
+        // Without a fork, or with one in view, centred as before.
+        assert_eq!(
+            Camera::centred_showing(PHONE, CRYPT, here, &[room(here)]),
+            centred
+        );
+        assert_eq!(
+            Camera::centred_showing(FRAME, CRYPT, here, &keep),
+            Camera::centred_on(FRAME, CRYPT, here)
+        );
+        // Options too wide for the frame at a readable scale: zoomed out until they fit.
+        let wide = [room(here), room((-400.0, 410.0)), room((900.0, 410.0))];
+        let c = Camera::centred_showing(PHONE, CRYPT, here, &wide);
+        assert!(all_on(c, PHONE, &wide), "{c:?}");
+        assert!(c.s < FOCUS_SCALE);
+    }
+
+    #[test]
+    fn a_move_to_a_fork_brings_the_room_and_its_options_into_view() {
+        let start = Camera::centred_on(PHONE, CRYPT, (116.0, 80.0));
+        let here = (116.0, 300.0);
+        let keep = [room(here), room((116.0, 410.0)), room((342.0, 410.0))];
+        let moved = start.following(PHONE, here, &keep).expect("the view moves");
+        assert!(all_on(moved, PHONE, &keep), "{moved:?}");
+        assert_eq!(moved.following(PHONE, here, &keep), None);
+        // A room without a fork: brought to the middle, as before.
+        assert_eq!(
+            start.following(PHONE, here, &[room(here)]),
+            start.revealing(PHONE, here)
+        );
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! It uses zonegraph-core directly — layout, validation, analysis, the bot's command
 //! pipeline and its words, the player view — so a playtest here says exactly what the chat
 //! bot says, and a player's map shows exactly what the core lets a player know. Pure parts
-//! (`model`, `player`, `camera`, `playtest`, `doc`, `share`, `editor`) are tested natively;
+//! (`model`, `player`, `camera`, `gesture`, `playtest`, `doc`, `share`, `editor`) are tested natively;
 //! the components in headless Chromium. `app` is the router and the shell; `pages` holds one
 //! module per page (the run page is a bundle of its own), `views` the small views they share.
 
@@ -12,6 +12,7 @@ pub mod browser;
 pub mod camera;
 pub mod doc;
 pub mod editor;
+pub mod gesture;
 pub mod insight;
 pub mod map;
 pub mod model;

@@ -1,11 +1,17 @@
 //! The SVG map component: rooms and passages from [`crate::model`], pan and zoom (the
-//! camera's moves are [`crate::camera`]'s; this only measures the frame and applies them),
-//! keyboard navigation, selection, the legend and SVG export.
+//! camera's moves are [`crate::camera`]'s and the pointers' gestures [`crate::gesture`]'s;
+//! this only measures the frame, feeds them events and applies the camera they return),
+//! keyboard navigation and selection. Beside it: `parts` (a room, a passage and their marks
+//! as SVG), `label` (a room's label in its box), `legend` and `export` (the SVG file).
 //!
 //! Every label, hint and id is put into the DOM as a text node or an attribute value, never
 //! as markup: share links carry untrusted zones.
 
-use std::hash::{DefaultHasher, Hash, Hasher};
+mod export;
+mod label;
+mod legend;
+mod parts;
+
 use std::sync::Arc;
 
 use leptos::ev;
@@ -14,9 +20,17 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 use zonegraph_core::format::{LockKind, NodeKind};
 
+use crate::browser;
 use crate::camera::{self, Camera, Window};
-use crate::model::{self, BOX_H, BOX_W, Direction, MapModel, num, push_dec, push_num};
-use crate::{browser, names};
+use crate::gesture::Gestures;
+use crate::model::{BOX_H, BOX_W, LegendItems, MapModel, num, push_dec, push_num};
+use export::export_svg;
+pub use label::{LABEL_FULL_CHARS, label_lines};
+pub use legend::Legend;
+use parts::{
+    keyed, mark_key, mark_view, passage_key, passage_marks, passage_view, room_key, room_marks,
+    room_view,
+};
 
 /// What is selected on the map.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -78,108 +92,8 @@ pub fn view_box((w, h): (f64, f64)) -> String {
     format!("0 0 {} {}", num(w.round()), num(h.round()))
 }
 
-/// Room labels are 13 px bold from 48 px into the 184 px box, which leaves 132 px to the clip
-/// edge: in [`char_em`]'s estimate (within a few per cent of the rendered width of Chromium's
-/// bold sans-serif here) that is 10.2 em a line. The clip path catches the rest.
-const LABEL_EM: f64 = 10.2;
-/// A line of a two-line label may be this much wider than [`LABEL_EM`]; it is drawn
-/// condensed to the line (class `tight`, `scaleX(.8)` in map.css). The marks layer
-/// (`.marks`) lets clicks through to the rooms and passages under it; the run page's zoom
-/// buttons sit on a bar under the map (run.css), where they cover no room.
-const SQUEEZE: f64 = 1.25;
-
-/// Labels up to this many characters are shown whole, on two lines where needed.
-pub const LABEL_FULL_CHARS: usize = 32;
-
-/// A character's advance in em, rounded up by class (narrow, medium, wide, capitals, other
-/// ASCII, anything else): a cheap estimate of a label's width without measuring the DOM.
-fn char_em(c: char) -> f64 {
-    match c {
-        'i' | 'l' | 'j' | 'I' | '\'' | '.' | ',' | ':' | ';' | '!' | '|' => 0.36,
-        'f' | 't' | 'r' | ' ' | '(' | ')' | '-' | '’' => 0.46,
-        'm' | 'w' | 'M' | 'W' => 1.0,
-        'A'..='Z' => 0.78,
-        c if c.is_ascii() => 0.64,
-        // Accented Latin is about as wide; CJK and symbols are a full em.
-        _ => 1.0,
-    }
-}
-
-fn width_em(s: &str) -> f64 {
-    s.chars().map(char_em).sum()
-}
-
-/// A label as drawn in its room box: one line, or two broken between words, and whether it
-/// was cut (then the full label is the room's tooltip; its accessible name always is). A
-/// label of up to [`LABEL_FULL_CHARS`] characters is never cut unless a single word is too
-/// wide for a line; a longer one is cut after its last whole word that fits, with an
-/// ellipsis, so the visible words are the start of the accessible name.
-pub fn label_lines(label: &str) -> (String, Option<String>, bool) {
-    if width_em(label) <= LABEL_EM {
-        return (label.to_string(), None, false);
-    }
-    let words: Vec<&str> = label.split(' ').collect();
-    let space = char_em(' ');
-    // `ends[k]`: the width of the first `k` words with their spaces.
-    let mut ends = vec![0.0];
-    for (i, w) in words.iter().enumerate() {
-        ends.push(ends[i] + width_em(w) + if i > 0 { space } else { 0.0 });
-    }
-    let total = ends[words.len()];
-    let line = |a: usize, b: usize| words[a..b].join(" ");
-    // The most even break between words, for a label short enough; lines may be condensed
-    // a little.
-    let mut best = (f64::MAX, 0);
-    for (k, &a) in ends.iter().enumerate().take(words.len()).skip(1) {
-        let widest = a.max(total - a - space);
-        if widest < best.0 {
-            best = (widest, k);
-        }
-    }
-    if label.chars().count() <= LABEL_FULL_CHARS && best.0 <= LABEL_EM * SQUEEZE {
-        let k = best.1;
-        return (line(0, k), Some(line(k, words.len())), false);
-    }
-    // The longest first line of whole words that fits.
-    let first = ends.iter().rposition(|&e| e <= LABEL_EM).unwrap_or(0);
-    if first == 0 {
-        // One word wider than a line: cut it, as one line.
-        return (cut(label, LABEL_EM), None, true);
-    }
-    // Too long: the second line ends after its last whole word that fits, then "…".
-    let start = ends[first] + space;
-    let last = ends
-        .iter()
-        .rposition(|&e| e - start + 0.85 <= LABEL_EM)
-        .unwrap_or(first);
-    let line2 = if last > first {
-        let mut l = line(first, last);
-        l.push('…');
-        l
-    } else {
-        cut(&line(first, words.len()), LABEL_EM)
-    };
-    (line(0, first), Some(line2), true)
-}
-
-/// `s` cut to `em` of estimated width, with an ellipsis.
-fn cut(s: &str, em: f64) -> String {
-    let mut out = String::new();
-    let mut width = 0.85; // the ellipsis
-    for c in s.chars() {
-        width += char_em(c);
-        if width > em {
-            break;
-        }
-        out.push(c);
-    }
-    out.truncate(out.trim_end().len());
-    out.push('…');
-    out
-}
-
-/// The interactive map: draws a [`MapModel`] (the designer's, [`model::build`], or a
-/// player's, [`model::build_player`]); it decides nothing about what is shown.
+/// The interactive map: draws a [`MapModel`] (the designer's, [`crate::model::build`], or a
+/// player's, [`crate::model::build_player`]); it decides nothing about what is shown.
 #[component]
 pub fn MapView(
     /// What is drawn.
@@ -193,8 +107,9 @@ pub fn MapView(
     /// Called with the menu number when a pending fork's option is clicked (playtest).
     #[prop(optional)]
     on_option: Option<Callback<usize>>,
-    /// Open centred on the current room at a readable size with the legend folded (the run
-    /// page), and bring the current room back on screen whenever the run moves it.
+    /// The run page: open centred on the current room at a readable size, with the pending
+    /// fork's options on screen too; bring them back on screen whenever the run moves; the
+    /// legend explains only what the drawing uses.
     #[prop(optional)]
     focus_current: bool,
 ) -> impl IntoView {
@@ -205,9 +120,7 @@ pub fn MapView(
     // applies without repainting thousands of SVG elements.
     let frame_ref: NodeRef<leptos::html::Div> = NodeRef::new();
     let panning = RwSignal::new(false);
-    // Drag state: pointer start, view at start, whether it moved enough to be a drag.
-    let drag = StoredValue::new(None::<(f64, f64, Camera)>);
-    let dragged = StoredValue::new(false);
+    let gestures = StoredValue::new(Gestures::default());
 
     // The frame's size, measured when fitting or zooming and cached for the pan path, which
     // must not force a layout of thousands of elements on every frame.
@@ -227,8 +140,8 @@ pub fn MapView(
         let m = model.get_untracked();
         view_state.set(Camera::fit(size(), (m.width, m.height)));
     };
-    // First view: the run page on the current room at a readable size (or the whole map
-    // when there is none); else the whole map when it is readable, or readable from its
+    // First view: the run page on the current room at a readable size, with the fork's
+    // options on screen (or the whole map when there is no current room); else the whole map when it is readable, or readable from its
     // start (or around the player).
     let first_view = move || {
         let frame = size();
@@ -237,7 +150,7 @@ pub fn MapView(
         let current = m.rooms.iter().find(|r| r.current).map(|r| (r.x, r.y));
         view_state.set(if focus_current {
             match current {
-                Some(at) => Camera::centred_on(frame, drawing, at),
+                Some(at) => Camera::centred_showing(frame, drawing, at, &m.focus()),
                 None => Camera::fit(frame, drawing),
             }
         } else {
@@ -305,10 +218,11 @@ pub fn MapView(
         dims
     });
 
-    // The run moved on (a live update): bring the new current room on screen.
+    // The run moved on (a live update): bring the new current room on screen, and the
+    // fork's options with it.
     Effect::new(move |last: Option<Option<String>>| {
-        let current = model
-            .get()
+        let m = model.get();
+        let current = m
             .rooms
             .iter()
             .find(|r| r.current)
@@ -318,7 +232,13 @@ pub fn MapView(
             && let (Some(Some(_)), Some((_, x, y))) = (&last, &current)
             && last.as_ref().and_then(Clone::clone) != id
         {
-            ensure_visible(*x, *y);
+            let frame = size();
+            if let Some(v) = view_state
+                .get_untracked()
+                .following(frame, (*x, *y), &m.focus())
+            {
+                view_state.set(v);
+            }
         }
         id
     });
@@ -351,9 +271,8 @@ pub fn MapView(
         on_wheel.forget();
     });
 
-    // Fingers (or the mouse) on the map: one pans, two pinch-zoom about their midpoint.
-    let pointers = StoredValue::new(Vec::<(i32, f64, f64)>::new());
-    let pinch = StoredValue::new(None::<(f64, Camera, f64, f64)>);
+    // Fingers (or the mouse) on the map: one pans, two pinch-zoom about their midpoint
+    // (`Gestures` decides; this feeds it the events and applies the camera it returns).
     let frame_origin = move || {
         frame_ref
             .get_untracked()
@@ -363,77 +282,34 @@ pub fn MapView(
             })
             .unwrap_or((0.0, 0.0))
     };
-    let start_pinch = move || {
-        let p = pointers.get_value();
-        if let [a, b] = p[..] {
-            let d = camera::spread((a.1, a.2), (b.1, b.2));
-            let (ox, oy) = frame_origin();
-            let (mx, my) = ((a.1 + b.1) / 2.0 - ox, (a.2 + b.2) / 2.0 - oy);
-            pinch.set_value(Some((d, view_state.get_untracked(), mx, my)));
-            drag.set_value(None);
-            dragged.set_value(true);
+    let sync_panning = move || {
+        let now = gestures.with_value(Gestures::panning);
+        if panning.get_untracked() != now {
+            panning.set(now);
         }
     };
+    let at = |e: &ev::PointerEvent| (f64::from(e.client_x()), f64::from(e.client_y()));
     let on_pointerdown = move |e: ev::PointerEvent| {
         if e.button() != 0 {
             return;
         }
-        let (x, y) = (f64::from(e.client_x()), f64::from(e.client_y()));
-        pointers.update_value(|p| {
-            p.retain(|q| q.0 != e.pointer_id());
-            p.push((e.pointer_id(), x, y));
-        });
-        if pointers.with_value(Vec::len) == 2 {
-            start_pinch();
-            return;
-        }
-        drag.set_value(Some((x, y, view_state.get_untracked())));
-        dragged.set_value(false);
+        let (origin, now) = (frame_origin(), view_state.get_untracked());
+        gestures.update_value(|g| g.down(e.pointer_id(), at(&e), origin, now));
     };
     let on_pointermove = move |e: ev::PointerEvent| {
-        let (x, y) = (f64::from(e.client_x()), f64::from(e.client_y()));
-        pointers.update_value(|p| {
-            if let Some(q) = p.iter_mut().find(|q| q.0 == e.pointer_id()) {
-                (q.1, q.2) = (x, y);
-            }
-        });
-        if let Some((d0, v0, mx, my)) = pinch.get_value() {
-            let p = pointers.get_value();
-            if let [a, b] = p[..] {
-                let d = camera::spread((a.1, a.2), (b.1, b.2));
-                view_state.set(v0.scaled_about(v0.s * d / d0, (mx, my)));
-            }
-            return;
+        let moved = gestures
+            .try_update_value(|g| g.moved(e.pointer_id(), at(&e)))
+            .flatten();
+        if let Some(v) = moved {
+            sync_panning();
+            view_state.set(v);
         }
-        let Some((x0, y0, v0)) = drag.get_value() else {
-            return;
-        };
-        let (dx, dy) = (x - x0, y - y0);
-        if !dragged.get_value() && dx.abs() + dy.abs() < 4.0 {
-            return;
-        }
-        if !dragged.get_value() {
-            panning.set(true);
-        }
-        dragged.set_value(true);
-        view_state.set(v0.panned(dx, dy));
     };
     let end_drag = move |e: ev::PointerEvent| {
-        pointers.update_value(|p| p.retain(|q| q.0 != e.pointer_id()));
-        if pinch.get_value().is_some() {
-            pinch.set_value(None);
-            // The finger left on the map pans on from where it is.
-            if let Some(&(_, x, y)) = pointers.with_value(|p| p.first().copied()).as_ref() {
-                drag.set_value(Some((x, y, view_state.get_untracked())));
-                return;
-            }
-        }
-        drag.set_value(None);
-        if panning.get_untracked() {
-            panning.set(false);
-        }
+        let now = view_state.get_untracked();
+        gestures.update_value(|g| g.up(e.pointer_id(), now));
+        sync_panning();
     };
-
     let on_svg_key = move |e: ev::KeyboardEvent| {
         let step = 60.0;
         match e.key().as_str() {
@@ -581,6 +457,14 @@ pub fn MapView(
         let m = model.get();
         (m.width, m.height)
     };
+    // The run page explains what its drawing uses; the designer's legend, everything.
+    let legend = Memo::new(move |_| {
+        if focus_current {
+            model.with(|m| m.legend())
+        } else {
+            LegendItems::all()
+        }
+    });
     let svg_class = move || {
         if view_state.get().far() {
             "zg-map far"
@@ -637,7 +521,7 @@ pub fn MapView(
                         {keyed(
                             passages_each,
                             move |i| model.with_untracked(|m| passage_key(&m.passages[*i])),
-                            move |i| model.with_untracked(|m| passage_view(&m.passages[i], selection, dragged)),
+                            move |i| model.with_untracked(|m| passage_view(&m.passages[i], selection, gestures)),
                         )}
                     </g>
                     <g class="rooms">
@@ -645,7 +529,7 @@ pub fn MapView(
                             rooms_each,
                             move |i| model.with_untracked(|m| room_key(&m.rooms[*i])),
                             move |i| model.with_untracked(|m| room_view(&m.rooms[i], model,
-                                selection, dragged, on_option, focus_room, ensure_visible)),
+                                selection, gestures, on_option, focus_room, ensure_visible)),
                         )}
                     </g>
                     <g class="marks" aria-hidden="true">{keyed(marks_each, |(i, k)| (*i, mark_key(k)), |(_, k)| mark_view(k))}</g>
@@ -662,522 +546,7 @@ pub fn MapView(
             <button title="Fit the map (0)" aria-label="Fit the map" on:click=move |_| fit()>"Fit"</button>
             <button title="Download the map as an SVG file" aria-label="Export SVG" on:click=export>"SVG"</button>
         </div>
-        <Legend closed=focus_current/>
+        <Legend items=legend/>
         </div>
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{LABEL_FULL_CHARS, label_lines};
-
-    fn lines(label: &str) -> (String, Option<String>, bool) {
-        label_lines(label)
-    }
-
-    #[test]
-    fn labels_take_two_lines_and_long_ones_are_cut_at_a_word() {
-        let one = |s: &str| (s.to_string(), None, false);
-        let two = |a: &str, b: &str| (a.to_string(), Some(b.to_string()), false);
-        assert_eq!(lines("Crypt Threshold"), one("Crypt Threshold"));
-        assert_eq!(lines("Valdris's Sanctum"), one("Valdris's Sanctum"));
-        assert_eq!(lines("Branching Passage"), two("Branching", "Passage"));
-        assert_eq!(lines("Processional Steps"), two("Processional", "Steps"));
-        assert_eq!(
-            lines("Mother Bristleback's Den"),
-            two("Mother", "Bristleback's Den")
-        );
-        assert_eq!(
-            lines("Crypt of the First Abbot's Guard"),
-            two("Crypt of the First", "Abbot's Guard")
-        );
-        assert_eq!(
-            lines("High Altar of the Last Pilgrimage Road"),
-            (
-                "High Altar of the".to_string(),
-                Some("Last Pilgrimage…".to_string()),
-                true
-            )
-        );
-        assert_eq!(
-            lines("WWWWWWWWWWWW"),
-            ("WWWWWWWWW…".to_string(), None, true)
-        );
-        assert_eq!(
-            lines("大广间大广间大广间大广间"),
-            ("大广间大广间大广间…".to_string(), None, true)
-        );
-    }
-
-    /// Every label of the shipped zones and the gallery's fixtures of up to 32 characters
-    /// is drawn whole; the words drawn are always the start of the label.
-    #[test]
-    fn fixture_labels_up_to_32_characters_are_whole() {
-        let fixtures = [
-            include_str!("../../../web/fixtures/zones/gilded_processional.json"),
-            include_str!("../../../web/fixtures/zones/pilgrim_road.json"),
-        ];
-        let texts = crate::zones::SHIPPED
-            .iter()
-            .map(|(_, t)| *t)
-            .chain(fixtures);
-        let mut long = 0;
-        for text in texts {
-            let (zone, _) = zonegraph_core::zone::load(text).expect("parses");
-            for ix in zone.node_indices() {
-                let label = zone.node(ix).label.as_str();
-                let (a, b, cut) = lines(label);
-                let shown = match &b {
-                    Some(b) => format!("{a} {b}"),
-                    None => a.clone(),
-                };
-                if label.chars().count() <= LABEL_FULL_CHARS {
-                    assert!(!cut, "{label:?} was cut: {shown:?}");
-                    assert_eq!(shown, label);
-                } else {
-                    long += 1;
-                    assert!(cut, "{label:?}");
-                    let words = shown.trim_end_matches('…');
-                    assert!(label.starts_with(words), "{label:?} drawn as {shown:?}");
-                }
-            }
-        }
-        assert!(long >= 2, "the fixtures have labels over 32 characters");
-    }
-}
-
-#[allow(clippy::too_many_arguments)] // one room's view needs the map's shared handles
-fn room_view<F, G>(
-    r: &model::RoomShape,
-    model: Signal<Arc<MapModel>>,
-    selection: RwSignal<Option<Sel>>,
-    dragged: StoredValue<bool>,
-    on_option: Option<Callback<usize>>,
-    focus_room: F,
-    ensure_visible: G,
-) -> impl IntoView + use<F, G>
-where
-    F: Fn(usize) + Copy + Send + Sync + 'static,
-    G: Fn(f64, f64) + Copy + Send + Sync + 'static,
-{
-    let mut class = format!("room {}", room_class(r.kind));
-    if r.visit.is_some() {
-        class.push_str(" visited");
-    }
-    if r.current {
-        class.push_str(" current");
-    }
-    if r.option.is_some() {
-        class.push_str(if r.option_open {
-            " option open"
-        } else {
-            " option locked"
-        });
-    }
-    let id = r.id.clone();
-    let option = r.option.filter(|_| on_option.is_some());
-    let activate = {
-        let id = id.clone();
-        move || {
-            selection.set(Some(Sel::Room(id.clone())));
-            if let (Some(n), Some(cb)) = (option, on_option) {
-                cb.run(n);
-            }
-        }
-    };
-    let on_click = {
-        let activate = activate.clone();
-        move |_: ev::MouseEvent| {
-            if dragged.get_value() {
-                return;
-            }
-            activate();
-        }
-    };
-    let at = r.ix;
-    let on_key = move |e: ev::KeyboardEvent| {
-        let dir = match e.key().as_str() {
-            "ArrowUp" => Direction::Up,
-            "ArrowDown" => Direction::Down,
-            "ArrowLeft" => Direction::Left,
-            "ArrowRight" => Direction::Right,
-            "Enter" | " " => {
-                e.prevent_default();
-                e.stop_propagation();
-                activate();
-                return;
-            }
-            _ => return,
-        };
-        e.prevent_default();
-        e.stop_propagation();
-        // The model as it is now: this view outlives the edits that did not change its room.
-        let m = model.get_untracked();
-        if let Some(next) = m.room_pos(at).and_then(|pos| m.neighbour(pos, dir)) {
-            let n = &m.rooms[next];
-            ensure_visible(n.x, n.y);
-            let ix = n.ix;
-            // After the redraw that bringing it into view may cause.
-            request_animation_frame(move || focus_room(ix));
-        }
-    };
-    let glyph = model::kind_glyph(r.kind).to_string();
-    let (line1, line2, cut) = label_lines(&r.label);
-    // Each drawn text ends in a space: a screen reader's or axe's reading of the visible
-    // words joins text nodes as they are ("Main Hall" "elite" must not read "Hallelite").
-    // Two lines take the kind's place (the glyph, the tooltip and the name still say it).
-    let (y1, kind) = if line2.is_some() {
-        ("-3", "")
-    } else {
-        ("-5", r.kind.map_or("unknown", names::kind_name))
-    };
-    let line2 = label_text("13", line2.unwrap_or_default());
-    // A cut label's full text: the tooltip (the accessible name starts with it too).
-    let title = cut.then(|| view! { <title>{r.label.clone()}</title> });
-    let here = r
-        .current
-        .then(|| view! { <path class="here-mark" d="M-98,0 l-12,-8 v16 z"></path> });
-    view! {
-        <g
-            class=class
-            transform=translate(r.x, r.y)
-            tabindex="0"
-            role="button"
-            aria-label=r.name.clone()
-            data-ix=r.ix.to_string()
-            data-node=id
-            on:click=on_click
-            on:keydown=on_key
-        >
-            {title}
-            // The box is BOX_W × BOX_H around the centre; glyph at 24, text at 48 from its left.
-            <rect class="box" x="-92" y="-28" width="184" height="56" rx="10"></rect>
-            <circle class="glyph-bg" cx="-68" cy="0" r="16"></circle>
-            <text class="glyph" x="-68" y="1" text-anchor="middle" dominant-baseline="central">
-                {glyph}
-            </text>
-            // The clip is on the group, so a condensed line is clipped at the box's edge.
-            <g clip-path="url(#zg-label-clip)">{label_text(y1, line1)}{line2}</g>
-            <text class="kind" x="-44" y="14">{kind}" "</text>
-            {here}
-        </g>
-    }
-}
-
-/// Draws the items `each` gives, each by `view`, keyed by `key`: when `each` changes, only
-/// the items whose key is new are drawn and only those gone are removed, so an edit to a
-/// 200-room zone redraws one room, not 200 (the designer's build, feature `keyed-map`).
-#[cfg(feature = "keyed-map")]
-fn keyed<T, K, V>(
-    each: impl Fn() -> Vec<T> + Send + Sync + 'static,
-    key: impl Fn(&T) -> K + Clone + Send + Sync + 'static,
-    view: impl Fn(T) -> V + Clone + Send + Sync + 'static,
-) -> impl IntoView
-where
-    T: Send + Sync + 'static,
-    K: Eq + Hash + Send + Sync + 'static,
-    V: IntoView + 'static,
-{
-    view! { <For each=each key=key children=view/> }
-}
-
-/// The run page's build: every item drawn again when `each` changes. Its map changes once a
-/// move, and the keyed list's code (about 7 KB on the wire) would not fit its 150 KB budget.
-#[cfg(not(feature = "keyed-map"))]
-fn keyed<T, K, V>(
-    each: impl Fn() -> Vec<T> + Send + Sync + 'static,
-    _key: impl Fn(&T) -> K,
-    view: impl Fn(T) -> V + Clone + Send + Sync + 'static,
-) -> impl IntoView
-where
-    V: IntoView + 'static,
-{
-    move || each().into_iter().map(view.clone()).collect_view()
-}
-
-/// What keys a drawn room: its node index and a hash of everything its view shows, so an
-/// unchanged room keeps its elements across edits.
-fn room_key(r: &model::RoomShape) -> (usize, u64) {
-    let mut h = DefaultHasher::new();
-    (&r.id, &r.label, r.kind.map(NodeKind::as_str), &r.name).hash(&mut h);
-    (r.x.to_bits(), r.y.to_bits(), r.visit, r.current).hash(&mut h);
-    (r.option, r.option_open).hash(&mut h);
-    (r.ix, h.finish())
-}
-
-/// What keys a drawn passage (its marks are keyed apart, by [`mark_key`]).
-fn passage_key(p: &model::PassageShape) -> (usize, u64) {
-    let mut h = DefaultHasher::new();
-    (&p.d, lock_class(p.lock), p.walked, p.option, &p.name).hash(&mut h);
-    (p.edge, h.finish())
-}
-
-fn mark_key(k: &Mark) -> u64 {
-    let mut h = DefaultHasher::new();
-    (&k.class, &k.node, &k.text).hash(&mut h);
-    (k.x.to_bits(), k.y.to_bits(), k.w.to_bits(), k.h.to_bits()).hash(&mut h);
-    h.finish()
-}
-
-/// One line of a room's label (empty for none), condensed when it would overflow the line.
-fn label_text(y: &'static str, line: String) -> impl IntoView + use<> {
-    let class = if width_em(&line) > LABEL_EM {
-        "label tight"
-    } else {
-        "label"
-    };
-    view! { <text class=class x="-44" y=y>{line}" "</text> }
-}
-
-fn passage_view(
-    p: &model::PassageShape,
-    selection: RwSignal<Option<Sel>>,
-    dragged: StoredValue<bool>,
-) -> impl IntoView + use<> {
-    let mut class = format!("passage {}", lock_class(p.lock));
-    if p.walked {
-        class.push_str(" walked");
-    }
-    let marker = match p.option {
-        Some((_, true)) => "url(#zg-arrow-option)",
-        _ if p.walked => "url(#zg-arrow-walked)",
-        _ => "url(#zg-arrow)",
-    };
-    if let Some((_, open)) = p.option {
-        class.push_str(if open {
-            " option open"
-        } else {
-            " option locked"
-        });
-    }
-    let edge = p.edge;
-    let select = move || selection.set(Some(Sel::Passage(edge)));
-    let on_click = move |_: ev::MouseEvent| {
-        if !dragged.get_value() {
-            select();
-        }
-    };
-    let on_key = move |e: ev::KeyboardEvent| {
-        if matches!(e.key().as_str(), "Enter" | " ") {
-            e.prevent_default();
-            e.stop_propagation();
-            select();
-        }
-    };
-    view! {
-        <g
-            class=class
-            tabindex="0"
-            role="button"
-            aria-label=p.name.clone()
-            data-edge=p.edge.to_string()
-            on:click=on_click
-            on:keydown=on_key
-        >
-            <path class="hit" d=p.d.clone()></path>
-            <path class="line" d=p.d.clone() marker-end=marker></path>
-        </g>
-    }
-}
-
-/// A mark drawn over the map but outside the buttons of rooms and passages (a visit number,
-/// a fork option's number, a lock, a passage's menu number): what it says is in the
-/// accessible name of its room or passage, which must contain the button's visible words in
-/// order. One element type for every mark keeps the WebAssembly small.
-struct Mark {
-    class: String,
-    /// The room it belongs to, if any.
-    node: String,
-    x: f64,
-    y: f64,
-    w: f64,
-    h: f64,
-    text: String,
-}
-
-/// A rounded box (a circle when square) with its text in the middle.
-fn mark_view(k: Mark) -> impl IntoView + use<> {
-    view! {
-        <g class=k.class data-node=k.node transform=translate(k.x, k.y)>
-            <rect x=num(-k.w / 2.0) y=num(-k.h / 2.0) width=num(k.w) height=num(k.h) rx=num(k.h / 2.0)></rect>
-            <text text-anchor="middle" dominant-baseline="central">{k.text}</text>
-        </g>
-    }
-}
-
-/// The marks of a room: its visit number and fork option number.
-fn room_marks(r: &model::RoomShape, out: &mut Vec<Mark>) {
-    if let Some(v) = r.visit {
-        out.push(Mark {
-            class: "visit-badge".into(),
-            node: r.id.clone(),
-            x: r.x + 88.0,
-            y: r.y - 24.0,
-            w: 22.0,
-            h: 22.0,
-            text: v.to_string(),
-        });
-    }
-    if let Some(n) = r.option {
-        out.push(Mark {
-            class: if r.option_open {
-                "option-badge open"
-            } else {
-                "option-badge locked"
-            }
-            .into(),
-            node: r.id.clone(),
-            x: r.x + 108.0,
-            y: r.y,
-            w: 26.0,
-            h: 26.0,
-            text: n.to_string(),
-        });
-    }
-}
-
-/// The marks of a passage: its lock and its number at a fork.
-fn passage_marks(p: &model::PassageShape, out: &mut Vec<Mark>) {
-    if let Some((x, y, text)) = &p.mark {
-        let mut class = String::from("lock-mark ");
-        class.push_str(lock_class(p.lock));
-        out.push(Mark {
-            class,
-            node: String::new(),
-            x: *x,
-            y: *y,
-            w: 14.0 + 7.0 * text.chars().count() as f64,
-            h: 20.0,
-            text: text.clone(),
-        });
-    }
-    if let Some((x, y, n)) = p.menu {
-        out.push(Mark {
-            class: "menu-number".into(),
-            node: String::new(),
-            x: x + 12.0,
-            y,
-            w: 16.0,
-            h: 16.0,
-            text: n.to_string(),
-        });
-    }
-}
-
-/// CSS custom properties of the themes, copied into exported files.
-const THEME_VARS: &[&str] = &[
-    "--map-bg",
-    "--room-bg",
-    "--room-fg",
-    "--muted",
-    "--edge",
-    "--accent",
-    "--option",
-    "--locked",
-    "--visited-bg",
-    "--mark-bg",
-];
-
-/// The map as a standalone SVG document: the whole drawing, the current theme's colours and
-/// the map stylesheet (`web/map.css`, read from the page) inline.
-fn export_svg(svg: &web_sys::Element, m: &MapModel) -> Option<String> {
-    let clone: web_sys::Element = svg.clone_node_with_deep(true).ok()?.dyn_into().ok()?;
-    clone
-        .set_attribute("viewBox", &view_box((m.width, m.height)))
-        .ok()?;
-    clone.set_attribute("width", &num(m.width.round())).ok()?;
-    clone.set_attribute("height", &num(m.height.round())).ok()?;
-    clone.set_attribute("class", "zg-map").ok()?;
-    let mut css = String::from("svg{");
-    for var in THEME_VARS {
-        let v = browser::css_var(svg, var);
-        if !v.is_empty() {
-            css.push_str(&format!("{var}:{v};"));
-        }
-    }
-    css.push_str("font-family:system-ui,sans-serif}");
-    let doc = web_sys::window()?.document()?;
-    // The map stylesheet (web/map.css) as the page loaded it, not a second copy inside the
-    // WebAssembly: both pages link it, under a hashed name (`map-<hash>.css`).
-    let sheets = doc.style_sheets();
-    for i in 0..sheets.length() {
-        let Some(sheet) = sheets
-            .item(i)
-            .and_then(|s| s.dyn_into::<web_sys::CssStyleSheet>().ok())
-        else {
-            continue;
-        };
-        let href = sheet.href().ok().flatten().unwrap_or_default();
-        if !href.contains("/map") {
-            continue;
-        }
-        if let Ok(rules) = sheet.css_rules() {
-            for j in 0..rules.length() {
-                if let Some(rule) = rules.item(j) {
-                    css.push_str(&rule.css_text());
-                }
-            }
-        }
-    }
-    let style = doc
-        .create_element_ns(Some("http://www.w3.org/2000/svg"), "style")
-        .ok()?;
-    style.set_text_content(Some(&css));
-    clone.prepend_with_node_1(&style).ok()?;
-    Some(format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{}\n",
-        clone.outer_html()
-    ))
-}
-
-/// What the glyphs, colours and line styles mean.
-#[component]
-pub fn Legend(
-    /// Start folded (the phone-sized run page, where the map needs the room).
-    #[prop(optional)]
-    closed: bool,
-) -> impl IntoView {
-    let open = RwSignal::new(!closed);
-    let kinds = NodeKind::ALL
-        .iter()
-        .map(|&k| {
-            view! {
-                <li class=format!("legend-kind {}", kind_class(k))>
-                    <span class="chip">{model::kind_glyph(Some(k)).to_string()}</span>
-                    {names::kind_name(k)}
-                </li>
-            }
-        })
-        .collect_view();
-    let locks = LockKind::ALL
-        .iter()
-        .map(|&l| {
-            view! {
-                <li class=format!("legend-lock {}", lock_class(l))>
-                    <svg width="34" height="10" aria-hidden="true">
-                        <path class="line" d="M2,5 L32,5"></path>
-                    </svg>
-                    {names::lock_name(l)}
-                </li>
-            }
-        })
-        .collect_view();
-    view! {
-        <aside class="legend" aria-label="Legend">
-            <button class="legend-toggle" aria-expanded=move || open.get().to_string()
-                on:click=move |_| open.update(|o| *o = !*o)>
-                "Legend"
-            </button>
-            <div class="legend-body" class:hidden=move || !open.get()>
-                <ul class="legend-kinds">{kinds}</ul>
-                <ul class="legend-locks">{locks}</ul>
-                <ul class="legend-run">
-                    <li><span class="chip visit">"3"</span>"visited, in order"</li>
-                    <li><span class="chip here">"▶"</span>"you are here"</li>
-                    <li><span class="chip opt">"1"</span>"fork option (go 1)"</li>
-                    <li class="legend-kind k-unknown"><span class="chip">"?"</span>"unknown room"</li>
-                </ul>
-            </div>
-        </aside>
     }
 }

@@ -1,4 +1,5 @@
-//! The drawable map: rooms and passages in pixels, with their run state and accessible names.
+//! The drawable map: rooms and passages in pixels, with their run state and accessible names
+//! (worded by the core's `chat::viewer`).
 //!
 //! Pure (no browser), so it is tested natively. Two builders, one per audience:
 //! [`build`] draws a zone for its designer (everything in the file, a playtest's real rolls),
@@ -7,14 +8,31 @@
 //! a [`Layout`] of the core's (cells, and routes in cell units; the run page's comes from the
 //! server, see [`player::from_drawing`]); this module only scales them, trims the routes to
 //! the room boxes and places the marks.
+//!
+//! Beside it: `numbers` (how the drawing prints numbers), `geometry` (a passage's line and
+//! where its marks go), `legend` (what a drawing uses) and `details` (what the designer's
+//! panel says).
+
+mod details;
+mod geometry;
+mod legend;
+mod numbers;
+#[cfg(test)]
+mod tests;
 
 use zonegraph_core::analysis;
-use zonegraph_core::engine::{Check, PlayerView, Run};
+use zonegraph_core::chat::viewer::{self as words, RoomFacts};
+use zonegraph_core::engine::{PlayerView, Run};
 use zonegraph_core::format::{LockKind, NodeKind};
 use zonegraph_core::layout::Layout;
-use zonegraph_core::zone::{Lock, Zone};
+use zonegraph_core::zone::Zone;
 
-use crate::names::{Row, kind_name, lock_name};
+pub use details::{check_text, lock_badge, passage_details, room_details};
+use geometry::{mark_spot, point_before_end, rounded_path, trim};
+pub use legend::LegendItems;
+pub use numbers::{num, percent, push_dec, push_num};
+
+use crate::names::lock_name;
 use crate::player;
 
 /// Distance between room centres, horizontally and vertically, in pixels.
@@ -23,51 +41,14 @@ pub const CELL_H: f64 = 110.0;
 /// A room's box.
 pub const BOX_W: f64 = 184.0;
 pub const BOX_H: f64 = 56.0;
+/// Where a room's round marks sit, from its centre, and their diameter: the visit number
+/// (above right) and the fork option's number (right).
+pub const VISIT_MARK: (f64, f64, f64) = (88.0, -24.0, 22.0);
+pub const OPTION_MARK: (f64, f64, f64) = (108.0, 0.0, 26.0);
+/// How far left of the current room's centre its "you are here" arrow reaches.
+pub const HERE_MARK_LEFT: f64 = 110.0;
 /// Space around the drawing.
 const PAD: f64 = 24.0;
-/// Corner radius of routed passages.
-const CORNER: f64 = 10.0;
-
-/// Appends `x` rounded to `places` decimals (at most 6), trailing zeros dropped ("12",
-/// "12.5", "-0.025"): SVG numbers and CSS transforms. Written out by hand because `f64`'s
-/// `Display` brings ~10 KB of float printing into the WebAssembly.
-pub fn push_dec(s: &mut String, x: f64, places: u32) {
-    let scale = 10u64.pow(places.min(6));
-    let v = (x * scale as f64).round() as i64;
-    if v < 0 {
-        s.push('-');
-    }
-    let a = v.unsigned_abs();
-    s.push_str(&(a / scale).to_string());
-    let (mut frac, mut digits) = (a % scale, scale / 10);
-    if frac != 0 {
-        s.push('.');
-        while frac != 0 {
-            s.push(char::from(b'0' + (frac / digits) as u8));
-            frac %= digits;
-            digits /= 10;
-        }
-    }
-}
-
-/// [`push_dec`] with one decimal.
-pub fn push_num(s: &mut String, x: f64) {
-    push_dec(s, x, 1);
-}
-
-/// [`push_num`] into a new string.
-pub fn num(x: f64) -> String {
-    let mut s = String::new();
-    push_num(&mut s, x);
-    s
-}
-
-/// A probability as a whole percentage: "45%".
-pub fn percent(p: f64) -> String {
-    let mut s = ((p * 100.0).round() as i64).to_string();
-    s.push('%');
-    s
-}
 
 /// A room as drawn.
 #[derive(Clone, Debug, PartialEq)]
@@ -138,34 +119,6 @@ pub fn kind_glyph(kind: Option<NodeKind>) -> char {
     }
 }
 
-/// Short text for a lock mark on the designer's map.
-pub fn lock_badge(lock: &Lock) -> Option<String> {
-    Some(match lock {
-        Lock::None => return None,
-        Lock::PerceptionCheck { dc } => format!("DC {dc}"),
-        Lock::StatCheck { ability, dc } => {
-            format!("{} {dc}", ability.as_str().to_ascii_uppercase())
-        }
-        Lock::KeyRequired { .. } => "⚷ key".into(),
-        Lock::LevelMin { min_level } => format!("Lv {min_level}"),
-        Lock::RegionClear { .. } => "region".into(),
-        Lock::Invalid { .. } => "sealed".into(),
-    })
-}
-
-/// A lock mark without numbers, for the player's map: the lock kind only.
-pub fn player_badge(kind: LockKind) -> String {
-    match kind {
-        LockKind::None => "open",
-        LockKind::PerceptionCheck => "hidden?",
-        LockKind::StatCheck => "check",
-        LockKind::KeyRequired => "⚷ key",
-        LockKind::LevelMin => "level",
-        LockKind::RegionClear => "region",
-    }
-    .to_string()
-}
-
 /// What is drawn on a room, before it is placed.
 struct RoomMarks {
     label: String,
@@ -184,71 +137,6 @@ struct PassageMarks {
     walked: bool,
     option: Option<(usize, bool)>,
     name: String,
-}
-
-/// A room's accessible name: "Main Hall, elite, visited as room 4, option 1 (open)".
-fn room_words(
-    label: &str,
-    kind: Option<NodeKind>,
-    roles: (bool, bool),
-    visit: Option<usize>,
-    current: bool,
-    option: Option<(usize, bool)>,
-) -> String {
-    let mut name = label.to_string();
-    if let Some(kind) = kind {
-        name.push_str(", ");
-        name.push_str(kind_name(kind));
-    }
-    if roles.0 {
-        name.push_str(", entry");
-    }
-    if roles.1 {
-        name.push_str(", boss");
-    }
-    if let Some(v) = visit {
-        name.push_str(", visited as room ");
-        name.push_str(&v.to_string());
-    }
-    if current {
-        name.push_str(", you are here");
-    }
-    if let Some((number, open)) = option {
-        name.push_str(", option ");
-        name.push_str(&number.to_string());
-        name.push_str(if open { " (open)" } else { " (locked)" });
-    }
-    name
-}
-
-/// A passage's accessible name: "Passage from A to B, choice 2 at the fork, locked: …".
-fn passage_words(
-    from: &str,
-    to: &str,
-    menu: Option<usize>,
-    lock: Option<&str>,
-    walked: bool,
-) -> String {
-    let mut name = String::from("Passage from ");
-    name.push_str(from);
-    name.push_str(" to ");
-    name.push_str(to);
-    if let Some(n) = menu {
-        name.push_str(", choice ");
-        name.push_str(&n.to_string());
-        name.push_str(" at the fork");
-    }
-    match lock {
-        None => name.push_str(", open"),
-        Some(how) => {
-            name.push_str(", locked: ");
-            name.push_str(how);
-        }
-    }
-    if walked {
-        name.push_str(", walked");
-    }
-    name
 }
 
 /// The designer's drawing of `zone` laid out as `layout`: every room and passage of the file,
@@ -298,9 +186,16 @@ pub fn build(zone: &Zone, layout: &Layout, run: Option<&Run>) -> MapModel {
             let i = ix.index();
             let (visit, is_current, option) = (visits[i], current == Some(i), options[i]);
             let label = node.display_label().to_string();
-            let roles = (node.is_entry, node.is_boss);
             RoomMarks {
-                name: room_words(&label, Some(node.kind), roles, visit, is_current, option),
+                name: words::room_accessible_name(&RoomFacts {
+                    label: Some(&label),
+                    kind: Some(node.kind),
+                    is_entry: node.is_entry,
+                    is_boss: node.is_boss,
+                    visit,
+                    current: is_current,
+                    option,
+                }),
                 label,
                 kind: Some(node.kind),
                 visit,
@@ -330,7 +225,7 @@ pub fn build(zone: &Zone, layout: &Layout, run: Option<&Run>) -> MapModel {
             menu,
             walked: is_walked,
             option: (fork_at == Some(from)).then(|| options[to]).flatten(),
-            name: passage_words(
+            name: words::passage_accessible_name(
                 zone.node(src).display_label(),
                 zone.node(zone.target(eix)).display_label(),
                 menu,
@@ -362,25 +257,17 @@ pub fn build_player(view: &PlayerView, layout: &Layout) -> MapModel {
         .iter()
         .map(|r| {
             let option = r.option.map(option_of);
-            let name = match r.kind {
-                Some(_) => room_words(
-                    player::room_name(r),
-                    r.kind,
-                    (r.is_entry, r.is_boss),
-                    r.visit,
-                    r.current,
-                    option,
-                ),
-                // Capitalised: it starts the name, as a label does.
-                None => room_words(
-                    "Unknown room",
-                    None,
-                    (false, false),
-                    r.visit,
-                    r.current,
-                    option,
-                ),
-            };
+            // A room the player does not know: no label, kind or role in its name.
+            let known = r.kind.is_some();
+            let name = words::room_accessible_name(&RoomFacts {
+                label: known.then(|| player::room_name(r)),
+                kind: r.kind,
+                is_entry: known && r.is_entry,
+                is_boss: known && r.is_boss,
+                visit: r.visit,
+                current: r.current,
+                option,
+            });
             RoomMarks {
                 label: r.label.clone().unwrap_or_else(|| "?".to_string()),
                 kind: r.kind,
@@ -403,11 +290,11 @@ pub fn build_player(view: &PlayerView, layout: &Layout) -> MapModel {
             let locked = p.lock != LockKind::None;
             Some(PassageMarks {
                 lock: p.lock,
-                badge: locked.then(|| player_badge(p.lock)),
+                badge: locked.then(|| words::player_lock_mark(p.lock).to_string()),
                 menu: p.option,
                 walked: p.walked,
                 option: p.option.map(option_of),
-                name: passage_words(
+                name: words::passage_accessible_name(
                     room(p.from),
                     room(p.to),
                     p.option,
@@ -557,110 +444,6 @@ fn place(
     }
 }
 
-/// Shortens the first and last segments so the line starts and ends at the room boxes.
-fn trim(pts: &[(f64, f64)]) -> Vec<(f64, f64)> {
-    let mut out = pts.to_vec();
-    if out.len() < 2 {
-        return out;
-    }
-    let cut = |from: (f64, f64), towards: (f64, f64)| {
-        let (dx, dy) = (towards.0 - from.0, towards.1 - from.1);
-        if dx.abs() > dy.abs() {
-            (from.0 + dx.signum() * BOX_W / 2.0, from.1)
-        } else {
-            (from.0, from.1 + dy.signum() * BOX_H / 2.0)
-        }
-    };
-    let n = out.len();
-    out[0] = cut(pts[0], pts[1]);
-    out[n - 1] = cut(pts[n - 1], pts[n - 2]);
-    out
-}
-
-/// Polyline with rounded corners (quadratic curves), as SVG path data.
-fn rounded_path(pts: &[(f64, f64)]) -> String {
-    let mut d = String::new();
-    let Some(&(x0, y0)) = pts.first() else {
-        return d;
-    };
-    let point = |d: &mut String, cmd: char, (x, y): (f64, f64)| {
-        d.push(cmd);
-        push_num(d, x);
-        d.push(',');
-        push_num(d, y);
-    };
-    point(&mut d, 'M', (x0, y0));
-    for i in 1..pts.len() {
-        let p = pts[i];
-        if i + 1 < pts.len() {
-            let (a, b) = (pts[i - 1], pts[i + 1]);
-            let len_in = dist(a, p);
-            let len_out = dist(p, b);
-            let r = CORNER.min(len_in / 2.0).min(len_out / 2.0);
-            if r > 0.5 {
-                point(&mut d, 'L', towards(p, a, r));
-                point(&mut d, 'Q', p);
-                point(&mut d, ' ', towards(p, b, r));
-                continue;
-            }
-        }
-        point(&mut d, 'L', p);
-    }
-    d
-}
-
-fn dist(a: (f64, f64), b: (f64, f64)) -> f64 {
-    ((b.0 - a.0).powi(2) + (b.1 - a.1).powi(2)).sqrt()
-}
-
-/// The point `r` from `p` towards `q`.
-fn towards(p: (f64, f64), q: (f64, f64), r: f64) -> (f64, f64) {
-    let l = dist(p, q);
-    if l == 0.0 {
-        return p;
-    }
-    (p.0 + (q.0 - p.0) * r / l, p.1 + (q.1 - p.1) * r / l)
-}
-
-fn longest_segment_mid(pts: &[(f64, f64)]) -> Option<(f64, f64)> {
-    pts.windows(2)
-        .max_by(|a, b| dist(a[0], a[1]).total_cmp(&dist(b[0], b[1])))
-        .map(|w| ((w[0].0 + w[1].0) / 2.0, (w[0].1 + w[1].1) / 2.0))
-}
-
-/// Where a passage's lock mark goes: the middle of its longest segment, unless `covers` says
-/// a mark there would sit on a room; then the first clear spot among the middle and quarter
-/// points of its segments, longest first (short stubs near a room are often shared with
-/// other passages); the middle of the longest when nothing is clear.
-fn mark_spot(pts: &[(f64, f64)], covers: impl Fn(f64, f64) -> bool) -> Option<(f64, f64)> {
-    let first = longest_segment_mid(pts)?;
-    if !covers(first.0, first.1) {
-        return Some(first);
-    }
-    let mut segments: Vec<((f64, f64), (f64, f64))> =
-        pts.windows(2).map(|w| (w[0], w[1])).collect();
-    zonegraph_core::text::sort_by(&mut segments, |a, b| {
-        dist(b.0, b.1).total_cmp(&dist(a.0, a.1))
-    });
-    segments
-        .iter()
-        .flat_map(|&(a, b)| {
-            [0.5, 0.25, 0.75].map(|t| (a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t))
-        })
-        .find(|&(x, y)| !covers(x, y))
-        .or(Some(first))
-}
-
-/// A point `back` pixels before the end of the line (on its last segment).
-fn point_before_end(pts: &[(f64, f64)]) -> Option<(f64, f64)> {
-    let n = pts.len();
-    (n >= 2).then(|| {
-        let (a, b) = (pts[n - 2], pts[n - 1]);
-        let back = (dist(a, b) / 2.0).min(18.0);
-        towards(b, a, back)
-    })
-}
-
 /// A direction for keyboard navigation between rooms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Direction {
@@ -670,7 +453,38 @@ pub enum Direction {
     Right,
 }
 
+impl RoomShape {
+    /// The room's box and the marks drawn beside it: `(left, top, right, bottom)`, in pixels.
+    pub fn extent(&self) -> (f64, f64, f64, f64) {
+        let (mut l, mut t) = (self.x - BOX_W / 2.0, self.y - BOX_H / 2.0);
+        let (mut r, b) = (self.x + BOX_W / 2.0, self.y + BOX_H / 2.0);
+        if self.current {
+            l = self.x - HERE_MARK_LEFT;
+        }
+        if self.visit.is_some() {
+            let (dx, dy, d) = VISIT_MARK;
+            t = t.min(self.y + dy - d / 2.0);
+            r = r.max(self.x + dx + d / 2.0);
+        }
+        if self.option.is_some() {
+            let (dx, _, d) = OPTION_MARK;
+            r = r.max(self.x + dx + d / 2.0);
+        }
+        (l, t, r, b)
+    }
+}
+
 impl MapModel {
+    /// What a player's map keeps on screen: the current room and the pending fork's options,
+    /// each with its marks ([`RoomShape::extent`]).
+    pub fn focus(&self) -> Vec<(f64, f64, f64, f64)> {
+        self.rooms
+            .iter()
+            .filter(|r| r.current || r.option.is_some())
+            .map(RoomShape::extent)
+            .collect()
+    }
+
     /// The room nearest to room `from` (a position in `rooms`) in direction `dir`.
     pub fn neighbour(&self, from: usize, dir: Direction) -> Option<usize> {
         let here = self.rooms.get(from)?;
@@ -695,503 +509,5 @@ impl MapModel {
     /// The room at node index `ix`, as a position in `rooms`.
     pub fn room_pos(&self, ix: usize) -> Option<usize> {
         self.rooms.iter().position(|r| r.ix == ix)
-    }
-}
-
-/// What the designer's details panel says about a room: everything in the file, and the
-/// playtest's run. (A player's panel is [`player::room_details`], from the player view.)
-pub fn room_details(zone: &Zone, run: Option<&Run>, id: &str) -> Vec<Row> {
-    let Some(node) = zone.node_by_id(id) else {
-        return Vec::new();
-    };
-    let mut rows: Vec<Row> = vec![
-        ("Room", node.display_label().to_string()),
-        ("Kind", kind_name(node.kind).to_string()),
-        ("Id", node.id.to_string()),
-    ];
-    if node.is_entry {
-        rows.push(("Role", "entry".into()));
-    }
-    if node.is_boss {
-        rows.push(("Role", "boss".into()));
-    }
-    if !node.region_id.is_empty() {
-        rows.push((
-            "Region",
-            format!("{} ({})", zone.region_name(&node.region_id), node.region_id),
-        ));
-    }
-    let c = &node.content;
-    rows.push((
-        "Loot bias",
-        format!("×{}", zonegraph_core::text::decimal(c.loot_bias)),
-    ));
-    if !c.encounter_override.is_empty() {
-        rows.push(("Encounter", c.encounter_override.clone()));
-    }
-    if !c.narration.is_empty() {
-        rows.push(("Narration", c.narration.clone()));
-    }
-    if !c.harvest_ref.is_empty() {
-        rows.push(("Harvest", c.harvest_ref.clone()));
-    }
-    if let Some(key) = &c.grants_key {
-        rows.push(("Grants key", key.clone()));
-    }
-    if let Some((x, y)) = node.pos {
-        rows.push(("Position", format!("column {x}, row {y}")));
-    }
-    if let Some(run) = run {
-        if let Some(i) = run.visited_nodes.iter().position(|v| v.as_str() == id) {
-            rows.push(("Run", format!("visited as room {}", i + 1)));
-        }
-        if run.current_node.as_str() == id {
-            rows.push(("Run", "the player is here".into()));
-        }
-    }
-    if let Some(ix) = zone.node_index(id) {
-        for (i, e) in zone.exits(ix).into_iter().enumerate() {
-            let to = zone.node(zone.target(e));
-            let lock = &zone.graph[e].lock;
-            let how = if lock.is_locked() {
-                analysis::requirement(zone, lock)
-            } else {
-                "open".into()
-            };
-            rows.push(("Exit", format!("{}. {} — {how}", i + 1, to.display_label())));
-        }
-    }
-    rows
-}
-
-/// What the designer's details panel says about a passage (by file index): the lock, its
-/// requirement and hint, and in a playtest the frozen roll of the pending fork.
-pub fn passage_details(zone: &Zone, run: Option<&Run>, edge: usize) -> Vec<Row> {
-    let Some(eix) = zone
-        .graph
-        .edge_indices()
-        .find(|&e| zone.graph[e].file_index == edge)
-    else {
-        return Vec::new();
-    };
-    let e = &zone.graph[eix];
-    let (s, t) = (zone.source(eix), zone.target(eix));
-    let mut rows: Vec<Row> = vec![
-        ("From", zone.node(s).display_label().to_string()),
-        ("To", zone.node(t).display_label().to_string()),
-        ("Lock", lock_name(e.lock.kind()).to_string()),
-    ];
-    if e.lock.is_locked() {
-        rows.push(("Requires", analysis::requirement(zone, &e.lock)));
-    }
-    if !e.hint.is_empty() {
-        rows.push(("Hint", e.hint.clone()));
-    }
-    let exits = zone.exits(s);
-    if exits.len() >= 2
-        && let Some(i) = exits.iter().position(|&x| x == eix)
-    {
-        rows.push((
-            "Menu",
-            format!("option {} of {} (weight {})", i + 1, exits.len(), e.weight),
-        ));
-    }
-    if let Some(chance) = match &e.lock {
-        Lock::PerceptionCheck { .. } | Lock::StatCheck { .. } => {
-            let by: Vec<String> = [0, 2, 4]
-                .iter()
-                .filter_map(|&m| {
-                    analysis::lock_pass_chance(&e.lock, 1, m)
-                        .map(|c| format!("{m:+}: {}", percent(c)))
-                })
-                .collect();
-            Some(by.join(" · "))
-        }
-        _ => None,
-    } {
-        rows.push(("Pass chance", chance));
-    }
-    if let Some(run) = run
-        && let Some(fork) = run
-            .pending_fork
-            .as_ref()
-            .filter(|f| f.at == zone.node(s).id)
-        && let Some((i, o)) = fork
-            .options
-            .iter()
-            .enumerate()
-            .find(|(_, o)| o.to_node == zone.node(t).id)
-    {
-        rows.push((
-            "This run",
-            format!("option {}: {}", i + 1, check_text(zone, &o.check)),
-        ));
-    }
-    rows
-}
-
-/// A frozen check in words: "Perception 11 vs DC 12 — failed".
-pub fn check_text(zone: &Zone, check: &Check) -> String {
-    let verdict = |ok: bool| if ok { "passed" } else { "failed" };
-    match check {
-        Check::None => "open".into(),
-        Check::PerceptionCheck { d20, modifier, dc } => format!(
-            "Perception {} vs DC {dc} — {} (d20 {d20}, {modifier:+})",
-            i64::from(*d20) + i64::from(*modifier),
-            verdict(check.passes())
-        ),
-        Check::StatCheck {
-            ability,
-            d20,
-            modifier,
-            dc,
-        } => format!(
-            "{} {} vs DC {dc} — {} (d20 {d20}, {modifier:+})",
-            ability.name(),
-            i64::from(*d20) + i64::from(*modifier),
-            verdict(check.passes())
-        ),
-        Check::KeyRequired { key_id, held } => {
-            format!("key {key_id} — {}", if *held { "held" } else { "not held" })
-        }
-        Check::LevelMin { min_level, level } => {
-            format!("level {level} vs {min_level} — {}", verdict(check.passes()))
-        }
-        Check::RegionClear { region_id, cleared } => format!(
-            "{} — {}",
-            zone.region_name(region_id),
-            if *cleared { "cleared" } else { "not cleared" }
-        ),
-        Check::Invalid { .. } => "sealed: the lock data is unusable".into(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::scenarios;
-    use zonegraph_core::engine::{self, Character};
-    use zonegraph_core::{layout, zone};
-
-    /// A player's map laid out here, as "View as player" draws it.
-    fn player_map(view: &PlayerView) -> MapModel {
-        build_player(view, &player::lay_out(view))
-    }
-
-    #[test]
-    fn the_servers_drawing_places_the_map_as_laying_it_out_here_does() {
-        for s in scenarios::fixed()
-            .into_iter()
-            .chain(scenarios::random(7, 40))
-        {
-            let view = s.view();
-            let here = player_map(&view);
-            let sent = layout::Drawing::of_view(&view);
-            // Through JSON, as the run page reads it.
-            let text = serde_json::to_string(&sent).expect("a drawing serialises");
-            let read: layout::Drawing = serde_json::from_str(&text).expect("and reads back");
-            let there = build_player(&view, &player::from_drawing(&view, &read));
-            assert_eq!(
-                (here.width, here.height),
-                (there.width, there.height),
-                "{}",
-                s.name
-            );
-            let at = |m: &MapModel| -> Vec<_> {
-                m.rooms.iter().map(|r| (r.id.clone(), r.x, r.y)).collect()
-            };
-            assert_eq!(at(&here), at(&there), "{}", s.name);
-            assert_eq!(here.passages.len(), there.passages.len(), "{}", s.name);
-            for (a, b) in here.passages.iter().zip(&there.passages) {
-                assert_eq!(
-                    (a.edge, &a.from, &a.to),
-                    (b.edge, &b.from, &b.to),
-                    "{}",
-                    s.name
-                );
-                // Thousandths of a cell: well under a pixel.
-                let off = [
-                    a.bbox.0 - b.bbox.0,
-                    a.bbox.1 - b.bbox.1,
-                    a.bbox.2 - b.bbox.2,
-                ]
-                .iter()
-                .fold(0.0f64, |m, d| m.max(d.abs()));
-                assert!(off < 0.5, "{}: passage {} moved {off} px", s.name, a.edge);
-            }
-        }
-    }
-
-    #[test]
-    fn a_drawing_naming_rooms_and_passages_the_view_lacks_draws_what_it_has() {
-        let view = scenarios::fixed()[0].view();
-        let mut d = layout::Drawing::of_view(&view);
-        d.rooms.push([9_999, 0, 40]);
-        d.passages.push(layout::DrawnPassage {
-            passage: 9_999,
-            points: vec![[0, 0], [0, 40_000]],
-        });
-        let m = build_player(&view, &player::from_drawing(&view, &d));
-        assert_eq!(m.rooms.len(), view.rooms.len());
-        assert_eq!(m.passages.len(), view.passages.len());
-    }
-
-    fn crypt() -> Zone {
-        let text = include_str!("../../../zones/crypt_valdris.json");
-        zone::load(text).expect("the crypt parses").0
-    }
-
-    #[test]
-    fn numbers_print_without_float_formatting() {
-        let dec = |x: f64, p: u32| {
-            let mut s = String::new();
-            push_dec(&mut s, x, p);
-            s
-        };
-        assert_eq!(num(12.0), "12");
-        assert_eq!(num(12.46), "12.5");
-        assert_eq!(num(-3.21), "-3.2");
-        assert_eq!(num(-0.01), "0");
-        assert_eq!(dec(0.025, 4), "0.025");
-        assert_eq!(dec(1.0, 4), "1");
-        assert_eq!(dec(0.0305, 3), "0.031");
-        assert_eq!(percent(0.449), "45%");
-    }
-
-    /// What `format!` prints for `x` with `places` decimals (at most 6), trimmed to
-    /// [`push_dec`]'s form: no trailing zeros, no lone point, no sign on zero.
-    #[cfg(not(target_arch = "wasm32"))]
-    fn std_dec(x: f64, places: u32) -> String {
-        let places = places.min(6) as usize;
-        let mut s = format!("{x:.places$}");
-        if s.contains('.') {
-            let end = s.trim_end_matches('0').trim_end_matches('.').len();
-            s.truncate(end);
-        }
-        if s == "-0" { "0".into() } else { s }
-    }
-
-    // Differential tests of the hand-written formatter against `format!`, which it replaces
-    // to keep float printing out of the WebAssembly. Native only: proptest is not built for
-    // the browser tests.
-    #[cfg(not(target_arch = "wasm32"))]
-    use proptest::prelude::*;
-
-    #[cfg(not(target_arch = "wasm32"))]
-    proptest! {
-        // The contract: `x · 10^places` rounded half away from zero (`f64::round`). `format!`
-        // rounds ties to even on the exact value instead, so the reference is given the number
-        // already rounded the same way.
-        #[test]
-        fn push_dec_is_format_of_the_same_rounding(
-            x in prop_oneof![
-                -1e9f64..1e9,
-                -1e-5f64..1e-5,
-                (-2_000_000i64..2_000_000).prop_map(|n| n as f64 / 2e6),
-            ],
-            places in 0u32..9,
-        ) {
-            let scale = 10f64.powi(places.min(6) as i32);
-            let mut s = String::from("x=");
-            push_dec(&mut s, x, places);
-            prop_assert_eq!(s, format!("x={}", std_dec((x * scale).round() / scale, places)));
-        }
-
-        // Away from a tie the two roundings agree, so `format!` of `x` itself is the reference.
-        #[test]
-        fn push_dec_is_format_away_from_ties(x in -1e6f64..1e6, places in 0u32..9) {
-            let frac = (x * 10f64.powi(places.min(6) as i32)).abs().fract();
-            prop_assume!((frac - 0.5).abs() > 0.01);
-            let mut s = String::new();
-            push_dec(&mut s, x, places);
-            prop_assert_eq!(s, std_dec(x, places));
-        }
-    }
-
-    /// Every lock mark of `m` keeps off every room box.
-    fn check_marks(what: &str, m: &MapModel) {
-        for p in &m.passages {
-            let Some((x, y, text)) = &p.mark else {
-                continue;
-            };
-            let hw = (14.0 + 7.0 * text.chars().count() as f64) / 2.0;
-            for r in &m.rooms {
-                assert!(
-                    (x - r.x).abs() >= hw + BOX_W / 2.0 || (y - r.y).abs() >= 10.0 + BOX_H / 2.0,
-                    "{what}: the {text} mark of {} sits on {}",
-                    p.name,
-                    r.id
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn lock_marks_keep_off_room_boxes_in_every_shipped_zone() {
-        for (file, text) in crate::zones::SHIPPED {
-            let z = zone::load(text).expect("shipped zones parse").0;
-            check_marks(file, &build(&z, &layout::layout(&z), None));
-        }
-        for s in scenarios::fixed() {
-            check_marks(&s.name, &player_map(&s.view()));
-        }
-    }
-
-    #[test]
-    fn a_mark_moves_along_its_passage_off_a_room() {
-        // A long vertical run whose middle is covered, beside a short clear one.
-        let pts = [(0.0, 0.0), (0.0, 400.0), (30.0, 400.0)];
-        let covered = |_x: f64, y: f64| (150.0..250.0).contains(&y);
-        assert_eq!(mark_spot(&pts, covered), Some((0.0, 100.0)));
-        assert_eq!(mark_spot(&pts, |_, _| false), Some((0.0, 200.0)));
-        assert_eq!(mark_spot(&pts, |_, _| true), Some((0.0, 200.0)));
-        assert_eq!(mark_spot(&[(1.0, 1.0)], |_, _| false), None);
-    }
-
-    #[test]
-    fn designer_map_has_every_room_and_passage_without_overlap() {
-        let z = crypt();
-        let m = build(&z, &layout::layout(&z), None);
-        assert_eq!(m.rooms.len(), 8);
-        assert_eq!(m.passages.len(), 9);
-        for (i, a) in m.rooms.iter().enumerate() {
-            for b in &m.rooms[i + 1..] {
-                assert!(
-                    (a.x - b.x).abs() >= BOX_W || (a.y - b.y).abs() >= BOX_H,
-                    "{} overlaps {}",
-                    a.id,
-                    b.id
-                );
-            }
-        }
-        let side = m
-            .passages
-            .iter()
-            .find(|p| p.to == "crypt_valdris.side_chapel")
-            .expect("the side chapel passage");
-        assert_eq!(side.lock, LockKind::PerceptionCheck);
-        assert_eq!(side.menu.map(|m| m.2), Some(2));
-        assert!(side.name.contains("Perception DC 12"), "{}", side.name);
-    }
-
-    #[test]
-    fn a_players_map_draws_the_view_and_nothing_else() {
-        // The Crypt at its fork after a failed Perception check.
-        let s = &scenarios::fixed()[0];
-        let view = s.view();
-        let m = player_map(&view);
-        assert_eq!(m.rooms.len(), view.rooms.len());
-        assert_eq!(m.passages.len(), view.passages.len());
-        assert!(m.rooms.iter().all(|r| r.kind != Some(NodeKind::Secret)));
-        let unknown: Vec<_> = m.rooms.iter().filter(|r| r.kind.is_none()).collect();
-        assert_eq!(unknown.len(), 1);
-        assert_eq!(
-            (unknown[0].label.as_str(), unknown[0].name.as_str()),
-            ("?", "Unknown room")
-        );
-        assert!(unknown[0].id.starts_with('?'), "{}", unknown[0].id);
-        let current = m.rooms.iter().find(|r| r.current).expect("a current room");
-        assert_eq!(current.id, "crypt_valdris.fork");
-        assert_eq!(m.rooms.iter().filter(|r| r.visit.is_some()).count(), 3);
-        let hall = m
-            .rooms
-            .iter()
-            .find(|r| r.id == "crypt_valdris.main_hall")
-            .expect("the main hall");
-        assert_eq!((hall.option, hall.option_open), (Some(1), true));
-        assert_eq!(m.passages.iter().filter(|p| p.walked).count(), 2);
-        let into_unknown = m
-            .passages
-            .iter()
-            .find(|p| p.to == unknown[0].id)
-            .expect("the passage into the unknown room");
-        assert_eq!(
-            into_unknown.mark.as_ref().map(|m| m.2.as_str()),
-            Some("hidden?")
-        );
-        assert!(
-            into_unknown.name.contains("to unknown room")
-                && into_unknown.name.ends_with("locked: Perception check"),
-            "{}",
-            into_unknown.name
-        );
-        // The unknown room laid out where the designer put it: beside the main hall.
-        assert_eq!(unknown[0].y, hall.y);
-        assert!(unknown[0].x > hall.x);
-    }
-
-    #[test]
-    fn a_players_map_and_panel_leak_nothing_over_many_plays() {
-        let all = scenarios::fixed()
-            .into_iter()
-            .chain(scenarios::random(1, 300));
-        let mut unknown_rooms = 0;
-        for s in all {
-            let view = s.view();
-            let m = player_map(&view);
-            let mut text = chat_and_panel(&view);
-            for r in &m.rooms {
-                text.extend([r.id.clone(), r.label.clone(), r.name.clone()]);
-                unknown_rooms += usize::from(r.kind.is_none());
-            }
-            for p in &m.passages {
-                text.extend([p.name.clone(), p.from.clone(), p.to.clone()]);
-                text.extend(p.mark.as_ref().map(|m| m.2.clone()));
-            }
-            let text = text.join("\n");
-            for bad in scenarios::forbidden(&s.zone, &view) {
-                assert!(!text.contains(&bad), "{}: shows {bad:?}", s.name);
-            }
-        }
-        assert!(
-            unknown_rooms > 0,
-            "the plays include a failed Perception check"
-        );
-    }
-
-    /// The status words and every details panel of a view.
-    fn chat_and_panel(view: &PlayerView) -> Vec<String> {
-        let mut text = vec![zonegraph_core::chat::status(&view.status).text];
-        let rows = (0..view.rooms.len())
-            .flat_map(|i| player::room_details(view, &view.room_key(i)))
-            .chain((0..view.passages.len()).flat_map(|j| player::passage_details(view, j)));
-        text.extend(rows.map(|(k, v)| format!("{k}: {v}")));
-        text
-    }
-
-    #[test]
-    fn a_run_draws_its_path_and_fork_options() {
-        let z = crypt();
-        let c = Character::default();
-        let (mut run, _) = engine::start(&z, "viewer-test", &c, 0).expect("starts");
-        engine::advance(&z, &mut run, &c, 1).expect("entry");
-        engine::advance(&z, &mut run, &c, 2).expect("corridor");
-        let m = build(&z, &layout::layout(&z), Some(&run));
-        let visited: Vec<_> = m.rooms.iter().filter_map(|r| r.visit).collect();
-        assert_eq!(visited.len(), run.visited_nodes.len());
-        assert!(
-            m.rooms
-                .iter()
-                .any(|r| r.current && r.id == "crypt_valdris.fork")
-        );
-        assert_eq!(m.rooms.iter().filter(|r| r.option.is_some()).count(), 2);
-        assert!(m.passages.iter().filter(|p| p.walked).count() >= 2);
-        let details = passage_details(&z, Some(&run), 3);
-        assert!(
-            details
-                .iter()
-                .any(|(k, v)| *k == "This run" && v.contains("vs DC 12")),
-            "{details:?}"
-        );
-    }
-
-    #[test]
-    fn arrow_keys_find_a_neighbour() {
-        let z = crypt();
-        let m = build(&z, &layout::layout(&z), None);
-        let entry = m.room_pos(0).expect("entry drawn");
-        let below = m.neighbour(entry, Direction::Down).expect("a room below");
-        assert_eq!(m.rooms[below].id, "crypt_valdris.corridor");
-        assert_eq!(m.neighbour(entry, Direction::Up), None);
     }
 }

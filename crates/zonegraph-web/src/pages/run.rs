@@ -12,6 +12,7 @@ use std::time::Duration;
 use futures_util::StreamExt as _;
 use gloo_net::eventsource::futures::EventSource;
 use leptos::prelude::*;
+use zonegraph_core::chat::viewer as words;
 use zonegraph_core::engine::Phase;
 
 use crate::map::{MapView, Sel};
@@ -84,12 +85,13 @@ pub enum Link {
 }
 
 impl Link {
-    fn words(self) -> &'static str {
+    /// What the page says of it (the core's words).
+    pub fn words(self) -> String {
         match self {
-            Link::Connecting => "connecting…",
-            Link::Live => "live",
-            Link::Polling => "reconnecting: checking every 2 s",
-            Link::Over => "the run has ended",
+            Link::Connecting => words::LINK_CONNECTING.to_string(),
+            Link::Live => words::LINK_LIVE.to_string(),
+            Link::Polling => words::link_polling(POLL.as_secs()),
+            Link::Over => words::LINK_OVER.to_string(),
         }
     }
 }
@@ -105,7 +107,7 @@ pub fn RunApp() -> impl IntoView {
     match token_of(&browser::path(), &browser::hash()) {
         Some(token) => view! { <RunPage token=token/> }.into_any(),
         None => view! {
-            <RunProblem message="This link names no run. Ask the bot for your map with !zone map.".to_string()/>
+            <RunProblem message=words::RUN_LINK_NAMES_NO_RUN.to_string()/>
         }
         .into_any(),
     }
@@ -116,7 +118,7 @@ fn RunProblem(message: String) -> impl IntoView {
     view! {
         <main class="run-app">
             <section class="problem" role="alert">
-                <h1>"This run map cannot be shown"</h1>
+                <h1>{words::RUN_PAGE_PROBLEM}</h1>
                 <p>{message}</p>
             </section>
         </main>
@@ -198,8 +200,8 @@ pub fn RunPage(token: String) -> impl IntoView {
                 };
                 let result = match answer {
                     Ok((200, body)) => doc::parse_run_payload(&body).map(|p| (body, p)),
-                    Ok((404, _)) => Err("No run with this link: it may have expired.".into()),
-                    Ok((status, _)) => Err(format!("The server answered {status}.")),
+                    Ok((404, _)) => Err(words::RUN_NOT_FOUND.to_string()),
+                    Ok((status, _)) => Err(words::run_server_answered(status)),
                     Err(e) => Err(e),
                 };
                 match result {
@@ -277,10 +279,8 @@ pub fn RunPage(token: String) -> impl IntoView {
         }
         match state.get() {
             Some(Err(e)) => view! { <RunProblem message=e/> }.into_any(),
-            _ => {
-                view! { <main class="run-app"><p class="loading">"Loading the run map…"</p></main> }
-                    .into_any()
-            }
+            _ => view! { <main class="run-app"><p class="loading">{words::RUN_LOADING}</p></main> }
+                .into_any(),
         }
     }
 }
@@ -460,6 +460,13 @@ mod tests {
                 StatusLine::Text("3. Not an option: no choice names it".into()),
             ]
         );
+    }
+
+    #[test]
+    fn the_link_state_says_how_often_the_page_polls() {
+        assert_eq!(Link::Live.words(), "live");
+        assert_eq!(Link::Polling.words(), "reconnecting: checking every 2 s");
+        assert_eq!(Link::Over.words(), "the run has ended");
     }
 
     #[test]
