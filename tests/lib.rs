@@ -1,6 +1,8 @@
 //! Test support shared by the integration tests and the benchmarks (the integration tests
 //! themselves live in `integration/`).
 
+pub mod client;
+
 /// A free TCP port on the loopback address (for a server the tests start as a process).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

@@ -5,7 +5,7 @@
 //!
 //! The runs are played through the bot's command pipeline in memory (players of levels 1–4
 //! taking the first or last open way), stored with the server's own statements, then read
-//! back by `zonegraph_server::insight::of_database` as `zonegraph insight` and the API do.
+//! back by `zonegraph_server::store::insight::of_database` as `zonegraph insight` and the API do.
 //!
 //! `cargo bench -p zonegraph-tests --bench insight` (ZONEGRAPH_BENCH_RUNS, default 100000).
 
@@ -15,8 +15,8 @@ use anyhow::{Context as _, Result};
 use zonegraph_core::bot::{self, Authority, Context, Player};
 use zonegraph_core::command::Syntax;
 use zonegraph_core::engine::{Character, Run};
-use zonegraph_server::client::load::env_usize;
 use zonegraph_server::db::{Database, DbAt, Upgrade};
+use zonegraph_tests::client::load::env_usize;
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
@@ -86,7 +86,7 @@ fn main() -> Result<()> {
     let dir = tempfile::tempdir()?;
     let at = DbAt::Sqlite(dir.path().join("z.db"));
     let db = Database::open_as(&at, Upgrade::Migrate)?;
-    zonegraph_server::catalog::Catalog::open(&db, &root.join("zones"))?;
+    zonegraph_server::store::catalog::Catalog::open(&db, &root.join("zones"))?;
     let seq = db
         .read(|tx| tx.versions_of("crypt_valdris"))?
         .last()
@@ -125,7 +125,7 @@ fn main() -> Result<()> {
     let (core, i) = time(5, || zonegraph_core::insight::insight(&zone, &runs));
     println!("insight, the core alone over {n} runs in memory: {core:.2?} (median of 5)");
     let (whole, found) = time(5, || {
-        zonegraph_server::insight::of_database(&db, "crypt_valdris", None, 0)
+        zonegraph_server::store::insight::of_database(&db, "crypt_valdris", None, 0)
     });
     let found = found?.context("the zone")?;
     anyhow::ensure!(
@@ -147,7 +147,7 @@ fn main() -> Result<()> {
     }
     let sealed = sealed.to_string();
     let (r, review) = time(3, || {
-        zonegraph_server::review::of_database(&db, "crypt_valdris", &sealed)
+        zonegraph_server::store::review::of_database(&db, "crypt_valdris", &sealed)
     });
     let review = review?.map_err(|e| anyhow::anyhow!("{e:?}"))?;
     println!(

@@ -3,19 +3,19 @@
 //! temporary database; then a bare loop of SQLite write transactions with the same
 //! durability settings (WAL, synchronous = FULL) on the same disk, the physical limit.
 //!
-//! `cargo bench -p zonegraph-server --bench load` (ZONEGRAPH_BENCH_PLAYERS, default 200;
+//! `cargo bench -p zonegraph-tests --bench load` (ZONEGRAPH_BENCH_PLAYERS, default 200;
 //! ZONEGRAPH_BENCH_RUNS, runs per player, default 3). Figures go to BENCHMARKS.md.
 
 use std::path::PathBuf;
 
-use zonegraph_server::client::load::{crypt_runs, env_usize, percentile};
 use zonegraph_server::db;
-use zonegraph_server::serve::{self, ServerConfig};
+use zonegraph_server::server::{self as serve, ServerConfig};
+use zonegraph_tests::client::load::{crypt_runs, env_usize, percentile};
 
 fn main() -> anyhow::Result<()> {
     let players = env_usize("ZONEGRAPH_BENCH_PLAYERS", 200);
     let runs = env_usize("ZONEGRAPH_BENCH_RUNS", 3);
-    let zones = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../zones");
+    let zones = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../zones");
     let dir = tempfile::tempdir()?;
 
     let tps_before = db::bare_write_rate(&dir.path().join("bare-before.db"))?;

@@ -39,9 +39,9 @@ use matrix_sdk::ruma::events::room::message::{
 };
 use matrix_sdk::ruma::{OwnedRoomId, OwnedUserId, UserId};
 use matrix_sdk::{Client, Room};
-use zonegraph_server::client::Conn;
 use zonegraph_server::matrix;
-use zonegraph_server::serve::{self, Auth, ServerConfig};
+use zonegraph_server::server::{self as serve, Auth, ServerConfig};
+use zonegraph_tests::client::Conn;
 use zonegraph_tests::synapse::{Synapse, root};
 
 const BOT: &str = "@zonebot:localhost";

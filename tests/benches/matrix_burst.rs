@@ -36,7 +36,7 @@ use matrix_sdk::ruma::events::room::message::{
 use matrix_sdk::ruma::{OwnedRoomId, UserId};
 use matrix_sdk::{Client, Room};
 use zonegraph_server::matrix;
-use zonegraph_server::serve::{self, Auth, ServerConfig};
+use zonegraph_server::server::{self as serve, Auth, ServerConfig};
 use zonegraph_tests::synapse::{Synapse, root};
 
 const BOT: &str = "@zonebot:localhost";

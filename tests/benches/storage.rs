@@ -12,10 +12,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use zonegraph_server::client::load::{crypt_runs, env_usize, percentile};
 use zonegraph_server::db;
-use zonegraph_server::serve::{self, Server, ServerConfig};
+use zonegraph_server::server::{self as serve, Server, ServerConfig};
 use zonegraph_server::store::DbAt;
+use zonegraph_tests::client::load::{crypt_runs, env_usize, percentile};
 
 /// The API token of the benchmark's servers.
 const TOKEN: &str = "bench";

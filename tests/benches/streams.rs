@@ -19,8 +19,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail, ensure};
-use zonegraph_server::client::Conn;
-use zonegraph_server::client::load::{env_usize, percentile};
+use zonegraph_tests::client::Conn;
+use zonegraph_tests::client::load::{env_usize, percentile};
 
 const TOKEN: &str = "bench-token";
 const PER_RUN: usize = 8;

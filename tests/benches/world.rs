@@ -15,10 +15,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use zonegraph_server::client::Conn;
-use zonegraph_server::client::load::{crypt_runs, env_usize, percentile};
-use zonegraph_server::serve::{self, Server, ServerConfig};
+use zonegraph_server::server::{self as serve, Server, ServerConfig};
 use zonegraph_server::store::DbAt;
+use zonegraph_tests::client::Conn;
+use zonegraph_tests::client::load::{crypt_runs, env_usize, percentile};
 
 const TOKEN: &str = "bench";
 

@@ -6,7 +6,7 @@ use clap::Parser;
 use zonegraph_core::bot::{self, Context, Player};
 use zonegraph_core::command;
 use zonegraph_core::zone;
-use zonegraph_server::{Cli, Cmd, check, play};
+use zonegraph_server::cli::{Cli, Cmd, check, play};
 
 use crate::support::root;
 
@@ -460,7 +460,7 @@ fn secrets_on_the_command_line_are_never_printed() {
         unreachable!("parsed a serve command")
     };
     assert_eq!(
-        serve.db.to_string(),
+        serve.db.at.to_string(),
         "postgres://zg:***@db.example/zg?sslmode=require&password=***"
     );
     let migrate =
@@ -484,7 +484,8 @@ fn secrets_on_the_command_line_are_never_printed() {
     };
     let err = format!(
         "{:#}",
-        zonegraph_server::db::Database::open(&conninfo.db).expect_err("a libpq string is refused")
+        zonegraph_server::db::Database::open(&conninfo.db.at)
+            .expect_err("a libpq string is refused")
     );
     assert!(err.contains("libpq connection string"), "{err}");
     assert!(!err.contains("pw-in-conninfo"), "{err}");

@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 
 use clap::Parser;
 use zonegraph_core::{Code, Severity, check_sources};
-use zonegraph_server::explain::explanation;
-use zonegraph_server::{Cli, Cmd, check};
+use zonegraph_server::cli::explain::explanation;
+use zonegraph_server::cli::{Cli, Cmd, check};
 
 use crate::support::root;
 

@@ -7,7 +7,8 @@ use std::path::Path;
 use clap::Parser;
 use zonegraph_core::format::{self, NodeKind};
 use zonegraph_core::validate;
-use zonegraph_server::{Cli, Cmd, gogobee, import};
+use zonegraph_server::cli::{Cli, Cmd, import};
+use zonegraph_server::gogobee;
 
 use crate::support::root;
 
@@ -575,7 +576,7 @@ func zoneCinderSpire() ZoneDefinition {
         .expect("db")
         .query_row("SELECT count(*) FROM dnd_zone_run", [], |r| r.get(0))
         .expect("count");
-    let report = zonegraph_server::migrate::migrate(&zonegraph_server::migrate::Args {
+    let report = zonegraph_server::cli::migrate::migrate(&zonegraph_server::cli::migrate::Args {
         db: Some(db_path.clone()),
         from: None,
         to: None,

@@ -29,7 +29,7 @@ use matrix_sdk::ruma::{OwnedUserId, UserId};
 use matrix_sdk::{Client, Room};
 use serde_json::Value;
 use zonegraph_server::matrix;
-use zonegraph_server::serve::{self, ServerConfig};
+use zonegraph_server::server::{self as serve, ServerConfig};
 use zonegraph_tests::synapse::{Synapse, root};
 
 const PUBLIC: &str = "https://zones.example";

@@ -8,9 +8,9 @@ use std::path::Path;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use zonegraph_server::client::Conn;
-use zonegraph_server::serve::Server;
+use zonegraph_server::server::Server;
 use zonegraph_server::store::DbAt;
+use zonegraph_tests::client::Conn;
 use zonegraph_tests::postgres::{self, Cluster};
 use zonegraph_tests::room_told;
 
@@ -248,7 +248,7 @@ fn a_sqlite_database_is_copied_whole_and_played_on() {
         server.stop().expect("stops");
     }
     let url = cluster.fresh_db();
-    let args = zonegraph_server::migrate::Args {
+    let args = zonegraph_server::cli::migrate::Args {
         db: None,
         from: Some(format!("sqlite:{}", sqlite.display())),
         to: Some(url.clone()),
@@ -256,12 +256,12 @@ fn a_sqlite_database_is_copied_whole_and_played_on() {
         purge_legacy: false,
         dry_run: false,
     };
-    let report = zonegraph_server::migrate::migrate(&args).expect("copies");
+    let report = zonegraph_server::cli::migrate::migrate(&args).expect("copies");
     assert!(report.contains("dnd_zone_run: 2"), "{report}");
     assert!(report.contains("player_character: 2"), "{report}");
     assert!(report.contains("zone_meta: 7"), "{report}");
     // A second copy into the same database is refused: nothing is merged.
-    let err = zonegraph_server::migrate::migrate(&args).expect_err("refused");
+    let err = zonegraph_server::cli::migrate::migrate(&args).expect_err("refused");
     assert!(format!("{err:#}").contains("already has"), "{err:#}");
 
     let a = instance(&url, &dir.path().join("pg"), Duration::from_secs(3600));
@@ -273,11 +273,11 @@ fn a_sqlite_database_is_copied_whole_and_played_on() {
     let t = say(&mut c, user, "!zone go 1");
     assert!(t.contains("Main Hall"), "{t}");
     // An operator's `zonegraph char` works on the shared database too.
-    let granted = zonegraph_server::character::run(&zonegraph_server::character::Args {
-        db: zonegraph_server::db::DbArg {
+    let granted = zonegraph_server::cli::character::run(&zonegraph_server::cli::character::Args {
+        db: zonegraph_server::cli::args::DbArg {
             at: DbAt::Postgres(url.clone()),
         },
-        action: zonegraph_server::character::Action::Grant {
+        action: zonegraph_server::cli::character::Action::Grant {
             user: user.into(),
             key: vec!["moon_key".into()],
         },

@@ -137,7 +137,7 @@ fn the_fork_timeout_queues_one_notice_until_acknowledged() {
         say(&store, &s, user, "!zone advance");
         std::thread::sleep(std::time::Duration::from_millis(5));
         let due = store
-            .due_users(zonegraph_server::store::now_ms(), s.fork_timeout_ms)
+            .due_users(zonegraph_server::clock::now_ms(), s.fork_timeout_ms)
             .expect("due");
         assert_eq!(
             due.iter().map(|(u, _)| u.as_str()).collect::<Vec<_>>(),
@@ -161,9 +161,9 @@ fn the_fork_timeout_queues_one_notice_until_acknowledged() {
         assert_eq!(store.ack_notices(user, ids).expect("ack"), 0, "{name}");
         assert!(store.notices(user).expect("notices").is_empty(), "{name}");
         // Delivered notices go 30 days after delivery (issue 24 item 8), not before.
-        let now = zonegraph_server::store::now_ms();
+        let now = zonegraph_server::clock::now_ms();
         assert_eq!(store.prune_notices(now).expect("prune"), 0, "{name}");
-        let later = now + zonegraph_server::store::KEEP_DELIVERED_NOTICES_MS + 1000;
+        let later = now + zonegraph_server::store::sweep::KEEP_DELIVERED_NOTICES_MS + 1000;
         assert_eq!(store.prune_notices(later).expect("prune"), 1, "{name}");
         assert_eq!(store.prune_notices(later).expect("prune"), 0, "{name}");
     });
@@ -397,7 +397,7 @@ fn old_ended_runs_move_to_the_history() {
         };
         assert_eq!(runs().len(), 26, "{name}");
         let newest_ended = runs()[24].link_token.clone();
-        let now = zonegraph_server::store::now_ms();
+        let now = zonegraph_server::clock::now_ms();
         // At most 3 a pass, then the rest.
         assert_eq!(store.archive_runs(3, now).expect("archive"), 3, "{name}");
         assert_eq!(store.archive_runs(1000, now).expect("archive"), 2, "{name}");

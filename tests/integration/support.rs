@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 use zonegraph_core::format::is_zone_file_name;
-use zonegraph_server::client::Conn;
-use zonegraph_server::serve::{self, Auth, Server, ServerConfig};
+use zonegraph_server::server::{self as serve, Auth, Server, ServerConfig};
 use zonegraph_server::store::{CharacterRules, CommandSettings, DbAt, RunIds, Store};
+use zonegraph_tests::client::Conn;
 
 pub use zonegraph_tests::synapse::root;
 

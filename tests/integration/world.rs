@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use zonegraph_server::client::Conn;
+use zonegraph_tests::client::Conn;
 use zonegraph_tests::postgres;
 
 use crate::server::runs::{events_until, try_events};

@@ -25,8 +25,9 @@ use hmac::{Hmac, Mac as _};
 use serde::Serialize;
 use sha2::Sha256;
 
+use crate::clock::now_ms;
 use crate::db::OutEvent;
-use crate::store::{Store, now_ms};
+use crate::store::Store;
 
 /// How long one delivery may take, all of it.
 pub const SEND_TIMEOUT: Duration = Duration::from_secs(5);

@@ -1,9 +1,5 @@
-//! The `zonegraph` binary: parses the command line and hands it to the library.
+//! The `zonegraph` binary: hands the command line to the library's `cli`.
 
-use std::process::ExitCode;
-
-use clap::Parser;
-
-fn main() -> ExitCode {
-    zonegraph_server::run(zonegraph_server::Cli::parse())
+fn main() -> std::process::ExitCode {
+    zonegraph_server::cli::main()
 }

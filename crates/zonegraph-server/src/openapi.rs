@@ -126,7 +126,7 @@ pub const OPERATIONS: &[Operation] = &[
         access: Access::Token("publish, admin"),
         request: None,
         answer: |g| {
-            g.subschema_for::<crate::insight::VersionInsight>()
+            g.subschema_for::<crate::store::insight::VersionInsight>()
                 .to_value()
         },
         media: "application/json",

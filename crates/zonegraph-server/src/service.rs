@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use zonegraph_core::limits::{Rate, TokenBucket};
 
 use crate::db::Notice;
-use crate::store::{self, Answer, CommandSettings, Store};
+use crate::store::{Answer, CommandSettings, Store};
 
 /// Longest command text accepted.
 pub const MAX_TEXT_LEN: usize = 4096;
@@ -94,7 +94,7 @@ impl Service {
             });
         }
         self.limiter
-            .take(user, store::now_ms())
+            .take(user, crate::clock::now_ms())
             .map_err(|retry_after_ms| CommandError::SlowDown { retry_after_ms })?;
         let guard = self.locks.lock(user).await;
         let store = self.store.clone();
@@ -210,11 +210,13 @@ pub async fn housekeep_forever(state: Service) {
     let mut ticks: u64 = 0;
     loop {
         tick.tick().await;
-        state.limiter.prune(store::now_ms());
+        state.limiter.prune(crate::clock::now_ms());
         if ticks.is_multiple_of(60) {
             let store = state.store.clone();
-            match tokio::task::spawn_blocking(move || store.archive_runs(1000, store::now_ms()))
-                .await
+            match tokio::task::spawn_blocking(move || {
+                store.archive_runs(1000, crate::clock::now_ms())
+            })
+            .await
             {
                 Ok(Ok(0)) => {}
                 Ok(Ok(n)) => eprintln!("zonegraph: moved {n} old ended runs to the history"),
@@ -222,7 +224,9 @@ pub async fn housekeep_forever(state: Service) {
                 Err(e) => eprintln!("zonegraph: cannot move old ended runs: {e}"),
             }
             let store = state.store.clone();
-            match tokio::task::spawn_blocking(move || store.prune_notices(store::now_ms())).await {
+            match tokio::task::spawn_blocking(move || store.prune_notices(crate::clock::now_ms()))
+                .await
+            {
                 Ok(Ok(0)) => {}
                 Ok(Ok(n)) => eprintln!("zonegraph: deleted {n} notices delivered over 30 days ago"),
                 Ok(Err(e)) => eprintln!("zonegraph: cannot delete old notices: {e:#}"),
@@ -278,7 +282,7 @@ pub async fn send_events_forever(state: Service, out: crate::events_out::EventsO
         for said in said.into_iter().flatten() {
             eprintln!("zonegraph: {said}");
         }
-        let now = store::now_ms();
+        let now = crate::clock::now_ms();
         if now - pruned_at > 3_600_000 {
             pruned_at = now;
             let store = state.store.clone();
@@ -401,7 +405,8 @@ pub async fn sweep_forever(state: Service, every: std::time::Duration) {
         let store = state.store.clone();
         let timeout = state.settings.fork_timeout_ms;
         let due =
-            tokio::task::spawn_blocking(move || store.due_users(store::now_ms(), timeout)).await;
+            tokio::task::spawn_blocking(move || store.due_users(crate::clock::now_ms(), timeout))
+                .await;
         let users = match due {
             Ok(Ok(users)) => {
                 if let Some(line) = db.ok("the database is back") {

@@ -4,9 +4,9 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use zonegraph_server::client::Conn;
-use zonegraph_server::serve::{self, Auth, ServerConfig};
+use zonegraph_server::server::{self as serve, Auth};
 use zonegraph_server::store::CharacterRules;
+use zonegraph_tests::client::Conn;
 
 use super::{spawn_process, token_of};
 use crate::support::Ctx;
@@ -119,7 +119,7 @@ fn without_a_token_the_server_makes_one_beside_the_database_and_keeps_it() {
 }
 
 /// `POST /api/command` with `Host: host` (and no token).
-fn command_for_host(addr: SocketAddr, host: &str) -> zonegraph_server::client::Response {
+fn command_for_host(addr: SocketAddr, host: &str) -> zonegraph_tests::client::Response {
     let body = r#"{"user":"@local:test","text":"!zone help"}"#;
     let req = format!(
         "POST /api/command HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n\
@@ -174,12 +174,12 @@ fn serve_flags_close_the_api_by_default() {
     use clap::Parser;
     let args = |args: &[&str]| {
         let argv = ["zonegraph", "serve"].iter().chain(args).copied();
-        zonegraph_server::Cli::try_parse_from(argv).map(|cli| match cli.command {
-            zonegraph_server::Cmd::Serve(a) => a,
+        zonegraph_server::cli::Cli::try_parse_from(argv).map(|cli| match cli.command {
+            zonegraph_server::cli::Cmd::Serve(a) => a,
             _ => unreachable!("a serve command"),
         })
     };
-    let parse = |a: &[&str]| ServerConfig::from_args(&args(a).expect("arguments"));
+    let parse = |a: &[&str]| zonegraph_server::cli::serve::config(&args(a).expect("arguments"));
     // No token given: one is made (on any address).
     for listen in ["127.0.0.1:8080", "0.0.0.0:8080"] {
         let c = parse(&["--listen", listen]).expect("ok");

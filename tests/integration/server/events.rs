@@ -25,7 +25,7 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 /// The commands each player sends, and the events each answer carried, in order.
-fn play(c: &mut zonegraph_server::client::Conn, users: &[&str]) -> BTreeMap<String, Vec<Value>> {
+fn play(c: &mut zonegraph_tests::client::Conn, users: &[&str]) -> BTreeMap<String, Vec<Value>> {
     let script = [
         "!zone enter crypt_valdris",
         "!zone advance",
@@ -47,7 +47,7 @@ fn play(c: &mut zonegraph_server::client::Conn, users: &[&str]) -> BTreeMap<Stri
 }
 
 /// Waits until the server has no event left to send.
-fn drained(server: &zonegraph_server::serve::Server, within: Duration) {
+fn drained(server: &zonegraph_server::server::Server, within: Duration) {
     let start = Instant::now();
     loop {
         let (waiting, _) = server.store.events_waiting().expect("outbox");

@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::server::tokens::new_token;
 use crate::support::{Ctx, say1};
 
-fn get(c: &mut zonegraph_server::client::Conn, path: &str, token: &str) -> (u16, Value) {
+fn get(c: &mut zonegraph_tests::client::Conn, path: &str, token: &str) -> (u16, Value) {
     let auth = format!("Bearer {token}");
     let r = c
         .request("GET", path, &[("authorization", auth.as_str())], b"")
@@ -40,7 +40,7 @@ fn insight_reads_played_and_archived_runs_for_designers_only() {
     assert_eq!(
         server
             .store
-            .archive_runs(100, zonegraph_server::store::now_ms())
+            .archive_runs(100, zonegraph_server::clock::now_ms())
             .expect("archive"),
         4
     );
@@ -119,7 +119,7 @@ fn insight_reads_played_and_archived_runs_for_designers_only() {
 }
 
 fn review(
-    c: &mut zonegraph_server::client::Conn,
+    c: &mut zonegraph_tests::client::Conn,
     zone: &str,
     token: &str,
     body: &str,

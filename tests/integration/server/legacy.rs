@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use zonegraph_server::cli::migrate;
 use zonegraph_server::db;
-use zonegraph_server::migrate;
-use zonegraph_server::serve::Server;
+use zonegraph_server::server::Server;
 
 use super::{CHAPEL, NO_CHOICE};
 use crate::support::{self, ADMIN, Ctx, connect, root, say1};
@@ -265,7 +265,7 @@ fn serve_opens_gogobee_databases_at_every_stage_directly() {
                 .opened
                 .warnings
                 .iter()
-                .any(|w| w == zonegraph_server::store::GOGOBEE_SHARED),
+                .any(|w| w == zonegraph_server::gogobee::carry::GOGOBEE_SHARED),
             stage.name != "after_purge",
             "{}: {:?}",
             stage.name,
@@ -770,7 +770,7 @@ fn no_migrate_refuses_an_old_schema_and_changes_nothing() {
         .arg(&migrated)
         .env("ZONEGRAPH_API_TOKEN", support::TOKEN);
     let mut p = support::Process::spawn(c);
-    let mut conn = zonegraph_server::client::Conn::connect(p.addr)
+    let mut conn = zonegraph_tests::client::Conn::connect(p.addr)
         .expect("connect")
         .with_token(Some(support::TOKEN));
     assert_eq!(conn.get("/healthz").expect("healthz").status, 200);
@@ -787,7 +787,7 @@ fn no_migrate_refuses_an_old_schema_and_changes_nothing() {
 /// over, or 60 commands have gone: at each fork the option labelled one of `prefer` (else
 /// the first); an encounter is fought. Returns every command and its replies.
 fn walk_to(
-    c: &mut zonegraph_server::client::Conn,
+    c: &mut zonegraph_tests::client::Conn,
     user: &str,
     zone: &str,
     prefer: &[&str],
@@ -914,7 +914,7 @@ fn a_carried_gogobee_character_opens_the_locks_its_sheet_allows() {
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
         )
         .expect("kay's row");
-    let (_, toward) = zonegraph_server::takeover::xp_to_gogobee(14, xp);
+    let (_, toward) = zonegraph_server::gogobee::takeover::xp_to_gogobee(14, xp);
     assert_eq!(row, (14, i64::from(toward), 116, 100));
     assert!(toward > 2_000);
     let made: i64 = conn

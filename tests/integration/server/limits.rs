@@ -4,8 +4,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use zonegraph_server::client::Conn;
 use zonegraph_server::store::RunIds;
+use zonegraph_tests::client::Conn;
 
 use crate::support::{Ctx, TOKEN, say, say1};
 
@@ -324,7 +324,7 @@ fn healthz_is_503_with_the_reason_when_the_database_cannot_be_written() {
         "the reason, to a request with the token: {err}"
     );
     // Without the token: that it cannot, not why (nor where the database is).
-    let mut anonymous = zonegraph_server::client::Conn::connect(_server.addr).expect("connect");
+    let mut anonymous = zonegraph_tests::client::Conn::connect(_server.addr).expect("connect");
     let h = anonymous.get("/healthz").expect("health");
     assert_eq!(h.status, 503, "{}", h.text());
     let err = h.json()["error"].as_str().unwrap_or_default().to_string();
@@ -339,9 +339,9 @@ fn healthz_is_503_with_the_reason_when_the_database_cannot_be_written() {
 
 /// `/healthz` asked until it answers `status` (its probe runs at most once a second).
 fn health_until(
-    c: &mut zonegraph_server::client::Conn,
+    c: &mut zonegraph_tests::client::Conn,
     status: u16,
-) -> zonegraph_server::client::Response {
+) -> zonegraph_tests::client::Response {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     loop {
         let h = c.get("/healthz").expect("health");

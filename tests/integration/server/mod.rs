@@ -27,9 +27,9 @@ use std::sync::Arc;
 use serde_json::Value;
 use zonegraph_core::roll;
 use zonegraph_core::rules::{self, EncounterKind};
-use zonegraph_server::client::Conn;
-use zonegraph_server::serve;
+use zonegraph_server::server as serve;
 use zonegraph_server::store::{CharacterRules, CommandSettings, DbAt, Store};
+use zonegraph_tests::client::Conn;
 
 use crate::support::{self, Process};
 
@@ -88,7 +88,7 @@ fn token_of(map_reply: &str) -> String {
 }
 
 /// GET `path` with `Accept-Encoding: accept` (none when empty).
-fn get_encoded(c: &mut Conn, path: &str, accept: &str) -> zonegraph_server::client::Response {
+fn get_encoded(c: &mut Conn, path: &str, accept: &str) -> zonegraph_tests::client::Response {
     let headers: Vec<(&str, &str)> = if accept.is_empty() {
         vec![]
     } else {

@@ -5,8 +5,8 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use zonegraph_core::rules::EncounterKind;
-use zonegraph_server::client::Conn;
 use zonegraph_server::db;
+use zonegraph_tests::client::Conn;
 
 use super::{ENCOUNTER_FIRST, NO_CHOICE, spawn_process, token_of, two_stores, visited_ids};
 use crate::support::{ADMIN, Ctx, TOKEN, connect, say, say1};

@@ -245,7 +245,7 @@ fn the_example_host_game_decides_encounters() {
         .spawn();
     let user = "@hosted:test";
     let mut told = Vec::new();
-    let mut say1 = |conn: &mut zonegraph_server::client::Conn, user: &str, text: &str| {
+    let mut say1 = |conn: &mut zonegraph_tests::client::Conn, user: &str, text: &str| {
         let r = conn.command(user, text, None).expect("request");
         assert_eq!(r.status, 200, "{text}: {}", r.text());
         let v = r.json();
@@ -284,7 +284,7 @@ fn the_example_host_game_decides_encounters() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let mut host = zonegraph_server::client::Conn::connect(
+    let mut host = zonegraph_tests::client::Conn::connect(
         format!("127.0.0.1:{port}").parse().expect("address"),
     )
     .expect("connect to the host game");

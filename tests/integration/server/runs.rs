@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use zonegraph_server::serve::Server;
+use zonegraph_server::server::Server;
 
 use super::{CHAPEL, chapel_roll, get_encoded, secret_roll, token_of, user_where};
 use crate::support::{Ctx, say, say1};
@@ -335,7 +335,7 @@ fn half_sent_and_silent_connections_are_closed() {
         }
         idle.push(s);
     }
-    let within = zonegraph_server::serve::HEADER_READ_TIMEOUT + Duration::from_secs(4);
+    let within = zonegraph_server::server::HEADER_READ_TIMEOUT + Duration::from_secs(4);
     let started = Instant::now();
     for mut s in idle {
         let left = within
@@ -388,7 +388,7 @@ fn one_player_with_1500_streams_does_not_shut_another_out() {
     if let Some(soft) = soft {
         assert!(soft > 1_024, "the soft limit was not raised: {limits}");
     }
-    let mut c = zonegraph_server::client::Conn::connect(p.addr).expect("connect");
+    let mut c = zonegraph_tests::client::Conn::connect(p.addr).expect("connect");
     say(&mut c, "@hog:test", "!zone enter crypt_valdris");
     let token = token_of(&say1(&mut c, "@hog:test", "!zone map"));
     let (mut kept, mut refused) = (Vec::new(), 0);
@@ -405,7 +405,7 @@ fn one_player_with_1500_streams_does_not_shut_another_out() {
     }
     assert_eq!(refused, 1_500 - 8, "eight live streams per run link");
     let started = Instant::now();
-    let mut other = zonegraph_server::client::Conn::connect(p.addr).expect("connect");
+    let mut other = zonegraph_tests::client::Conn::connect(p.addr).expect("connect");
     let r = other
         .command("@other:test", "!zone enter crypt_valdris", None)
         .expect("answered");

@@ -8,8 +8,8 @@ use std::process::Output;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use zonegraph_server::client::{Conn, Response};
-use zonegraph_server::serve::Auth;
+use zonegraph_server::server::Auth;
+use zonegraph_tests::client::{Conn, Response};
 
 use crate::support::{self, Ctx};
 
@@ -349,11 +349,11 @@ fn an_allowed_origin_passes_the_cross_site_check_and_no_other_does() {
         ("ftp://game.example", "http:// or https://"),
         ("game.example", "scheme://host"),
     ] {
-        let e = zonegraph_server::serve::parse_origin(bad).expect_err(bad);
+        let e = zonegraph_server::server::parse_origin(bad).expect_err(bad);
         assert!(e.contains(says), "{bad}: {e}");
     }
     assert_eq!(
-        zonegraph_server::serve::parse_origin("HTTPS://Game.Example:8443/").as_deref(),
+        zonegraph_server::server::parse_origin("HTTPS://Game.Example:8443/").as_deref(),
         Ok("https://game.example:8443")
     );
 }

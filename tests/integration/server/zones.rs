@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use zonegraph_server::client::Conn;
+use zonegraph_tests::client::Conn;
 
 use super::{spawn_process_in, token_of};
 use crate::support::{self, Ctx, say, say1};
@@ -225,7 +225,7 @@ fn dir_state(dir: &Path) -> Vec<(String, String)> {
     files
 }
 
-fn publish(c: &mut Conn, text: &str) -> zonegraph_server::client::Response {
+fn publish(c: &mut Conn, text: &str) -> zonegraph_tests::client::Response {
     c.request(
         "POST",
         "/api/zones",

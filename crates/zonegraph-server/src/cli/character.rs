@@ -13,7 +13,7 @@ use crate::store;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    pub db: db::DbArg,
+    pub db: super::args::DbArg,
     #[command(subcommand)]
     pub action: Action,
 }
@@ -57,7 +57,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let (user, edit) = command::parse_admin(verb, &words)
         .map_err(|e| anyhow::anyhow!("{e}"))
         .with_context(|| format!("cannot {verb} the sheet"))?;
-    let now = store::now_ms();
+    let now = crate::clock::now_ms();
     let first = first_sheet(&db)?;
     let (who, what) = (user.clone(), edit.clone());
     let result = db.write(
@@ -82,8 +82,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
 }
 
 /// A first sheet as the server makes it, on the zones in the database.
-fn first_sheet(db: &db::Database) -> Result<store::FirstSheet> {
-    Ok(store::FirstSheet::new(
+fn first_sheet(db: &db::Database) -> Result<crate::gogobee::carry::FirstSheet> {
+    Ok(crate::gogobee::carry::FirstSheet::new(
         zonegraph_core::rules::STARTING_SCORES,
         &db.read(|tx| {
             Ok(tx

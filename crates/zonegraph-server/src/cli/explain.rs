@@ -21,37 +21,37 @@ pub struct Args {
 /// `## Example` zone with what `zonegraph check` prints for it, and the `## Fix`.
 pub fn explanation(code: Code) -> &'static str {
     match code {
-        Code::NoNodes => include_str!("../../../docs/codes/no_nodes.md"),
-        Code::EntryCount => include_str!("../../../docs/codes/entry_count.md"),
-        Code::BossCount => include_str!("../../../docs/codes/boss_count.md"),
-        Code::DuplicateNode => include_str!("../../../docs/codes/duplicate_node.md"),
-        Code::UnknownNode => include_str!("../../../docs/codes/unknown_node.md"),
-        Code::SelfLoop => include_str!("../../../docs/codes/self_loop.md"),
-        Code::OrphanNode => include_str!("../../../docs/codes/orphan_node.md"),
-        Code::BossUnreachable => include_str!("../../../docs/codes/boss_unreachable.md"),
-        Code::Cycle => include_str!("../../../docs/codes/cycle.md"),
-        Code::BadLockData => include_str!("../../../docs/codes/bad_lock_data.md"),
-        Code::UnknownRegion => include_str!("../../../docs/codes/unknown_region.md"),
-        Code::KindFlagMismatch => include_str!("../../../docs/codes/kind_flag_mismatch.md"),
-        Code::ExtraTooLarge => include_str!("../../../docs/codes/extra_too_large.md"),
-        Code::TooFewForks => include_str!("../../../docs/codes/too_few_forks.md"),
-        Code::SecretLootBias => include_str!("../../../docs/codes/secret_loot_bias.md"),
-        Code::MissingHint => include_str!("../../../docs/codes/missing_hint.md"),
-        Code::SoftLock => include_str!("../../../docs/codes/soft_lock.md"),
-        Code::DeadEnd => include_str!("../../../docs/codes/dead_end.md"),
-        Code::KeyNeverGranted => include_str!("../../../docs/codes/key_never_granted.md"),
-        Code::LevelAboveZone => include_str!("../../../docs/codes/level_above_zone.md"),
-        Code::ImpossibleDc => include_str!("../../../docs/codes/impossible_dc.md"),
-        Code::TrivialDc => include_str!("../../../docs/codes/trivial_dc.md"),
-        Code::BossHasExits => include_str!("../../../docs/codes/boss_has_exits.md"),
-        Code::TooHard => include_str!("../../../docs/codes/too_hard.md"),
-        Code::TooEasy => include_str!("../../../docs/codes/too_easy.md"),
+        Code::NoNodes => include_str!("../../../../docs/codes/no_nodes.md"),
+        Code::EntryCount => include_str!("../../../../docs/codes/entry_count.md"),
+        Code::BossCount => include_str!("../../../../docs/codes/boss_count.md"),
+        Code::DuplicateNode => include_str!("../../../../docs/codes/duplicate_node.md"),
+        Code::UnknownNode => include_str!("../../../../docs/codes/unknown_node.md"),
+        Code::SelfLoop => include_str!("../../../../docs/codes/self_loop.md"),
+        Code::OrphanNode => include_str!("../../../../docs/codes/orphan_node.md"),
+        Code::BossUnreachable => include_str!("../../../../docs/codes/boss_unreachable.md"),
+        Code::Cycle => include_str!("../../../../docs/codes/cycle.md"),
+        Code::BadLockData => include_str!("../../../../docs/codes/bad_lock_data.md"),
+        Code::UnknownRegion => include_str!("../../../../docs/codes/unknown_region.md"),
+        Code::KindFlagMismatch => include_str!("../../../../docs/codes/kind_flag_mismatch.md"),
+        Code::ExtraTooLarge => include_str!("../../../../docs/codes/extra_too_large.md"),
+        Code::TooFewForks => include_str!("../../../../docs/codes/too_few_forks.md"),
+        Code::SecretLootBias => include_str!("../../../../docs/codes/secret_loot_bias.md"),
+        Code::MissingHint => include_str!("../../../../docs/codes/missing_hint.md"),
+        Code::SoftLock => include_str!("../../../../docs/codes/soft_lock.md"),
+        Code::DeadEnd => include_str!("../../../../docs/codes/dead_end.md"),
+        Code::KeyNeverGranted => include_str!("../../../../docs/codes/key_never_granted.md"),
+        Code::LevelAboveZone => include_str!("../../../../docs/codes/level_above_zone.md"),
+        Code::ImpossibleDc => include_str!("../../../../docs/codes/impossible_dc.md"),
+        Code::TrivialDc => include_str!("../../../../docs/codes/trivial_dc.md"),
+        Code::BossHasExits => include_str!("../../../../docs/codes/boss_has_exits.md"),
+        Code::TooHard => include_str!("../../../../docs/codes/too_hard.md"),
+        Code::TooEasy => include_str!("../../../../docs/codes/too_easy.md"),
     }
 }
 
 /// The index of every code (`docs/codes/README.md`).
 pub fn index() -> &'static str {
-    include_str!("../../../docs/codes/README.md")
+    include_str!("../../../../docs/codes/README.md")
 }
 
 /// The code named `name` as `zonegraph check` prints it, with `-` accepted for `_` and case

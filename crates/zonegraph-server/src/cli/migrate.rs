@@ -11,7 +11,6 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 
 use crate::db;
-use crate::store;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -99,7 +98,7 @@ pub fn migrate(args: &Args) -> Result<String> {
         Some(dir) => {
             // The folder synced into the zone versions, as `serve` does at its start.
             let database = db::Database::open(&db::DbAt::Sqlite(path.clone()))?;
-            let (catalog, synced) = crate::catalog::Catalog::open(&database, dir)?;
+            let (catalog, synced) = crate::store::catalog::Catalog::open(&database, dir)?;
             for w in &synced.warnings {
                 eprintln!("zonegraph: {w}");
             }
@@ -123,7 +122,7 @@ pub fn migrate(args: &Args) -> Result<String> {
         "dnd_zone_run: {rows} row{}, {cold} without a graph position\n",
         if rows == 1 { "" } else { "s" }
     ));
-    let warm = db::warm_up_legacy(&mut conn, &zones, store::now_ms())?;
+    let warm = db::warm_up_legacy(&mut conn, &zones, crate::clock::now_ms())?;
     for line in warm.report() {
         out.push_str(&line);
         out.push('\n');

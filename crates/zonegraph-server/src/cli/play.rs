@@ -8,7 +8,7 @@ use anyhow::{Context as _, Result};
 use zonegraph_core::bot::{self, Player};
 use zonegraph_core::command::Syntax;
 use zonegraph_core::engine::{self, Character};
-use zonegraph_core::{Ability, chat};
+use zonegraph_core::{Ability, chat, rules};
 
 use crate::zones;
 
@@ -23,7 +23,7 @@ pub struct Args {
     #[arg(long, default_value = "play")]
     run_id: String,
     /// Character level [default: the zone's min_level].
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=20))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(i64::from(*rules::LEVEL_RANGE.start())..=i64::from(*rules::LEVEL_RANGE.end())))]
     level: Option<u32>,
     /// Scores default to the standard ones a new player gets (15 14 13 12 10 8), as the
     /// difficulty figures of `zonegraph check --stats` assume.
@@ -48,13 +48,13 @@ fn score(s: &str) -> Result<i32, String> {
     let n: i32 = s
         .parse()
         .map_err(|_| format!("{s:?} is not a whole number"))?;
-    if engine::SCORE_RANGE.contains(&n) {
+    if rules::SCORE_RANGE.contains(&n) {
         Ok(n)
     } else {
         Err(format!(
             "ability scores are {}-{}",
-            engine::SCORE_RANGE.start(),
-            engine::SCORE_RANGE.end()
+            rules::SCORE_RANGE.start(),
+            rules::SCORE_RANGE.end()
         ))
     }
 }
@@ -145,19 +145,13 @@ pub fn session(
 
 fn context(run_id: &str) -> bot::Context {
     bot::Context {
-        now: now_ms(),
+        now: crate::clock::now_ms(),
         new_run_id: run_id.to_string(),
         run_link: None,
         fork_timeout_ms: engine::DEFAULT_FORK_TIMEOUT_MS,
         syntax: Syntax::Loose,
         authority: bot::Authority::Sandbox,
     }
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 fn say(out: &mut impl Write, replies: &[chat::Reply]) -> Result<()> {

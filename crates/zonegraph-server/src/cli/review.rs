@@ -1,23 +1,19 @@
-//! `zonegraph review --db … ZONE NEW [--json]` and `POST /api/zones/{zone_id}/review`: what
-//! publishing `NEW` over the zone's served version would do, before it is published — the
-//! change and the zone's figures ([`zonegraph_core::impact`], as `zonegraph diff` words them),
-//! the players in the zone now and the served version's stored runs replayed on the new one
-//! ([`zonegraph_core::review`]). Nothing is written.
+//! `zonegraph review --db … ZONE NEW [--json]`: what publishing `NEW` over the zone's served
+//! version would do ([`crate::store::review`]), the change worded as `zonegraph diff` words
+//! it. Nothing is written.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context as _, Result, bail};
-use serde::Serialize;
-use zonegraph_core::impact::{Impact, impact};
-use zonegraph_core::review::{Review, review};
+use anyhow::{Context as _, Result};
 
 use crate::db;
+use crate::store::review::{Unreviewable, of_database};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    pub db: db::DbArg,
+    pub db: super::args::DbArg,
     /// The zone as served now.
     pub zone: String,
     /// The version to publish (a zone file).
@@ -25,61 +21,6 @@ pub struct Args {
     /// The whole result as JSON (`version`, `impact`, `players`, `replay`, `words`).
     #[arg(long)]
     pub json: bool,
-}
-
-/// A review of a new version against the served one.
-#[derive(Debug, Serialize)]
-pub struct VersionReview {
-    /// The served version the new one would replace.
-    pub version: i64,
-    pub impact: Impact,
-    #[serde(flatten)]
-    pub review: Review,
-    /// The players now and the replay in sentences.
-    pub words: Vec<String>,
-}
-
-/// Why a review cannot be made.
-#[derive(Debug)]
-pub enum Unreviewable {
-    /// The database serves no zone of this id.
-    NoZone,
-    /// The new file does not read as a zone file: where and why.
-    BadFile(String),
-}
-
-/// The review of `new_text` against `zone_id`'s newest version in `db`.
-pub fn of_database(
-    db: &db::Database,
-    zone_id: &str,
-    new_text: &str,
-) -> Result<Result<VersionReview, Unreviewable>> {
-    let versions = db.read(|tx| tx.versions_of(zone_id))?;
-    let Some(row) = versions.iter().rev().find(|r| !r.withdrawn) else {
-        return Ok(Err(Unreviewable::NoZone));
-    };
-    let seq = row.seq;
-    let new_file = match zonegraph_core::format::parse(new_text) {
-        Ok(f) => f,
-        Err(e) => return Ok(Err(Unreviewable::BadFile(e.located()))),
-    };
-    let Some(old_text) = db.read(|tx| tx.version_file(seq))? else {
-        bail!("version {seq} of {zone_id} has no file in the database");
-    };
-    let old_file = zonegraph_core::format::parse(&old_text)
-        .map_err(|e| anyhow::anyhow!("version {seq} of {zone_id}: {}", e.located()))?;
-    let (old_zone, _) = zonegraph_core::zone::build(&old_file);
-    let (new_zone, _) = zonegraph_core::zone::build(&new_file);
-    let runs = db.read(|tx| tx.version_runs(zone_id, seq, 0))?;
-    let impact = impact(&old_file, &new_file);
-    let review = review(&old_zone, &new_zone, &impact, &runs);
-    let words = zonegraph_core::review::words(seq, &review);
-    Ok(Ok(VersionReview {
-        version: seq,
-        impact,
-        review,
-        words,
-    }))
 }
 
 /// Exit code 0 when nothing changes, 1 when something does (as `diff`), 2 on an error.
@@ -101,7 +42,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&found)?);
     } else {
-        print!("{}", crate::diff::words(&found.impact));
+        print!("{}", super::diff::words(&found.impact));
         println!();
         for line in &found.words {
             println!("{line}");

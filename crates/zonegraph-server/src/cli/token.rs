@@ -11,7 +11,7 @@ use crate::tokens::{self, Scope};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    pub db: db::DbArg,
+    pub db: super::args::DbArg,
     #[command(subcommand)]
     pub action: Action,
 }
@@ -39,7 +39,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let db = db::Database::open_existing(&args.db.at)?;
     match &args.action {
         Action::New { scope, label } => {
-            let (token, row) = tokens::make(scope, label, db::now_ms())?;
+            let (token, row) = tokens::make(scope, label, crate::clock::now_ms())?;
             db.write(move |tx| tx.add_api_token(&row), |_| true)?;
             eprintln!(
                 "made a {scope} token; it is shown this once (only its hash is kept), and \
@@ -52,14 +52,14 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             let rows = db.read(|tx| tx.api_tokens())?;
             for r in &rows {
                 let state = match r.revoked_at_ms {
-                    Some(at) => format!("revoked {}", crate::catalog::utc(at)),
+                    Some(at) => format!("revoked {}", crate::clock::utc(at)),
                     None => "active".into(),
                 };
                 println!(
                     "zgt_{:<9} {:<24} made {}  {state}  {}",
                     r.token_id,
                     r.scope,
-                    crate::catalog::utc(r.created_at_ms),
+                    crate::clock::utc(r.created_at_ms),
                     r.label
                 );
             }
@@ -78,7 +78,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
                 .next()
                 .unwrap_or_default()
                 .to_string();
-            let now = db::now_ms();
+            let now = crate::clock::now_ms();
             let shown = id.clone();
             if db.write(move |tx| tx.revoke_api_token(&id, now), |done| *done)? {
                 println!(

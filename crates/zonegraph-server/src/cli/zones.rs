@@ -5,13 +5,13 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::catalog::{self, Author, Catalog, Refused};
 use crate::db;
+use crate::store::catalog::{Author, Catalog, Refused};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    pub db: db::DbArg,
+    pub db: super::args::DbArg,
     #[command(subcommand)]
     pub action: Action,
 }
@@ -40,7 +40,7 @@ fn line(v: &db::VersionRow) -> String {
     format!(
         "version {:>4}  {}  {what}  {} by {} on {}",
         v.seq,
-        catalog::utc(v.created_at_ms),
+        crate::clock::utc(v.created_at_ms),
         v.source,
         v.made_by,
         v.instance

@@ -53,13 +53,6 @@ pub use pg::is_unavailable;
 
 use anyhow::Result;
 
-/// Unix milliseconds.
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
-
 /// SQLite write transactions per second for 3 s, the server's physical limit (the load
 /// benchmarks' ceiling): one row of about a run's size updated in its own transaction, on a
 /// fresh database at `path` with the server's settings (WAL, `synchronous = FULL`).
@@ -80,30 +73,4 @@ pub fn bare_write_rate(path: &std::path::Path) -> Result<f64> {
         n += 1;
     }
     Ok(n as f64 / start.elapsed().as_secs_f64())
-}
-
-/// `--db` of the commands that work on an existing server's database.
-#[derive(Debug, clap::Args)]
-pub struct DbArg {
-    /// The server's database: a SQLite file or a postgres:// URL (also
-    /// ZONEGRAPH_DATABASE_URL).
-    #[arg(
-        long = "db",
-        value_name = "DB",
-        env = "ZONEGRAPH_DATABASE_URL",
-        hide_env_values = true,
-        default_value = "zonegraph.db",
-        value_parser = parse_db
-    )]
-    pub at: DbAt,
-}
-
-/// `--db`: a PostgreSQL URL or a SQLite path.
-pub fn parse_db(s: &str) -> Result<DbAt, String> {
-    if s.trim().is_empty() {
-        return Err("--db is empty: give a SQLite file or a postgres:// URL".into());
-    }
-    // A libpq `key=value …` string is refused when the database is opened
-    // (`db::Database::open`): an error here would be printed with the value, password and all.
-    Ok(DbAt::parse(s))
 }

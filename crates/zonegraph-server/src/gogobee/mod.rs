@@ -1,4 +1,7 @@
-//! Reads gogobee's Go zone sources into zone files: pure, text in → zones and errors out
+//! gogobee, the game whose zones and players zonegraph takes over. Its database: `takeover`
+//! (its XP curve and hit points against ours) and `carry` (its characters carried over as
+//! first sheets, their progress written back). Its sources, the rest of this module: reads
+//! gogobee's Go zone sources into zone files, pure, text in → zones and errors out
 //! (`zonegraph import gogobee` is the shell around it).
 //!
 //! What is read, from every file given (the caller leaves out `_test.go` files):
@@ -33,10 +36,12 @@
 //! [`ImportError`] at its file and line, and its zone is not produced. A zone without a graph
 //! func becomes linear only when no graph func or file that was not read could be its graph.
 
+pub mod carry;
 mod convert;
 mod lex;
 mod postgame;
 mod syntax;
+pub mod takeover;
 
 use serde::Serialize;
 use zonegraph_core::ZoneFile;

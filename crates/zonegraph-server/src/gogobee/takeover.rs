@@ -19,8 +19,8 @@ pub const GOGOBEE_XP: [u32; 20] = [
     34_000, 44_000, 54_000, 64_000, 74_000, 85_000,
 ];
 
-/// The highest level of both games.
-pub const MAX_LEVEL: u32 = 20;
+/// The levels of both games (gogobee's table has one XP figure per level of ours).
+const LEVELS: std::ops::RangeInclusive<u32> = zonegraph_core::rules::LEVEL_RANGE;
 
 /// The XP a level spans in `table` (0 at the cap).
 fn span(table: &[u32; 20], level: u32) -> u32 {
@@ -36,8 +36,12 @@ fn span(table: &[u32; 20], level: u32) -> u32 {
 /// (a level outside 1..=20). XP at or past the level's cost (which gogobee would have
 /// turned into a level) counts as the level's end, just short of the next.
 pub fn xp_from_gogobee(level: u32, toward_next: u32) -> Result<u32, String> {
-    if !(1..=MAX_LEVEL).contains(&level) {
-        return Err(format!("level {level} is outside 1 to {MAX_LEVEL}"));
+    if !LEVELS.contains(&level) {
+        return Err(format!(
+            "level {level} is outside {} to {}",
+            LEVELS.start(),
+            LEVELS.end()
+        ));
     }
     let start = rules::LEVEL_XP[level as usize - 1];
     let (theirs, ours) = (span(&GOGOBEE_XP, level), span(&rules::LEVEL_XP, level));
@@ -53,7 +57,7 @@ pub fn xp_from_gogobee(level: u32, toward_next: u32) -> Result<u32, String> {
 /// progress through it in gogobee's XP (0 when an admin set the level above what the XP
 /// reaches, and at the cap).
 pub fn xp_to_gogobee(level: u32, total: u32) -> (u32, u32) {
-    let level = level.clamp(1, MAX_LEVEL);
+    let level = level.clamp(*LEVELS.start(), *LEVELS.end());
     let start = rules::LEVEL_XP[level as usize - 1];
     let (theirs, ours) = (span(&GOGOBEE_XP, level), span(&rules::LEVEL_XP, level));
     if theirs == 0 || total <= start {
@@ -101,7 +105,7 @@ pub fn written_back(old: &GogobeeProgress, level: u32, xp: u32) -> Option<Gogobe
     new.xp = toward;
     if to_level > old.level {
         let con = i32::try_from(old.con).unwrap_or(10);
-        let max = gogobee_max_hp(&old.class, con, level.clamp(1, MAX_LEVEL))
+        let max = gogobee_max_hp(&old.class, con, level.clamp(*LEVELS.start(), *LEVELS.end()))
             .unwrap_or(old.hp_max)
             // gogobee gives at least 1 a level.
             .max(old.hp_max + (to_level - old.level));
@@ -123,7 +127,7 @@ mod tests {
         assert_eq!(ours, 7_600 + (9_200 - 7_600) / 2);
         assert_eq!(xp_to_gogobee(14, ours), (14, 2_000));
         // Every level and progress maps to the same level, and back within one XP.
-        for level in 1..=MAX_LEVEL {
+        for level in LEVELS {
             for toward in [0, 1, 150, 299, 1_000, 3_999, 10_000, u32::MAX] {
                 let ours = xp_from_gogobee(level, toward).expect("in range");
                 assert_eq!(rules::level_for_xp(ours), level, "{level} {toward}");

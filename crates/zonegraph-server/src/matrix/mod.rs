@@ -58,39 +58,20 @@ const PRUNE_EVERY: Duration = Duration::from_secs(3_600);
 /// Long-poll timeout of one sync request.
 const SYNC_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Matrix flags of `zonegraph serve`. Secrets belong in the environment or the config file.
-#[derive(Default, Clone, clap::Args)]
-#[command(next_help_heading = "Matrix (with --matrix)")]
+/// The Matrix settings an operator gave (`zonegraph serve`'s `--matrix…` flags and their
+/// environment variables; the command line is `crate::cli::serve`). Secrets belong in the
+/// environment or the config file.
+#[derive(Default, Clone)]
 pub struct MatrixArgs {
-    /// Also run the Matrix bot (needs a homeserver, a user and a password or token).
-    #[arg(long)]
+    /// Also run the Matrix bot.
     pub matrix: bool,
-    /// JSON file with any of {"homeserver","user","password","token"}; flags and the
-    /// environment take precedence.
-    #[arg(long, value_name = "FILE")]
+    /// JSON file with any of {"homeserver","user","password","token"}.
     pub matrix_config: Option<PathBuf>,
-    /// Homeserver URL, e.g. https://matrix.example.org.
-    #[arg(long, env = "ZONEGRAPH_MATRIX_HOMESERVER")]
     pub matrix_homeserver: Option<String>,
-    /// The bot's user id, e.g. @zonebot:example.org.
-    #[arg(long, env = "ZONEGRAPH_MATRIX_USER")]
     pub matrix_user: Option<String>,
-    /// The bot's password (prefer ZONEGRAPH_MATRIX_PASSWORD).
-    #[arg(long, env = "ZONEGRAPH_MATRIX_PASSWORD", hide_env_values = true)]
     pub matrix_password: Option<String>,
-    /// An access token instead of a password (prefer ZONEGRAPH_MATRIX_TOKEN). Its device
-    /// must be the bot's alone: the bot keeps that device's encryption keys.
-    #[arg(long, env = "ZONEGRAPH_MATRIX_TOKEN", hide_env_values = true)]
     pub matrix_token: Option<String>,
-    /// Who may invite the bot and talk to it: a server name (example.org) or a user id
-    /// (@ann:example.org); repeatable, or comma-separated in ZONEGRAPH_MATRIX_ALLOW.
-    /// Default: the bot's own homeserver.
-    #[arg(
-        long,
-        env = "ZONEGRAPH_MATRIX_ALLOW",
-        value_name = "SERVER|USER",
-        value_delimiter = ','
-    )]
+    /// Who may invite the bot and talk to it (empty: the bot's own homeserver).
     pub matrix_allow: Vec<String>,
 }
 

@@ -308,7 +308,7 @@ fn sent_bodies(requests: &[wiremock::Request]) -> Vec<Value> {
 }
 
 fn message(body: &str) -> OriginalSyncRoomMessageEvent {
-    message_at(body, crate::store::now_ms())
+    message_at(body, crate::clock::now_ms())
 }
 
 fn message_at(body: &str, ts: i64) -> OriginalSyncRoomMessageEvent {
@@ -519,12 +519,6 @@ async fn an_undecryptable_message_is_told_once_in_a_dm_and_nothing_crashes() {
     );
 }
 
-#[test]
-fn the_command_line_with_matrix_flags_is_valid() {
-    use clap::CommandFactory as _;
-    crate::Cli::command().debug_assert();
-}
-
 #[tokio::test]
 async fn undelivered_notices_stay_queued_in_order_and_refused_ones_are_dropped() {
     let server = MockServer::start().await;
@@ -668,7 +662,7 @@ async fn a_send_stuck_in_one_room_does_not_delay_another_player() {
     sends().respond_with(sent_ok()).mount(&server).await;
     let dir = tempfile::tempdir().unwrap();
     let bot = bot_over_store(dir.path());
-    let now = crate::store::now_ms();
+    let now = crate::clock::now_ms();
     bot.on_message(&event(PLAYER, "$a1", "!zone help", now), &room(&client, DM))
         .await;
     // The sync loop's handler returned while Alice's answer is still being sent: the work is
@@ -701,7 +695,7 @@ async fn each_event_is_answered_at_most_once_across_restarts() {
     let dir = tempfile::tempdir().unwrap();
     let bot = bot_over_store(dir.path());
     let dm = room(&client, ROOM);
-    let now = crate::store::now_ms();
+    let now = crate::clock::now_ms();
     let ev = event(PLAYER, "$once", "!zone help", now);
     bot.on_message(&ev, &dm).await;
     bot.on_message(&ev, &dm).await;
@@ -731,7 +725,7 @@ async fn senders_not_allowed_get_nothing() {
     sends().respond_with(sent_ok()).mount(&server).await;
     let dir = tempfile::tempdir().unwrap();
     let bot = bot_over_store(dir.path());
-    let now = crate::store::now_ms();
+    let now = crate::clock::now_ms();
     bot.on_message(
         &event("@eve:elsewhere.org", "$eve", "!zone help", now),
         &room(&client, SHARED),

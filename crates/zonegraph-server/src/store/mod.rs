@@ -1,40 +1,45 @@
 //! The bot's state, on SQLite or PostgreSQL through `db::Tx`: players' commands through
 //! `bot::handle`, each write a compare-and-set on the run and character rows (on SQLite
-//! group-committed by one writer thread, `spawn_writer`; on PostgreSQL one transaction each),
-//! the fork-timeout sweep, notices and the redacted run view. Blocking: the HTTP layer calls
-//! it from `spawn_blocking`, one command per user at a time (see `crate::http`); never call
-//! it from inside an async task (the PostgreSQL driver blocks on a runtime of its own).
+//! group-committed by one writer thread; on PostgreSQL one transaction each), notices and the
+//! redacted run view. Beside it: the zones served (`catalog`), the sweep and what is kept how
+//! long (`sweep`), what the store answers on the wire (`answer`), and the designers' reads
+//! (`insight`, `review`). Blocking: transports call it through `crate::service`, one command
+//! per user at a time; never call it from inside an async task (the PostgreSQL driver blocks
+//! on a runtime of its own).
+
+mod answer;
+pub mod catalog;
+pub mod insight;
+pub mod review;
+pub mod sweep;
 
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::{Arc, mpsc};
 
 use anyhow::{Context as _, Result, bail};
-use serde::Serialize;
 use zonegraph_core::bot::{self, AdminEdit, Authority, Context, Game, Player};
 use zonegraph_core::chat::{self, Reply};
 use zonegraph_core::command::Syntax;
 use zonegraph_core::engine::{
-    self, CharEdit, Character, EncounterRequest, Event, HostOutcome, PlayerView, Refusal, Run,
+    self, CharEdit, Character, EncounterRequest, Event, HostOutcome, Refusal, Run,
 };
 use zonegraph_core::layout::Drawing;
 use zonegraph_core::rules;
 use zonegraph_core::zone::Zone;
 
-pub use crate::catalog::{Author, Published, Refused, Withdrawn};
-use crate::catalog::{Catalog, ForRun};
+pub use answer::{Answer, PlayerRun, RunRef, RunView, is_token, run_link};
+pub use catalog::{Author, Published, Refused, Withdrawn};
+use catalog::{Catalog, ForRun};
+use sweep::KEEP_DELIVERED_NOTICES_MS;
+
+use crate::clock::now_ms;
 use crate::db::{self, Notice, StoredCharacter, StoredRun, WarmUp};
+use crate::gogobee::carry::{FirstSheet, GOGOBEE_SHARED, write_back_gogobee};
 use crate::host::HostHook;
 
 /// How many times a command is recomputed when its compare-and-set loses a race.
 const CAS_ATTEMPTS: usize = 16;
-
-/// How many ended runs of each player stay in the run table (their run links answer); the
-/// older ones are moved to the history (`Store::archive_runs`).
-pub const KEEP_ENDED_RUNS: i64 = 20;
-
-/// How long a delivered notice is kept (30 days).
-pub const KEEP_DELIVERED_NOTICES_MS: i64 = 30 * 24 * 3600 * 1000;
 
 /// Makes the id of a run a user starts (it decides every roll of the run; ids must be
 /// unique). Random in production; tests inject their own to get known rolls.
@@ -44,8 +49,6 @@ pub type RunIds = Arc<dyn Fn(&str) -> String + Send + Sync>;
 pub fn random_run_ids() -> RunIds {
     Arc::new(|_| db::random_hex().unwrap_or_else(|_| format!("run-{}", now_ms())))
 }
-
-pub use crate::db::now_ms;
 
 /// The right to run the Matrix sync for one bot account ([`Store::hold_sync_lock`]); given up
 /// when dropped.
@@ -60,33 +63,6 @@ pub struct Opened {
 }
 
 pub use crate::db::DbAt;
-
-/// Said at the start on a database that still has gogobee's linear run columns: what
-/// zonegraph keeps readable for gogobee there, and what it cannot.
-pub const GOGOBEE_SHARED: &str = "this database still has gogobee's linear run columns \
-    (current_room, room_seq_json): zonegraph keeps current_room, total_rooms, rooms_traversed \
-    and gogobee's times up to date beside its own columns, so gogobee still sees where each \
-    run is; but a fork zonegraph offers is stored in zonegraph's shape, which gogobee reads as \
-    no fork pending, and a fork gogobee offers or a linear run it starts is carried over only \
-    when zonegraph starts again. Do not let gogobee serve zone commands from this database \
-    while zonegraph does; `zonegraph migrate --purge-legacy` drops those columns once every \
-    run is warm.";
-
-/// Why `serve` refuses a database with gogobee's linear run columns unless told gogobee has
-/// stopped serving zones from it (`--gogobee-stopped`): the two cannot share it.
-pub fn gogobee_refused(path: &Path) -> String {
-    format!(
-        "{} still has gogobee's linear run columns (current_room, room_seq_json), so gogobee may \
-         still serve zone commands from it, and the two bots cannot share it: a fork either one \
-         offers is stored in a shape the other reads as no fork pending. Stop gogobee's zone \
-         commands, then start again with --gogobee-stopped (gogobee's other games go on: \
-         current_room, total_rooms, rooms_traversed and its times are kept up to date), or \
-         retire those columns with `zonegraph migrate --db {} --zones DIR --purge-legacy`. \
-         Nothing was changed.",
-        path.display(),
-        path.display()
-    )
-}
 
 /// The database plus the zones served from it.
 #[derive(Debug)]
@@ -175,52 +151,6 @@ impl std::fmt::Debug for CommandSettings {
     }
 }
 
-/// `GET /api/runs/{token}`: what the player's run-map page shows, all of it from the player
-/// view.
-#[derive(Debug, Serialize, schemars::JsonSchema)]
-pub struct RunView {
-    /// [`engine::player_view`] of the run.
-    pub view: PlayerView,
-    /// The view laid out ([`Drawing::of_view`]): rooms' cells and passages' polylines, so
-    /// the run page draws it with no layout code of its own.
-    pub map: Drawing,
-    /// The chat's `!zone status` words for it.
-    pub status: Reply,
-    /// The change stamp of the rows it was built from (see [`db::Tx::run_stamps`]).
-    #[serde(skip)]
-    pub stamp: (i64, i64),
-}
-
-/// `GET /api/players/{user}/run`: the run, and what its page shows.
-#[derive(Debug, Serialize, schemars::JsonSchema)]
-pub struct PlayerRun {
-    pub run: RunRef,
-    /// [`engine::player_view`] of the run: what the player may know of the zone.
-    pub view: PlayerView,
-    /// The view laid out, as the run page gets it ([`RunView::map`]).
-    pub map: Drawing,
-    /// The chat's `!zone status` words for it.
-    pub status: Reply,
-}
-
-/// What a command gives back: the queued notices to show before the replies (they stay
-/// queued until the transport acknowledges them with [`Store::ack_notices`]), then the
-/// command's own replies, what happened as typed events, and the player's run after it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct Answer {
-    /// Queued notices ("picked for you"), oldest first; acknowledge them with
-    /// `POST /api/notices/ack`.
-    pub notices: Vec<Notice>,
-    /// The command's replies, in order: what the chat shows.
-    pub replies: Vec<Reply>,
-    /// What the command did, in order (a fork timed out first, then the command): the same
-    /// events the chat words, for a host game to act on (keys, loot, XP, the outcome).
-    /// Empty when it changed nothing (help, a refusal, a status).
-    pub events: Vec<Event>,
-    /// The player's run after the command, active or ended (`None`: no run yet).
-    pub run: Option<RunRef>,
-}
-
 /// A command's events as the outbox keeps them (`--events-url`): JSON, with the run they
 /// belong to.
 struct Outbox {
@@ -240,30 +170,6 @@ impl Outbox {
                 .collect::<Result<_, _>>()
                 .context("an event that cannot be written as JSON")?,
         })
-    }
-}
-
-/// A player's run as the API names it: its link (the run page) and the token in it. Not its
-/// run id: every roll is drawn from it, so whoever knew it would know the dice.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct RunRef {
-    pub zone_id: String,
-    /// The token of its run page and `GET /api/runs/{token}`.
-    pub token: String,
-    /// The run page's address (`--public-url` + `/run/{token}`).
-    pub link: String,
-    /// How it ended; `None` while it goes on.
-    pub outcome: Option<zonegraph_core::engine::Outcome>,
-}
-
-impl RunRef {
-    fn of(run: &engine::Run, token: &str, public_url: &str) -> RunRef {
-        RunRef {
-            zone_id: run.zone_id.clone(),
-            token: token.to_string(),
-            link: run_link(public_url, token),
-            outcome: run.outcome,
-        }
     }
 }
 
@@ -306,7 +212,7 @@ impl Store {
     pub fn open_as(at: &DbAt, zones_dir: &Path, upgrade: db::Upgrade) -> Result<(Store, Opened)> {
         let db = db::Database::open_as(at, upgrade)?;
         let (catalog, synced) = Catalog::open(&db, zones_dir)?;
-        let mut warnings = synced_words(&synced, zones_dir);
+        let mut warnings = synced.words(zones_dir);
         let warm_up = db.warm_up_legacy(&catalog.served().zones, now_ms())?;
         if db.has_gogobee_run_columns() {
             warnings.push(GOGOBEE_SHARED.to_string());
@@ -409,7 +315,7 @@ impl Store {
     }
 
     /// The zones served now, with their versions.
-    pub fn served(&self) -> Arc<crate::catalog::Served> {
+    pub fn served(&self) -> Arc<crate::store::catalog::Served> {
         self.catalog.served()
     }
 
@@ -425,7 +331,7 @@ impl Store {
     /// database is ahead of, what was imported).
     pub fn reload(&self) -> Result<Vec<String>> {
         let synced = self.catalog.sync_folder(&self.db)?;
-        Ok(synced_words(&synced, &self.catalog_dir()))
+        Ok(synced.words(&self.catalog_dir()))
     }
 
     fn catalog_dir(&self) -> std::path::PathBuf {
@@ -465,24 +371,24 @@ impl Store {
     }
 
     /// What players do in `zone_id`'s version `version` (the newest by default), from the
-    /// runs started at or after `since` (see [`crate::insight`]).
+    /// runs started at or after `since` (see [`insight`]).
     pub fn insight(
         &self,
         zone_id: &str,
         version: Option<i64>,
         since: i64,
-    ) -> Result<Option<crate::insight::VersionInsight>> {
-        crate::insight::of_database(&self.db, zone_id, version, since)
+    ) -> Result<Option<self::insight::VersionInsight>> {
+        self::insight::of_database(&self.db, zone_id, version, since)
     }
 
     /// What publishing `text` over `zone_id`'s served version would do (see
-    /// [`crate::review`]).
+    /// [`review`]).
     pub fn review(
         &self,
         zone_id: &str,
         text: &str,
-    ) -> Result<Result<crate::review::VersionReview, crate::review::Unreviewable>> {
-        crate::review::of_database(&self.db, zone_id, text)
+    ) -> Result<Result<self::review::VersionReview, self::review::Unreviewable>> {
+        self::review::of_database(&self.db, zone_id, text)
     }
 
     /// This instance's name, as zone versions record it.
@@ -775,112 +681,6 @@ impl Store {
         Ok(result)
     }
 
-    /// Applies the fork timeout to every run whose fork is due, queueing the "picked for
-    /// you" notices. Returns the users it moved on. `lock` serialises with their commands.
-    pub fn due_users(&self, now: i64, fork_timeout_ms: i64) -> Result<Vec<(String, i64)>> {
-        self.read(|c| c.users_with_forks_due(now.saturating_sub(fork_timeout_ms)))
-    }
-
-    /// Moves the ended runs of each player past their [`KEEP_ENDED_RUNS`] newest out of the
-    /// table every command reads, at most `at_most` at a time (see
-    /// [`db::Tx::archive_ended_runs`]). Not while gogobee may still read its run table (its
-    /// linear columns are there): its history stays where gogobee looks. How many moved.
-    pub fn archive_runs(&self, at_most: i64, now: i64) -> Result<u64> {
-        if self.db.has_gogobee_run_columns() {
-            return Ok(0);
-        }
-        self.db.write(
-            move |tx| tx.archive_ended_runs(KEEP_ENDED_RUNS, at_most, now),
-            |_| true,
-        )
-    }
-
-    /// How many of `user`'s ended runs were moved to the history.
-    pub fn history_count(&self, user: &str) -> Result<i64> {
-        self.read(|tx| tx.history_count(user))
-    }
-
-    /// Deletes the notices delivered more than [`KEEP_DELIVERED_NOTICES_MS`] before `now`
-    /// (a delivered notice is only kept to show what went); how many went.
-    pub fn prune_notices(&self, now: i64) -> Result<u64> {
-        let before = now.saturating_sub(KEEP_DELIVERED_NOTICES_MS);
-        self.db
-            .write(move |tx| tx.prune_delivered_notices(before), |_| true)
-    }
-
-    /// Applies the fork timeout to `user`'s run; true when it picked for them (the notice
-    /// is queued in the same transaction as the move).
-    pub fn sweep_user(&self, user: &str, s: &CommandSettings) -> Result<bool> {
-        for _ in 0..CAS_ATTEMPTS {
-            let now = now_ms();
-            let first = self.first_sheet();
-            let (swept, held) = self.db.read_then_write(|tx| {
-                let Loaded {
-                    mut player,
-                    run: stored,
-                    character_version,
-                    ..
-                } = Self::load_player(tx, user, &first)?;
-                let before = player.clone();
-                let cx = Context {
-                    now,
-                    new_run_id: String::new(),
-                    run_link: None,
-                    fork_timeout_ms: s.fork_timeout_ms,
-                    syntax: Syntax::Chat,
-                    authority: Authority::Player,
-                };
-                let ForRun { zones, .. } = self.catalog.zones_for(tx, stored.as_ref())?;
-                let Some((notice, events)) = bot::sweep_told(&zones, &mut player, &cx) else {
-                    return Ok((false, None));
-                };
-                let outbox = match (&stored, self.events_out) {
-                    (Some(row), true) => Some(Outbox::of(
-                        &events,
-                        player
-                            .run
-                            .as_ref()
-                            .map(|run| RunRef::of(run, &row.link_token, &s.public_url))
-                            .as_ref(),
-                    )?),
-                    _ => None,
-                };
-                let run_id = player
-                    .run
-                    .as_ref()
-                    .map(|r| r.run_id.clone())
-                    .unwrap_or_default();
-                let u = user.to_string();
-                let write: db::Write = Box::new(move |tx| {
-                    let rows = Rows {
-                        run: stored.as_ref(),
-                        character_version,
-                    };
-                    // The sweep starts no run.
-                    let held =
-                        write_player(tx, &u, rows, &before, &None, &player, (0, None, None), now)?;
-                    if held {
-                        tx.push_notice(&u, &run_id, &notice.text, &notice.html, now)?;
-                        if let Some(o) = &outbox {
-                            tx.push_events(&u, &o.zone_id, &o.run_token, &o.events, now)?;
-                        }
-                    }
-                    Ok(held)
-                });
-                Ok((true, Some(write)))
-            })?;
-            match held {
-                None => return Ok(swept),
-                Some(true) => {
-                    self.changed(user);
-                    return Ok(true);
-                }
-                Some(false) => {}
-            }
-        }
-        bail!("the run of {user} kept changing under the sweep")
-    }
-
     /// Users with undelivered notices.
     pub fn users_with_notices(&self) -> Result<Vec<String>> {
         self.read(|c| c.users_with_notices())
@@ -1075,78 +875,6 @@ pub fn edit_character(
     Ok(Ok(character))
 }
 
-/// How a player's first sheet is made: carried over from gogobee's tables when the database
-/// has the player there (gogobee's level and its progress toward the next, the scores they chose, and of the items they
-/// carry those a served zone's key lock asks for; gogobee's tables are only read), else the
-/// rules' starting sheet with `starting` scores.
-#[derive(Clone, Debug)]
-pub struct FirstSheet {
-    starting: [i32; 6],
-    key_ids: BTreeSet<String>,
-}
-
-impl FirstSheet {
-    /// On `zones`: the keys their locks ask for are the items carried over as keys.
-    pub fn new(starting: [i32; 6], zones: &[Zone]) -> FirstSheet {
-        let key_ids = zones
-            .iter()
-            .flat_map(|z| z.graph.edge_weights())
-            .filter_map(|e| match &e.lock {
-                zonegraph_core::zone::Lock::KeyRequired { key_id } => {
-                    Some(zonegraph_core::zone::normalize_key(key_id))
-                }
-                _ => None,
-            })
-            .collect();
-        FirstSheet { starting, key_ids }
-    }
-
-    /// `user`'s first sheet.
-    pub fn of(&self, tx: &mut db::Tx<'_>, user: &str) -> Result<Character> {
-        let starting = Character::starting(self.starting);
-        let Some(g) = tx.gogobee_character(user)? else {
-            return Ok(starting);
-        };
-        match self.carried(&g) {
-            Ok(c) => Ok(c),
-            Err(why) => {
-                eprintln!("zonegraph: gogobee's character of {user} is not carried over: {why}");
-                Ok(starting)
-            }
-        }
-    }
-
-    /// gogobee's character as ours, or why it cannot be (a value out of the rules' range).
-    fn carried(&self, g: &db::GogobeeCharacter) -> Result<Character, String> {
-        let level = u32::try_from(g.level)
-            .ok()
-            .filter(|l| (1..=rules::LEVEL_XP.len() as u32).contains(l))
-            .ok_or_else(|| format!("level {} is out of range", g.level))?;
-        let toward = u32::try_from(g.xp).map_err(|_| format!("XP {} is out of range", g.xp))?;
-        // gogobee counts XP toward the next level on its own curve: the same progress
-        // through the level, in ours (`takeover`).
-        let xp = crate::takeover::xp_from_gogobee(level, toward)?;
-        let mut c = Character::starting(self.starting);
-        if g.set_up {
-            for (i, &v) in g.scores.iter().enumerate() {
-                c.scores[i] = i32::try_from(v)
-                    .ok()
-                    .filter(|s| (1..=30).contains(s))
-                    .ok_or_else(|| format!("score {v} is out of range"))?;
-            }
-        }
-        c.level = level;
-        c.xp = xp;
-        c.keys = g
-            .items
-            .iter()
-            .map(|i| zonegraph_core::zone::normalize_key(i))
-            .filter(|k| self.key_ids.contains(k))
-            .collect();
-        Ok(c)
-    }
-}
-
 /// The log line of a sheet edit, once it is committed (or refused): who changed whom, and how.
 pub fn log_edit(by: &str, user: &str, edit: &CharEdit, result: &Result<Character, Refusal>) {
     let what = chat::edit_words(edit);
@@ -1214,56 +942,6 @@ fn write_player(
     tx.all_hold(&writes)
 }
 
-/// The write-back: a carried character's new level or XP written to gogobee's row (see
-/// [`crate::takeover::written_back`]), in the command's transaction. A row gogobee changed
-/// meanwhile is left as gogobee wrote it, and said.
-fn write_back_gogobee(
-    tx: &mut db::Tx<'_>,
-    user: &str,
-    before: &Character,
-    after: &Character,
-) -> Result<()> {
-    if (after.level, after.xp) == (before.level, before.xp) {
-        return Ok(());
-    }
-    let Some(old) = tx.gogobee_progress(user)? else {
-        return Ok(());
-    };
-    let Some(new) = crate::takeover::written_back(&old, after.level, after.xp) else {
-        return Ok(());
-    };
-    if tx.put_gogobee_progress(user, &old, &new)? {
-        eprintln!(
-            "zonegraph: gogobee's character of {user}: level {} ({} XP toward the next)",
-            new.level, new.xp
-        );
-    } else {
-        eprintln!("zonegraph: gogobee's character of {user} changed meanwhile; not written back");
-    }
-    Ok(())
-}
-
-/// What a folder sync is worth saying at start or on SIGHUP: the checks' warnings, each file
-/// the database is ahead of, what was imported, and a folder with no zone file.
-fn synced_words(synced: &crate::catalog::Synced, dir: &Path) -> Vec<String> {
-    let mut out = synced.warnings.clone();
-    for (file, zone_id, seq) in &synced.imported {
-        out.push(format!(
-            "imported {file} as version {seq} of zone {zone_id}"
-        ));
-    }
-    for b in &synced.behind {
-        out.push(b.words());
-    }
-    if synced.folder_empty {
-        out.push(format!(
-            "{} holds no zone files: serving the database's zones",
-            dir.display()
-        ));
-    }
-    out
-}
-
 /// Notices as the player sees them: one that follows dropped ones says how many.
 fn word_notices(list: Vec<Notice>) -> Vec<Notice> {
     list.into_iter()
@@ -1298,16 +976,6 @@ fn word_notices(list: Vec<Notice>) -> Vec<Notice> {
 struct Wrote {
     applied: bool,
     count: usize,
-}
-
-/// A run-map link token: 32 lowercase hex digits.
-pub fn is_token(s: &str) -> bool {
-    s.len() == 32 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-}
-
-/// `{public_url}/run/{token}`.
-pub fn run_link(public_url: &str, token: &str) -> String {
-    format!("{}/run/{token}", public_url.trim_end_matches('/'))
 }
 
 #[cfg(test)]

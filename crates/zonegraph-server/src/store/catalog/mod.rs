@@ -107,7 +107,7 @@ impl Behind {
             v.source,
             v.made_by,
             v.instance,
-            utc(v.created_at_ms)
+            crate::clock::utc(v.created_at_ms)
         )
     }
 }
@@ -123,6 +123,29 @@ pub struct Synced {
     pub warnings: Vec<String>,
     /// The folder had no zone file (it may not exist): the database's zones are served.
     pub folder_empty: bool,
+}
+
+impl Synced {
+    /// What a folder sync is worth saying at start or on SIGHUP: the checks' warnings, each file
+    /// the database is ahead of, what was imported, and a folder with no zone file.
+    pub fn words(&self, dir: &Path) -> Vec<String> {
+        let mut out = self.warnings.clone();
+        for (file, zone_id, seq) in &self.imported {
+            out.push(format!(
+                "imported {file} as version {seq} of zone {zone_id}"
+            ));
+        }
+        for b in &self.behind {
+            out.push(b.words());
+        }
+        if self.folder_empty {
+            out.push(format!(
+                "{} holds no zone files: serving the database's zones",
+                dir.display()
+            ));
+        }
+        out
+    }
 }
 
 /// What publishing a zone file did.
@@ -243,28 +266,6 @@ pub fn content_hash(text: &str) -> String {
         out.push_str(&format!("{b:02x}"));
     }
     out
-}
-
-/// Unix ms as `2026-12-02 08:00:00 UTC`.
-pub fn utc(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil from days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
 }
 
 /// A zone file of the folder.
@@ -404,10 +405,6 @@ fn served_files(tx: &mut db::Tx<'_>) -> Result<Vec<(String, String, String, Vers
     Ok(out)
 }
 
-/// How long the version of a run that ended is kept whole: its map link shows the graph it
-/// was played on for that long (then the zone served).
-pub const KEEP_ENDED_RUNS_MS: i64 = 7 * 24 * 3600 * 1000;
-
 /// Writes the zone tables from the files that are served now (in `tx`), and prunes.
 fn after_change(tx: &mut db::Tx<'_>, now: i64) -> Result<()> {
     let mut zones = Vec::new();
@@ -416,7 +413,7 @@ fn after_change(tx: &mut db::Tx<'_>, now: i64) -> Result<()> {
         zones.push((label, zone));
     }
     tx.write_zone_tables(&zones, now)?;
-    tx.prune_versions(now - KEEP_ENDED_RUNS_MS)?;
+    tx.prune_versions(now - crate::store::sweep::KEEP_ENDED_RUNS_MS)?;
     Ok(())
 }
 
@@ -520,7 +517,7 @@ impl Catalog {
                 if zones.is_empty() {
                     return Ok(false);
                 }
-                let now = db::now_ms();
+                let now = crate::clock::now_ms();
                 for (file, zone) in &zones {
                     // The folder's file of this zone when it builds to the same zone (a
                     // legacy zone keeps its own form), else the zone written back.
@@ -618,7 +615,7 @@ impl Catalog {
                 if import.is_empty() {
                     return Ok(Outcome::Unchanged(synced));
                 }
-                let now = db::now_ms();
+                let now = crate::clock::now_ms();
                 for f in &import {
                     let seq = tx.add_version(&NewVersion {
                         zone_id: &f.zone_id,
@@ -911,7 +908,7 @@ impl Catalog {
                 if let Some(seq) = same {
                     return Ok(Outcome::Unchanged((seq, replaced, checked)));
                 }
-                let now = db::now_ms();
+                let now = crate::clock::now_ms();
                 let seq = tx.add_version(&NewVersion {
                     zone_id: &zone_id,
                     content_hash: &hash,
@@ -1009,7 +1006,7 @@ impl Catalog {
                 let name = zonegraph_core::format::parse(text)
                     .map(|f| f.name)
                     .unwrap_or_else(|_| z.clone());
-                let now = db::now_ms();
+                let now = crate::clock::now_ms();
                 // Runs from before versions keep the graph they walk.
                 tx.pin_unversioned_runs(&z, last.seq)?;
                 let seq = tx.add_version(&NewVersion {
@@ -1156,13 +1153,6 @@ mod tests {
             fate("z", "edit", Some(2_001), Some(&gone), &known),
             Fate::Import
         );
-    }
-
-    #[test]
-    fn times_are_told_in_utc() {
-        assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
-        assert_eq!(utc(1_796_083_200_000), "2026-12-01 00:00:00 UTC");
-        assert_eq!(utc(951_786_123_000), "2000-02-29 01:02:03 UTC");
     }
 
     #[test]
