@@ -286,3 +286,41 @@ fn a_failing_host_game_is_left_alone_for_a_while() {
         "not asked while left alone"
     );
 }
+
+/// A host's sheet with more keys than the rules keep (64 of at most 64 bytes) is refused
+/// with the reason, not cut short: the store logs the refusal ("host hook: character of …")
+/// and tells the player the host is busy; 64 keys, the most there may be, pass.
+#[test]
+fn a_host_sheet_the_rules_would_cut_is_refused_not_cut() {
+    let answering = |keys: Vec<String>| {
+        let body = serde_json::json!({ "level": 3, "keys": keys }).to_string();
+        let (url, _) = hostile(move |s| {
+            use std::io::Write as _;
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                body.len()
+            );
+        });
+        hook(&url, Duration::from_secs(5))
+    };
+    let keys = |n: usize| (0..n).map(|i| format!("key_{i}")).collect::<Vec<_>>();
+    let max = zonegraph_core::rules::MAX_KEYS;
+    let kept = answering(keys(max))
+        .character("@p:test")
+        .expect("64 keys pass");
+    assert_eq!(kept.keys.len(), max);
+    let err = answering(keys(max + 1))
+        .character("@p:test")
+        .expect_err("a 65th key is refused");
+    let said = format!("{err:#}");
+    assert!(
+        said.contains("sheet of @p:test is refused") && said.contains(&format!("key_{max}")),
+        "{said}"
+    );
+    let long = "k".repeat(zonegraph_core::rules::MAX_KEY_BYTES + 1);
+    let err = answering(vec![long])
+        .character("@p:test")
+        .expect_err("a key longer than the rules keep is refused");
+    assert!(format!("{err:#}").contains("at most 64 keys"), "{err:#}");
+}

@@ -23,8 +23,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
 use serde::{Deserialize, Serialize};
-use zonegraph_core::Ability;
 use zonegraph_core::engine::{Character, EncounterRequest, HostOutcome};
+use zonegraph_core::zone::normalize_key;
+use zonegraph_core::{Ability, rules};
 
 /// How long a call to the host may take, all of it.
 pub const HOOK_TIMEOUT: Duration = Duration::from_secs(2);
@@ -227,14 +228,10 @@ struct HostCharacter {
 }
 
 /// The range a host's level must be in (the rules' levels).
-const LEVELS: std::ops::RangeInclusive<u32> = 1..=20;
+const LEVELS: std::ops::RangeInclusive<u32> = rules::LEVEL_RANGE;
 
 /// The range a host's ability score must be in.
-const SCORES: std::ops::RangeInclusive<i32> = 1..=30;
-
-/// The most keys, and the longest key, a host's sheet may carry.
-const MAX_KEYS: usize = 256;
-const MAX_KEY_LEN: usize = 200;
+const SCORES: std::ops::RangeInclusive<i32> = rules::SCORE_RANGE;
 
 impl HostCharacter {
     /// The sheet as a character, or why it is out of range.
@@ -246,9 +243,6 @@ impl HostCharacter {
                 LEVELS.start(),
                 LEVELS.end()
             ));
-        }
-        if self.keys.len() > MAX_KEYS {
-            return Err(format!("{} keys, over {MAX_KEYS}", self.keys.len()));
         }
         let mut c = Character {
             level: self.level,
@@ -265,11 +259,18 @@ impl HostCharacter {
             }
             c.set_score(a, v);
         }
+        // Every key the host holds, or the sheet is refused: the rules keep at most
+        // `MAX_KEYS` keys of at most `MAX_KEY_BYTES`, and a key they would drop is refused
+        // here rather than lost without a word.
         for k in &self.keys {
-            if k.len() > MAX_KEY_LEN {
-                return Err(format!("a key is over {MAX_KEY_LEN} bytes"));
+            if !c.add_key(k) && !c.keys.contains(&normalize_key(k)) {
+                return Err(format!(
+                    "key {:?} is refused: a sheet holds at most {} keys of 1 to {} bytes",
+                    k.chars().take(80).collect::<String>(),
+                    rules::MAX_KEYS,
+                    rules::MAX_KEY_BYTES
+                ));
             }
-            c.add_key(k);
         }
         Ok(c)
     }

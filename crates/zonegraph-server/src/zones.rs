@@ -35,7 +35,7 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
 
 fn is_zone_file(path: &Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    path.is_file() && name.ends_with(".json") && !name.ends_with(".schema.json")
+    path.is_file() && zonegraph_core::format::is_zone_file_name(name)
 }
 
 /// Reads every file as UTF-8 text: `(display name, text)`.

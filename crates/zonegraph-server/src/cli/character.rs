@@ -66,7 +66,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     )?;
     let by = format!(
         "zonegraph char ({})",
-        std::env::var("USER").unwrap_or_else(|_| "unknown user".into())
+        crate::store::catalog::operator_name()
     );
     store::log_edit(&by, &user, &edit, &result);
     match result {

@@ -84,7 +84,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             let catalog = Catalog::of_database(&db)?;
             let by = Author {
                 source: "zonegraph zones withdraw".into(),
-                made_by: std::env::var("USER").unwrap_or_else(|_| "operator".into()),
+                made_by: crate::store::catalog::operator_name(),
             };
             match catalog.withdraw(&db, zone, *force, &by)? {
                 Ok(w) => {

@@ -245,6 +245,15 @@ pub fn instance_name() -> String {
     format!("{host} (pid {})", std::process::id())
 }
 
+/// The name of the operator who runs this process (`USER`), as zone versions and log lines
+/// record what an operator did: at the server's start, `zonegraph zones` and `zonegraph char`.
+pub fn operator_name() -> String {
+    std::env::var("USER")
+        .ok()
+        .filter(|u| !u.trim().is_empty())
+        .unwrap_or_else(|| "operator".into())
+}
+
 /// A zone file's content hash: the SHA-256, lowercase hex, of the zone as it builds (its
 /// designer JSON, and whether it is a linear legacy zone), so that a file reformatted or
 /// written back from the tables is the same version; of the text itself when it does not
@@ -560,7 +569,7 @@ impl Catalog {
         let files = read_folder(&self.dir)?;
         let folder_empty = files.is_empty();
         let instance = self.instance.clone();
-        let made_by = std::env::var("USER").unwrap_or_else(|_| "zonegraph".into());
+        let made_by = operator_name();
         let outcome = db.write(
             move |tx| -> Result<Outcome<Synced>> {
                 tx.lock_zone_sequence()?;
