@@ -1,9 +1,12 @@
 //! Arguments several commands share, each default written once: the database
-//! ([`DbArg`], `--db` / `ZONEGRAPH_DATABASE_URL`), durations, scores and rate limits.
+//! ([`DbArg`], `--db` / `ZONEGRAPH_DATABASE_URL`), durations, scores and rate limits. Each
+//! parsed type prints as its flag is written, so a flag shows its default from the constant.
 
+use std::fmt;
 use std::time::Duration;
 
 use zonegraph_core::limits::Rate;
+use zonegraph_core::rules::{SCORE_RANGE, STARTING_SCORES};
 
 use crate::db::DbAt;
 
@@ -11,19 +14,41 @@ use crate::db::DbAt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Scores(pub [i32; 6]);
 
+impl Scores {
+    /// A new player's scores under the built-in rules.
+    pub const STARTING: Scores = Scores(STARTING_SCORES);
+}
+
+/// As the flag takes them: `15,14,13,12,10,8`.
+impl fmt::Display for Scores {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, v) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{v}")?;
+        }
+        Ok(())
+    }
+}
+
 /// Parses six comma-separated scores in STR, DEX, CON, INT, WIS, CHA order.
 pub fn parse_scores(s: &str) -> Result<Scores, String> {
-    let usage = || format!("{s:?} is not six scores like 15,14,13,12,10,8 (STR to CHA, 1-30)");
+    let usage = || {
+        format!(
+            "{s:?} is not six scores like {} (STR to CHA, {}-{})",
+            Scores::STARTING,
+            SCORE_RANGE.start(),
+            SCORE_RANGE.end()
+        )
+    };
     let parsed: Vec<i32> = s
         .split(',')
         .map(|p| p.trim().parse::<i32>())
         .collect::<Result<_, _>>()
         .map_err(|_| usage())?;
     let scores: [i32; 6] = parsed.try_into().map_err(|_| usage())?;
-    if !scores
-        .iter()
-        .all(|v| zonegraph_core::rules::SCORE_RANGE.contains(v))
-    {
+    if !scores.iter().all(|v| SCORE_RANGE.contains(v)) {
         return Err(usage());
     }
     Ok(Scores(scores))
@@ -32,6 +57,22 @@ pub fn parse_scores(s: &str) -> Result<Scores, String> {
 /// `--rate-limit`: a rate, or none.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RateLimit(pub Option<Rate>);
+
+/// As the flag takes it: `2/10`, `0.5/5` or `off`.
+impl fmt::Display for RateLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some(rate) = self.0 else {
+            return f.write_str("off");
+        };
+        let (whole, milli) = (rate.per_second_milli / 1000, rate.per_second_milli % 1000);
+        if milli == 0 {
+            write!(f, "{whole}/{}", rate.burst)
+        } else {
+            let frac = format!("{milli:03}");
+            write!(f, "{whole}.{}/{}", frac.trim_end_matches('0'), rate.burst)
+        }
+    }
+}
 
 /// Parses `PER_SECOND/BURST` (`2/10`, `0.5/5`) or `off`.
 pub fn parse_rate_limit(s: &str) -> Result<RateLimit, String> {
@@ -69,6 +110,28 @@ pub fn parse_rate_limit(s: &str) -> Result<RateLimit, String> {
         per_second_milli,
         burst,
     })))
+}
+
+/// A duration flag (`--fork-timeout`), printed as it is written: `6h`, `90s`, `500ms`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span(pub Duration);
+
+/// In the largest unit that divides it whole.
+impl fmt::Display for Span {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ms = self.0.as_millis();
+        for (unit, size) in [("h", 3_600_000), ("m", 60_000), ("s", 1000)] {
+            if ms > 0 && ms % size == 0 {
+                return write!(f, "{}{unit}", ms / size);
+            }
+        }
+        write!(f, "{ms}ms")
+    }
+}
+
+/// [`parse_duration`] as a [`Span`].
+pub fn parse_span(s: &str) -> Result<Span, String> {
+    parse_duration(s).map(Span)
 }
 
 /// Parses `6h`, `30m`, `90s`, `500ms`, `1h30m`; a bare number is seconds.
@@ -123,10 +186,15 @@ pub struct DbArg {
         value_name = "DB",
         env = "ZONEGRAPH_DATABASE_URL",
         hide_env_values = true,
-        default_value = "zonegraph.db",
+        default_value = DbArg::DEFAULT,
         value_parser = parse_db
     )]
     pub at: DbAt,
+}
+
+impl DbArg {
+    /// The database when none is given: a SQLite file in the working directory.
+    pub const DEFAULT: &'static str = "zonegraph.db";
 }
 
 /// `--db`: a PostgreSQL URL or a SQLite path.
@@ -137,4 +205,29 @@ pub fn parse_db(s: &str) -> Result<DbAt, String> {
     // A libpq `key=value …` string is refused when the database is opened
     // (`db::Database::open`): an error here would be printed with the value, password and all.
     Ok(DbAt::parse(s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each flag type prints what its parser reads back, so a default shown by `--help` is
+    /// the constant.
+    #[test]
+    fn flags_print_as_they_parse() {
+        for s in ["6h", "30m", "90s", "500ms", "1h30m"] {
+            let span = parse_span(s).expect(s);
+            assert_eq!(parse_span(&span.to_string()), Ok(span), "{s}");
+        }
+        assert_eq!(Span(Duration::from_secs(6 * 3600)).to_string(), "6h");
+        for s in ["2/10", "0.5/5", "1.25/3", "off"] {
+            let rate = parse_rate_limit(s).expect(s);
+            assert_eq!(rate.to_string(), s);
+        }
+        assert_eq!(Scores::STARTING.to_string(), "15,14,13,12,10,8");
+        assert_eq!(
+            parse_scores(&Scores::STARTING.to_string()),
+            Ok(Scores::STARTING)
+        );
+    }
 }

@@ -5,11 +5,11 @@
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::{Context as _, Result, bail};
 
-use super::args::{DbArg, RateLimit, Scores, parse_duration, parse_rate_limit, parse_scores};
+use super::args::{DbArg, RateLimit, Scores, Span, parse_rate_limit, parse_scores, parse_span};
+use crate::http::Limits;
 use crate::secret::Secret;
 use crate::server::{self, Auth, ServerConfig, parse_origin, sweep_interval};
 use crate::store::{CharacterRules, DbAt};
@@ -37,14 +37,14 @@ pub struct Args {
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: String,
     /// The built viewer (`trunk build --release` writes dist/).
-    #[arg(long, default_value = "dist")]
+    #[arg(long, default_value = ServerConfig::DEFAULT_WEB)]
     pub web: PathBuf,
     /// The URL players reach this server at (run-map links); default http://LISTEN.
     #[arg(long)]
     pub public_url: Option<String>,
-    /// How long a fork waits before the first open option is taken: 6h, 30m, 90s, 500ms.
-    #[arg(long, default_value = "6h", value_parser = parse_duration)]
-    pub fork_timeout: Duration,
+    /// How long a fork waits before the first open option is taken: 30m, 90s, 500ms, 1h30m.
+    #[arg(long, default_value_t = Span(ServerConfig::DEFAULT_FORK_TIMEOUT), value_parser = parse_span)]
+    pub fork_timeout: Span,
     /// Bearer token the API requires (also ZONEGRAPH_API_TOKEN; prefer the environment).
     /// Without one, a random token is made at the first start and kept in <db>.api-token.
     #[arg(long, env = "ZONEGRAPH_API_TOKEN", hide_env_values = true)]
@@ -53,8 +53,8 @@ pub struct Args {
     /// address) by name are answered, and only on a loopback address.
     #[arg(long, conflicts_with = "api_token")]
     pub no_auth: bool,
-    /// Commands per user: PER_SECOND/BURST (e.g. 2/10, 0.5/5), or `off` (load tests).
-    #[arg(long, default_value = "2/10", value_parser = parse_rate_limit)]
+    /// Commands per user: PER_SECOND/BURST (e.g. 0.5/5), or `off` (load tests).
+    #[arg(long, default_value_t = RateLimit(Some(Limits::DEFAULT_RATE)), value_parser = parse_rate_limit)]
     pub rate_limit: RateLimit,
     /// A user who may set anyone's character sheet (`!char set @user level 5`, `!char grant`,
     /// `!char revoke`); repeat for more. Every change is logged on stderr.
@@ -65,7 +65,7 @@ pub struct Args {
     #[arg(long)]
     pub sandbox: bool,
     /// The scores of a new player's sheet, STR,DEX,CON,INT,WIS,CHA (built-in rules).
-    #[arg(long, default_value = "15,14,13,12,10,8", value_parser = parse_scores)]
+    #[arg(long, default_value_t = Scores::STARTING, value_parser = parse_scores)]
     pub starting_scores: Scores,
     /// A host game (http://host:port/path) that owns character sheets and decides encounters:
     /// `POST URL/character` and `POST URL/encounter` (see docs/guide/game.md).
@@ -195,14 +195,14 @@ pub fn config(args: &Args) -> Result<ServerConfig> {
     let mut c = ServerConfig::new(args.db.at.clone(), args.zones.clone(), listen);
     c.web = args.web.clone();
     c.public_url = args.public_url.clone();
-    c.fork_timeout = args.fork_timeout;
+    c.fork_timeout = args.fork_timeout.0;
     c.auth = match (token, args.no_auth) {
         (Some(t), _) => Auth::Token(t.to_string()),
         (None, true) => Auth::Off,
         (None, false) => Auth::TokenFile,
     };
     c.limits.rate = args.rate_limit.0;
-    c.sweep_every = sweep_interval(args.fork_timeout);
+    c.sweep_every = sweep_interval(args.fork_timeout.0);
     c.admins = args.admins.iter().map(|a| a.trim().to_string()).collect();
     c.characters = if args.sandbox {
         CharacterRules::Sandbox

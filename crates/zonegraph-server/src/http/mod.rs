@@ -86,10 +86,18 @@ pub struct Limits {
     pub streams: StreamLimits,
 }
 
+impl Limits {
+    /// Each user's commands when no rate is given: 2 a second, 10 back to back.
+    pub const DEFAULT_RATE: Rate = Rate {
+        per_second_milli: 2000,
+        burst: 10,
+    };
+}
+
 impl Default for Limits {
     fn default() -> Limits {
         Limits {
-            rate: Some(Rate::new(2, 10)),
+            rate: Some(Limits::DEFAULT_RATE),
             request_timeout: Duration::from_secs(30),
             max_in_flight: 512,
             streams: StreamLimits::default(),

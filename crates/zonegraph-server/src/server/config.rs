@@ -143,6 +143,12 @@ impl std::fmt::Debug for ServerConfig {
 }
 
 impl ServerConfig {
+    /// Where the built viewer is looked for (`trunk build --release` writes it).
+    pub const DEFAULT_WEB: &'static str = "dist";
+    /// How long a fork waits before the first open option is taken: the engine's default.
+    pub const DEFAULT_FORK_TIMEOUT: Duration =
+        Duration::from_millis(zonegraph_core::engine::DEFAULT_FORK_TIMEOUT_MS.unsigned_abs());
+
     /// A configuration with the CLI's defaults for `db` and `zones` on `listen` (closed: a
     /// token file beside the database; commands rate-limited).
     pub fn new(db: impl Into<DbAt>, zones: PathBuf, listen: SocketAddr) -> ServerConfig {
@@ -150,11 +156,9 @@ impl ServerConfig {
             db: db.into(),
             zones,
             listen,
-            web: PathBuf::from("dist"),
+            web: PathBuf::from(Self::DEFAULT_WEB),
             public_url: None,
-            fork_timeout: Duration::from_millis(
-                zonegraph_core::engine::DEFAULT_FORK_TIMEOUT_MS as u64,
-            ),
+            fork_timeout: Self::DEFAULT_FORK_TIMEOUT,
             auth: Auth::TokenFile,
             limits: Limits::default(),
             sweep_every: Duration::from_secs(30),
