@@ -475,12 +475,21 @@ impl RoomShape {
 }
 
 impl MapModel {
-    /// What a player's map keeps on screen: the current room and the pending fork's options,
-    /// each with its marks ([`RoomShape::extent`]).
+    /// What a player's map keeps on screen: the current room, the pending fork's options and
+    /// the unknown rooms a passage leads to from the current room (an option only sensed,
+    /// which the view ties to no room), each with its marks ([`RoomShape::extent`]).
     pub fn focus(&self) -> Vec<(f64, f64, f64, f64)> {
+        let here = self.rooms.iter().find(|r| r.current).map(|r| r.id.as_str());
+        let sensed = |r: &RoomShape| {
+            r.kind.is_none()
+                && self
+                    .passages
+                    .iter()
+                    .any(|p| Some(p.from.as_str()) == here && p.to == r.id)
+        };
         self.rooms
             .iter()
-            .filter(|r| r.current || r.option.is_some())
+            .filter(|r| r.current || r.option.is_some() || sensed(r))
             .map(RoomShape::extent)
             .collect()
     }
