@@ -3,8 +3,8 @@
 //! It uses zonegraph-core directly — layout, validation, analysis, the bot's command
 //! pipeline and its words, the player view — so a playtest here says exactly what the chat
 //! bot says, and a player's map shows exactly what the core lets a player know. Pure parts
-//! (`model`, `player`, `camera`, `gesture`, `playtest`, `doc`, `share`, `editor`) are tested natively;
-//! the components in headless Chromium. `app` is the router and the shell; `pages` holds one
+//! (`model`, `player`, `camera`, `gesture`, `playtest`, `doc`, `share`, `editor`) are tested
+//! natively; the components in headless Chromium. `app` is the router and the shell; `pages` holds one
 //! module per page (the run page is a bundle of its own), `views` the small views they share.
 
 pub mod app;
