@@ -104,6 +104,8 @@ export function describe(p) {
   return p.evaluate(() => {
     const svg = document.querySelector(".map-frame svg") ?? document.querySelector("svg");
     const r = Math.round;
+    // By code point, so the order does not depend on the machine's locale.
+    const byKey = (key) => (a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
     const xy = (t) => (t?.match(/-?[\d.]+/g) ?? []).slice(0, 2).map(Number);
     const texts = (root, sel) => [...root.querySelectorAll(sel)].map((e) => e.textContent.trim()).filter((t) => t);
     const states = (g) => ["visited", "current", "option", "open", "locked", "walked"].filter((c) => g.classList.contains(c));
@@ -118,7 +120,7 @@ export function describe(p) {
         at: [r(x), r(y)],
         state: states(g),
       };
-    }).sort((a, b) => a.id.localeCompare(b.id));
+    }).sort(byKey((a) => a.id));
     // A passage's endpoints: the rooms whose boxes (184 × 56 around their centres) lie
     // nearest its first and last points.
     const centres = rooms.map((room) => [room.id, room.at]);
@@ -136,11 +138,11 @@ export function describe(p) {
         state: states(g),
         points: points.map((q) => q.join(",")).join(" "),
       };
-    }).sort((a, b) => `${a.from} ${a.to}`.localeCompare(`${b.from} ${b.to}`));
+    }).sort(byKey((a) => `${a.from} ${a.to} ${a.points}`));
     const marks = [...svg.querySelectorAll(".marks > g")].map((g) => {
       const [x, y] = xy(g.getAttribute("transform"));
       return { class: g.getAttribute("class"), room: g.getAttribute("data-node") || null, text: g.textContent.trim(), at: [r(x), r(y)] };
-    }).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+    }).sort(byKey((a) => JSON.stringify(a)));
     const legend = document.querySelector(".legend");
     return {
       heading: document.querySelector("h1")?.textContent.trim() ?? null,
