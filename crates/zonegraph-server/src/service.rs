@@ -8,8 +8,16 @@ use std::sync::{Arc, Mutex};
 
 use zonegraph_core::limits::{Rate, TokenBucket};
 
-use crate::db::Notice;
-use crate::store::{Answer, CommandSettings, Store};
+use zonegraph_core::zone::Zone;
+
+use crate::db::{self, Notice};
+use crate::store::catalog::Served;
+use crate::store::insight::VersionInsight;
+use crate::store::review::{Unreviewable, VersionReview};
+use crate::store::{
+    Answer, Author, CommandSettings, PlayerRun, Published, Refused, RunView, Store, Withdrawn,
+};
+use crate::tokens::TokenBook;
 
 /// Longest command text accepted.
 pub const MAX_TEXT_LEN: usize = 4096;
@@ -18,7 +26,8 @@ pub const MAX_TEXT_LEN: usize = 4096;
 /// rate limit.
 #[derive(Clone, Debug)]
 pub struct Service {
-    pub store: Arc<Store>,
+    /// Reached only through the methods below, which take its calls off the async threads.
+    store: Arc<Store>,
     pub settings: CommandSettings,
     locks: UserLocks,
     limiter: Limiter,
@@ -97,20 +106,18 @@ impl Service {
             .take(user, crate::clock::now_ms())
             .map_err(|retry_after_ms| CommandError::SlowDown { retry_after_ms })?;
         let guard = self.locks.lock(user).await;
-        let store = self.store.clone();
-        let settings = self.settings.clone();
+        let service = self.clone();
         let (u, t) = (user.to_string(), text.to_string());
         let task = tokio::spawn(async move {
-            let answer =
-                tokio::task::spawn_blocking(move || store.command(&u, &t, &settings)).await;
+            let settings = service.settings.clone();
+            let answer = service
+                .blocking(move |st| st.command(&u, &t, &settings))
+                .await;
             drop(guard);
             answer
         });
         match task.await {
-            Ok(Ok(answer)) => answer.map_err(CommandError::Failed),
-            Ok(Err(e)) => Err(CommandError::Failed(anyhow::anyhow!(
-                "command task failed: {e}"
-            ))),
+            Ok(answer) => answer.map_err(CommandError::Failed),
             Err(e) => Err(CommandError::Failed(anyhow::anyhow!(
                 "command task failed: {e}"
             ))),
@@ -120,23 +127,18 @@ impl Service {
     /// `user`'s queued notices ("picked for you"), oldest first. They stay queued until
     /// [`Service::ack_notices`]: a transport acknowledges each once it is delivered.
     pub async fn notices(&self, user: &str) -> anyhow::Result<Vec<Notice>> {
-        let store = self.store.clone();
         let u = user.to_string();
-        tokio::task::spawn_blocking(move || store.notices(&u))
-            .await
-            .map_err(|e| anyhow::anyhow!("notice task failed: {e}"))?
+        self.blocking(move |st| st.notices(&u)).await
     }
 
     /// Marks `user`'s notices `ids` delivered; returns how many were still queued.
     pub async fn ack_notices(&self, user: &str, ids: Vec<i64>) -> anyhow::Result<usize> {
-        let store = self.store.clone();
         let u = user.to_string();
-        tokio::task::spawn_blocking(move || store.ack_notices(&u, ids))
-            .await
-            .map_err(|e| anyhow::anyhow!("notice task failed: {e}"))?
+        self.blocking(move |st| st.ack_notices(&u, ids)).await
     }
 
-    /// Runs `f` on the store off the async threads (the store's calls block on SQLite).
+    /// Runs `f` on the store off the async threads (the store's calls block on the
+    /// database): the one way async code reaches the store.
     pub async fn blocking<T: Send + 'static>(
         &self,
         f: impl FnOnce(&Store) -> anyhow::Result<T> + Send + 'static,
@@ -149,10 +151,103 @@ impl Service {
 
     /// Users with notices waiting (for a transport that pushes rather than polls per user).
     pub async fn users_with_notices(&self) -> anyhow::Result<Vec<String>> {
-        let store = self.store.clone();
-        tokio::task::spawn_blocking(move || store.users_with_notices())
+        self.blocking(|st| st.users_with_notices()).await
+    }
+
+    /// The zones served now (held in memory: no database call).
+    pub fn zones(&self) -> Arc<Vec<Zone>> {
+        self.store.zones()
+    }
+
+    /// The zones served now, with their versions (held in memory).
+    pub fn served(&self) -> Arc<Served> {
+        self.store.served()
+    }
+
+    /// The scoped API tokens this instance knows (held in memory; see [`crate::tokens`]).
+    pub fn tokens(&self) -> &TokenBook {
+        self.store.tokens()
+    }
+
+    /// Reads the scoped API tokens from the database again; returns what is worth logging.
+    pub async fn refresh_tokens(&self) -> anyhow::Result<Vec<String>> {
+        self.blocking(|st| st.refresh_tokens()).await
+    }
+
+    /// Whether a write can be made (`/healthz`; see [`Store::healthy`]).
+    pub async fn healthy(&self) -> anyhow::Result<()> {
+        self.blocking(|st| st.healthy()).await
+    }
+
+    /// The user whose run a link token names; `None` for an unknown token.
+    pub async fn run_owner(&self, token: &str) -> anyhow::Result<Option<String>> {
+        let t = token.to_string();
+        self.blocking(move |st| st.run_owner(&t)).await
+    }
+
+    /// The player's view of the run a link token names; `None` for an unknown token.
+    pub async fn run_view(&self, token: &str) -> anyhow::Result<Option<RunView>> {
+        let t = token.to_string();
+        self.blocking(move |st| st.run_view(&t)).await
+    }
+
+    /// `user`'s run (active, else the latest) with its link on this server's public URL;
+    /// `None` when the player has none.
+    pub async fn player_run(&self, user: &str) -> anyhow::Result<Option<PlayerRun>> {
+        let (u, public_url) = (user.to_string(), self.settings.public_url.clone());
+        self.blocking(move |st| st.player_run(&u, &public_url))
             .await
-            .map_err(|e| anyhow::anyhow!("notice task failed: {e}"))?
+    }
+
+    /// Every version of `zone_id`, oldest first.
+    pub async fn zone_history(&self, zone_id: &str) -> anyhow::Result<Vec<db::VersionRow>> {
+        let id = zone_id.to_string();
+        self.blocking(move |st| st.zone_history(&id)).await
+    }
+
+    /// What players do in `zone_id`'s version `version` (the newest by default), from the
+    /// runs started at or after `since` (see [`crate::store::insight`]).
+    pub async fn insight(
+        &self,
+        zone_id: &str,
+        version: Option<i64>,
+        since: i64,
+    ) -> anyhow::Result<Option<VersionInsight>> {
+        let id = zone_id.to_string();
+        self.blocking(move |st| st.insight(&id, version, since))
+            .await
+    }
+
+    /// What publishing `text` over `zone_id`'s served version would do (see
+    /// [`crate::store::review`]); nothing is written.
+    pub async fn review(
+        &self,
+        zone_id: &str,
+        text: String,
+    ) -> anyhow::Result<Result<VersionReview, Unreviewable>> {
+        let id = zone_id.to_string();
+        self.blocking(move |st| st.review(&id, &text)).await
+    }
+
+    /// Publishes a zone file (see [`Store::publish`]).
+    pub async fn publish(
+        &self,
+        text: String,
+        author: Author,
+    ) -> anyhow::Result<Result<Published, Refused>> {
+        self.blocking(move |st| st.publish(&text, &author)).await
+    }
+
+    /// Withdraws a zone (see [`Store::withdraw`]).
+    pub async fn withdraw(
+        &self,
+        zone_id: &str,
+        force: bool,
+        author: Author,
+    ) -> anyhow::Result<Result<Withdrawn, Refused>> {
+        let id = zone_id.to_string();
+        self.blocking(move |st| st.withdraw(&id, force, &author))
+            .await
     }
 }
 
@@ -212,25 +307,21 @@ pub async fn housekeep_forever(state: Service) {
         tick.tick().await;
         state.limiter.prune(crate::clock::now_ms());
         if ticks.is_multiple_of(60) {
-            let store = state.store.clone();
-            match tokio::task::spawn_blocking(move || {
-                store.archive_runs(1000, crate::clock::now_ms())
-            })
-            .await
-            {
-                Ok(Ok(0)) => {}
-                Ok(Ok(n)) => eprintln!("zonegraph: moved {n} old ended runs to the history"),
-                Ok(Err(e)) => eprintln!("zonegraph: cannot move old ended runs: {e:#}"),
-                Err(e) => eprintln!("zonegraph: cannot move old ended runs: {e}"),
-            }
-            let store = state.store.clone();
-            match tokio::task::spawn_blocking(move || store.prune_notices(crate::clock::now_ms()))
+            match state
+                .blocking(|st| st.archive_runs(1000, crate::clock::now_ms()))
                 .await
             {
-                Ok(Ok(0)) => {}
-                Ok(Ok(n)) => eprintln!("zonegraph: deleted {n} notices delivered over 30 days ago"),
-                Ok(Err(e)) => eprintln!("zonegraph: cannot delete old notices: {e:#}"),
-                Err(e) => eprintln!("zonegraph: cannot delete old notices: {e}"),
+                Ok(0) => {}
+                Ok(n) => eprintln!("zonegraph: moved {n} old ended runs to the history"),
+                Err(e) => eprintln!("zonegraph: cannot move old ended runs: {e:#}"),
+            }
+            match state
+                .blocking(|st| st.prune_notices(crate::clock::now_ms()))
+                .await
+            {
+                Ok(0) => {}
+                Ok(n) => eprintln!("zonegraph: deleted {n} notices delivered over 30 days ago"),
+                Err(e) => eprintln!("zonegraph: cannot delete old notices: {e:#}"),
             }
         }
         ticks += 1;
@@ -250,12 +341,11 @@ pub async fn send_events_forever(state: Service, out: crate::events_out::EventsO
     let mut outbox = Failing::default();
     let mut pruned_at = 0;
     loop {
-        let store = state.store.clone();
         let o = out.clone();
-        let round = tokio::task::spawn_blocking(move || o.deliver_due(&store)).await;
+        let round = state.blocking(move |st| o.deliver_due(st)).await;
         let sending = format!("sending events to {}", out.url());
         let (busy, said): (bool, [Option<String>; 2]) = match round {
-            Ok(Ok(r)) => {
+            Ok(r) => {
                 let back = outbox.ok("reading the events outbox");
                 let receiver = if r.failed > 0 && r.delivered == 0 {
                     let why = r.why.as_deref().unwrap_or("failed");
@@ -267,16 +357,12 @@ pub async fn send_events_forever(state: Service, out: crate::events_out::EventsO
                 };
                 (r.delivered > 0, [back, receiver])
             }
-            Ok(Err(e)) => (
+            Err(e) => (
                 false,
                 [
                     outbox.failed(&format!("cannot read the events outbox: {e:#}")),
                     None,
                 ],
-            ),
-            Err(e) => (
-                false,
-                [Some(format!("the events sender stopped: {e}")), None],
             ),
         };
         for said in said.into_iter().flatten() {
@@ -285,10 +371,7 @@ pub async fn send_events_forever(state: Service, out: crate::events_out::EventsO
         let now = crate::clock::now_ms();
         if now - pruned_at > 3_600_000 {
             pruned_at = now;
-            let store = state.store.clone();
-            if let Ok(Err(e)) =
-                tokio::task::spawn_blocking(move || store.prune_events_out(now)).await
-            {
+            if let Err(e) = state.blocking(move |st| st.prune_events_out(now)).await {
                 eprintln!("zonegraph: cannot delete old delivered events: {e:#}");
             }
         }
@@ -402,26 +485,21 @@ pub async fn sweep_forever(state: Service, every: std::time::Duration) {
     let mut stuck: HashMap<String, i64> = HashMap::new();
     loop {
         tick.tick().await;
-        let store = state.store.clone();
         let timeout = state.settings.fork_timeout_ms;
-        let due =
-            tokio::task::spawn_blocking(move || store.due_users(crate::clock::now_ms(), timeout))
-                .await;
+        let due = state
+            .blocking(move |st| st.due_users(crate::clock::now_ms(), timeout))
+            .await;
         let users = match due {
-            Ok(Ok(users)) => {
+            Ok(users) => {
                 if let Some(line) = db.ok("the database is back") {
                     eprintln!("zonegraph: sweeper: {line}");
                 }
                 users
             }
-            Ok(Err(e)) => {
+            Err(e) => {
                 if let Some(line) = db.failed(&format!("{e:#}")) {
                     eprintln!("zonegraph: sweeper: {line}");
                 }
-                continue;
-            }
-            Err(e) => {
-                eprintln!("zonegraph: sweeper: {e}");
                 continue;
             }
         };
@@ -432,21 +510,20 @@ pub async fn sweep_forever(state: Service, every: std::time::Duration) {
             if stuck.get(&user) == Some(&version) {
                 continue;
             }
-            let store = state.store.clone();
             let settings = state.settings.clone();
             let u = user.clone();
             let res = state
-                .with_lock(&user, async move {
-                    tokio::task::spawn_blocking(move || store.sweep_user(&u, &settings)).await
-                })
+                .with_lock(
+                    &user,
+                    state.blocking(move |st| st.sweep_user(&u, &settings)),
+                )
                 .await;
             match res {
-                Ok(Ok(true)) => {}
-                Ok(Ok(false)) => {
+                Ok(true) => {}
+                Ok(false) => {
                     stuck.insert(user, version);
                 }
-                Ok(Err(e)) => eprintln!("zonegraph: sweeper: {user}: {e:#}"),
-                Err(e) => eprintln!("zonegraph: sweeper: {user}: {e}"),
+                Err(e) => eprintln!("zonegraph: sweeper: {user}: {e:#}"),
             }
         }
     }

@@ -13,11 +13,13 @@ use serde_json::json;
 
 use zonegraph_core::chat;
 
+use super::auth::{allowed, authorize, caller};
+use super::events::run_events;
+use super::health::healthz;
+use super::{AppState, MAX_ACK_IDS, MAX_USER_LEN, ZONE_BODY_LIMIT, error, internal};
 use crate::service::CommandError;
 use crate::store;
 use crate::tokens::{Caller, Need};
-
-use super::*;
 
 /// The API's paths and what answers each: the one list the router is built from, checked
 /// against [`crate::openapi::OPERATIONS`] by a test.
@@ -175,7 +177,7 @@ pub(super) async fn zones(State(state): State<AppState>, headers: HeaderMap) -> 
     if let Err(r) = authorize(&state, &headers, Need::ReadZones).await {
         return r;
     }
-    let served = state.service.store.served();
+    let served = state.service.served();
     let list: Vec<_> = served
         .zones
         .iter()
@@ -242,19 +244,14 @@ pub(super) async fn zone_versions(
     if let Err(r) = authorize(&state, &headers, Need::ReadZones).await {
         return r;
     }
-    let store = state.service.store.clone();
-    let id = zone_id.clone();
-    match tokio::task::spawn_blocking(move || store.zone_history(&id)).await {
-        Ok(Ok(list)) if list.is_empty() => {
-            error(StatusCode::NOT_FOUND, format!("no zone {zone_id:?}"))
-        }
-        Ok(Ok(list)) => Json(json!({
+    match state.service.zone_history(&zone_id).await {
+        Ok(list) if list.is_empty() => error(StatusCode::NOT_FOUND, format!("no zone {zone_id:?}")),
+        Ok(list) => Json(json!({
             "zone_id": zone_id,
             "versions": list.iter().map(version_json).collect::<Vec<_>>(),
         }))
         .into_response(),
-        Ok(Err(e)) => internal(&e),
-        Err(join) => internal(&anyhow::anyhow!("versions task failed: {join}")),
+        Err(e) => internal(&e),
     }
 }
 
@@ -299,19 +296,16 @@ pub(super) async fn zone_insight(
             }
         }
     }
-    let store = state.service.store.clone();
-    let id = zone_id.clone();
-    match tokio::task::spawn_blocking(move || store.insight(&id, version, since)).await {
-        Ok(Ok(Some(found))) => Json(found).into_response(),
-        Ok(Ok(None)) => error(
+    match state.service.insight(&zone_id, version, since).await {
+        Ok(Some(found)) => Json(found).into_response(),
+        Ok(None) => error(
             StatusCode::NOT_FOUND,
             match version {
                 Some(v) => format!("no version {v} of zone {zone_id:?}"),
                 None => format!("no zone {zone_id:?}"),
             },
         ),
-        Ok(Err(e)) => internal(&e),
-        Err(join) => internal(&anyhow::anyhow!("insight task failed: {join}")),
+        Err(e) => internal(&e),
     }
 }
 
@@ -339,11 +333,9 @@ pub(super) async fn withdraw(
             );
         }
     };
-    let store = state.service.store.clone();
     let by = author(&headers, &caller, "DELETE /api/zones");
-    let id = zone_id.clone();
-    match tokio::task::spawn_blocking(move || store.withdraw(&id, force, &by)).await {
-        Ok(Ok(Ok(w))) => {
+    match state.service.withdraw(&zone_id, force, by).await {
+        Ok(Ok(w)) => {
             eprintln!(
                 "zonegraph: withdrew zone {} (version {}); {} players told; serving {} zones",
                 w.zone_id, w.seq, w.players_told, w.zones
@@ -356,18 +348,18 @@ pub(super) async fn withdraw(
             }))
             .into_response()
         }
-        Ok(Ok(Err(store::Refused::Unknown(id)))) => error(
+        Ok(Err(store::Refused::Unknown(id))) => error(
             StatusCode::NOT_FOUND,
             format!("no zone {id:?} is served; nothing was changed"),
         ),
-        Ok(Ok(Err(store::Refused::Active { zone_id, players }))) => error(
+        Ok(Err(store::Refused::Active { zone_id, players })) => error(
             StatusCode::CONFLICT,
             format!(
                 "{players} player(s) have a run in zone {zone_id:?}: withdraw it with \
                  ?force=true to tell them (their runs go on to their end); nothing was changed"
             ),
         ),
-        Ok(Ok(Err(store::Refused::Findings(checked)))) => (
+        Ok(Err(store::Refused::Findings(checked))) => (
             StatusCode::UNPROCESSABLE_ENTITY,
             Json(json!({
                 "error": "the other zones have errors without this one; nothing was changed",
@@ -375,9 +367,8 @@ pub(super) async fn withdraw(
             })),
         )
             .into_response(),
-        Ok(Ok(Err(other))) => internal(&anyhow::anyhow!("unexpected refusal: {other:?}")),
-        Ok(Err(e)) => internal(&e),
-        Err(join) => internal(&anyhow::anyhow!("withdraw task failed: {join}")),
+        Ok(Err(other)) => internal(&anyhow::anyhow!("unexpected refusal: {other:?}")),
+        Err(e) => internal(&e),
     }
 }
 
@@ -427,19 +418,16 @@ pub(super) async fn review(
         Ok(b) => b,
         Err(r) => return *r,
     };
-    let store = state.service.store.clone();
-    let id = zone_id.clone();
-    match tokio::task::spawn_blocking(move || store.review(&id, &body)).await {
-        Ok(Ok(Ok(found))) => Json(found).into_response(),
-        Ok(Ok(Err(crate::store::review::Unreviewable::NoZone))) => {
+    match state.service.review(&zone_id, body).await {
+        Ok(Ok(found)) => Json(found).into_response(),
+        Ok(Err(crate::store::review::Unreviewable::NoZone)) => {
             error(StatusCode::NOT_FOUND, format!("no zone {zone_id:?}"))
         }
-        Ok(Ok(Err(crate::store::review::Unreviewable::BadFile(why)))) => error(
+        Ok(Err(crate::store::review::Unreviewable::BadFile(why))) => error(
             StatusCode::UNPROCESSABLE_ENTITY,
             format!("the body is not a zone file: {why}"),
         ),
-        Ok(Err(e)) => internal(&e),
-        Err(join) => internal(&anyhow::anyhow!("review task failed: {join}")),
+        Err(e) => internal(&e),
     }
 }
 
@@ -456,10 +444,9 @@ pub(super) async fn publish(
         Ok(b) => b,
         Err(r) => return *r,
     };
-    let store = state.service.store.clone();
     let by = author(&headers, &caller, "POST /api/zones");
-    match tokio::task::spawn_blocking(move || store.publish(&body, &by)).await {
-        Ok(Ok(Ok(p))) => {
+    match state.service.publish(body, by).await {
+        Ok(Ok(p)) => {
             eprintln!(
                 "zonegraph: published zone {} as version {} ({}); serving {} zones",
                 p.zone_id, p.seq, p.file, p.zones
@@ -476,7 +463,7 @@ pub(super) async fn publish(
             }))
             .into_response()
         }
-        Ok(Ok(Err(store::Refused::Findings(checked)))) => (
+        Ok(Err(store::Refused::Findings(checked))) => (
             StatusCode::UNPROCESSABLE_ENTITY,
             Json(json!({
                 "error": "the zone files have errors with this one; nothing was changed",
@@ -484,14 +471,14 @@ pub(super) async fn publish(
             })),
         )
             .into_response(),
-        Ok(Ok(Err(store::Refused::BadId(id)))) => error(
+        Ok(Err(store::Refused::BadId(id))) => error(
             StatusCode::UNPROCESSABLE_ENTITY,
             format!(
                 "zone id {id:?} cannot name a file: use letters, digits, '_', '-' and '.'; \
                  nothing was changed"
             ),
         ),
-        Ok(Ok(Err(store::Refused::FileTaken { zone_id, file }))) => error(
+        Ok(Err(store::Refused::FileTaken { zone_id, file })) => error(
             StatusCode::CONFLICT,
             format!(
                 "zone {zone_id:?} would be written to {file}, which is another zone's file \
@@ -499,9 +486,8 @@ pub(super) async fn publish(
                  changed"
             ),
         ),
-        Ok(Ok(Err(other))) => internal(&anyhow::anyhow!("unexpected refusal: {other:?}")),
-        Ok(Err(e)) => internal(&e),
-        Err(join) => internal(&anyhow::anyhow!("publish task failed: {join}")),
+        Ok(Err(other)) => internal(&anyhow::anyhow!("unexpected refusal: {other:?}")),
+        Err(e) => internal(&e),
     }
 }
 
@@ -513,7 +499,7 @@ pub(super) async fn zone(
     if let Err(r) = authorize(&state, &headers, Need::ReadZones).await {
         return r;
     }
-    match state.service.store.zones().iter().find(|z| z.id == zone_id) {
+    match state.service.zones().iter().find(|z| z.id == zone_id) {
         Some(z) => Json(z.to_file()).into_response(),
         None => error(StatusCode::NOT_FOUND, format!("no zone {zone_id:?}")),
     }
@@ -523,13 +509,11 @@ pub(super) async fn run(
     State(state): State<AppState>,
     UrlPath(token): UrlPath<String>,
 ) -> Response {
-    let store = state.service.store.clone();
-    match tokio::task::spawn_blocking(move || store.run_view(&token)).await {
-        Ok(Ok(Some(view))) => Json(view).into_response(),
+    match state.service.run_view(&token).await {
+        Ok(Some(view)) => Json(view).into_response(),
         // The same answer for a malformed and an unknown token: nothing to learn from it.
-        Ok(Ok(None)) => error(StatusCode::NOT_FOUND, "no such run"),
-        Ok(Err(e)) => internal(&e),
-        Err(join) => internal(&anyhow::anyhow!("run view task failed: {join}")),
+        Ok(None) => error(StatusCode::NOT_FOUND, "no such run"),
+        Err(e) => internal(&e),
     }
 }
 
@@ -550,14 +534,10 @@ pub(super) async fn player_run(
     if let Err(r) = allowed(&state, &caller, Need::ActAs(&user)) {
         return r;
     }
-    let store = state.service.store.clone();
-    let public_url = state.service.settings.public_url.clone();
-    let u = user.clone();
-    match tokio::task::spawn_blocking(move || store.player_run(&u, &public_url)).await {
-        Ok(Ok(Some(run))) => Json(run).into_response(),
-        Ok(Ok(None)) => error(StatusCode::NOT_FOUND, format!("{user} has no run")),
-        Ok(Err(e)) => internal(&e),
-        Err(join) => internal(&anyhow::anyhow!("player run task failed: {join}")),
+    match state.service.player_run(&user).await {
+        Ok(Some(run)) => Json(run).into_response(),
+        Ok(None) => error(StatusCode::NOT_FOUND, format!("{user} has no run")),
+        Err(e) => internal(&e),
     }
 }
 

@@ -8,9 +8,8 @@ use std::time::Duration;
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::response::Response;
 
+use super::{Access, AppState, error, internal};
 use crate::tokens::{self, Caller, Need};
-
-use super::*;
 
 /// Why a request is a browser's from another site, if it is: `Sec-Fetch-Site: cross-site`, or
 /// an `Origin` (a browser's, `null` included) that is not the `Host` the request was sent to
@@ -126,29 +125,27 @@ pub(super) async fn caller(state: &AppState, headers: &HeaderMap) -> Result<Call
 /// has the tokens read again first (see [`tokens::TokenBook::miss_turn`]: waiting up to a
 /// second for the turn): one made on another machine a moment ago works at its first use.
 pub(super) async fn scoped_caller(state: &AppState, token: &str) -> Result<Caller, Response> {
-    let store = &state.service.store;
-    let mut found = store.tokens().find(token);
+    let service = &state.service;
+    let mut found = service.tokens().find(token);
     if found.is_none() && tokens::has_token_shape(token) {
-        let mut turn = store.tokens().miss_turn();
+        let mut turn = service.tokens().miss_turn();
         if let Err(wait) = turn {
             // Another miss read the tokens less than a second ago: wait for the next turn
             // (that read may have brought this token), then take it if it is still ours.
             tokio::time::sleep(wait).await;
-            found = store.tokens().find(token);
+            found = service.tokens().find(token);
             turn = if found.is_none() {
-                store.tokens().miss_turn()
+                service.tokens().miss_turn()
             } else {
                 Err(Duration::ZERO)
             };
         }
         if turn.is_ok() {
-            let reading = store.clone();
-            match tokio::task::spawn_blocking(move || reading.refresh_tokens()).await {
-                Ok(Ok(words)) => words.iter().for_each(|w| eprintln!("zonegraph: {w}")),
-                Ok(Err(e)) => return Err(internal(&e)),
-                Err(join) => return Err(internal(&anyhow::anyhow!("token read failed: {join}"))),
+            match service.refresh_tokens().await {
+                Ok(words) => words.iter().for_each(|w| eprintln!("zonegraph: {w}")),
+                Err(e) => return Err(internal(&e)),
             }
-            found = store.tokens().find(token);
+            found = service.tokens().find(token);
         }
     }
     match found {

@@ -11,9 +11,8 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use tokio::sync::watch;
 
+use super::{AppState, error, internal};
 use crate::streams::{Full, Slot};
-
-use super::*;
 
 /// Ends the open event streams when the server stops (a graceful stop waits for every
 /// connection, and a stream would otherwise never end): `true` once stopping.
@@ -36,13 +35,10 @@ pub(super) async fn run_events(
     closing: Option<Extension<Closing>>,
     UrlPath(token): UrlPath<String>,
 ) -> Response {
-    let store = state.service.store.clone();
-    let t = token.clone();
-    let owner = match tokio::task::spawn_blocking(move || store.run_owner(&t)).await {
-        Ok(Ok(Some(owner))) => owner,
-        Ok(Ok(None)) => return error(StatusCode::NOT_FOUND, "no such run"),
-        Ok(Err(e)) => return internal(&e),
-        Err(join) => return internal(&anyhow::anyhow!("run owner task failed: {join}")),
+    let owner = match state.service.run_owner(&token).await {
+        Ok(Some(owner)) => owner,
+        Ok(None) => return error(StatusCode::NOT_FOUND, "no such run"),
+        Err(e) => return internal(&e),
     };
     let slot = match state.streams.open_stream(&token, &owner) {
         Ok(slot) => slot,

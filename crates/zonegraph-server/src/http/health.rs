@@ -3,13 +3,13 @@
 
 use std::time::Duration;
 
+use super::auth::caller;
+use super::{AppState, error};
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
-
-use super::*;
 
 /// How long a health probe's result answers `/healthz`: at most one probe (one write) per
 /// this, however often it is asked.
@@ -28,11 +28,9 @@ pub(super) async fn healthz(State(state): State<AppState>, headers: HeaderMap) -
         match &*last {
             Some((at, failed)) if at.elapsed() < HEALTH_PROBE_EVERY => failed.clone(),
             _ => {
-                let store = state.service.store.clone();
-                let failed = match tokio::task::spawn_blocking(move || store.healthy()).await {
-                    Ok(Ok(())) => None,
-                    Ok(Err(e)) => Some(format!("{e:#}")),
-                    Err(e) => Some(format!("the health check failed: {e}")),
+                let failed = match state.service.healthy().await {
+                    Ok(()) => None,
+                    Err(e) => Some(format!("{e:#}")),
                 };
                 if let Some(why) = &failed {
                     eprintln!("zonegraph: healthz: {why}");
@@ -43,7 +41,7 @@ pub(super) async fn healthz(State(state): State<AppState>, headers: HeaderMap) -
         }
     };
     let Some(why) = failed else {
-        return Json(json!({ "status": "ok", "zones": state.service.store.zones().len() }))
+        return Json(json!({ "status": "ok", "zones": state.service.zones().len() }))
             .into_response();
     };
     // (With `--no-auth`, every request this machine's names reach counts as carrying it.)

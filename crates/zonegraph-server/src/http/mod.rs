@@ -21,12 +21,6 @@ pub use events::Closing;
 pub use health::{HEALTH_PROBE_EVERY, HealthProbe};
 pub use pages::{RUN_PAGE, is_hashed};
 
-use api::*;
-use auth::*;
-use events::*;
-use health::*;
-use pages::*;
-
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -44,6 +38,9 @@ use tower::ServiceBuilder;
 use zonegraph_core::limits::Rate;
 
 use crate::service::Service;
+use api::api_routes;
+use auth::cors;
+use pages::{fallback, method_not_allowed, security_headers};
 
 /// Largest request body accepted (a chat command is a few dozen bytes).
 pub const BODY_LIMIT: usize = 16 * 1024;

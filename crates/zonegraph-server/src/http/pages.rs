@@ -6,10 +6,9 @@ use axum::extract::{Request, State};
 use axum::http::{Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 
+use super::{AppState, error, internal};
 use tower::ServiceExt as _;
 use tower_http::services::ServeDir;
-
-use super::*;
 
 /// Security headers. A page (an HTML document) may not be framed by another site
 /// (`frame-ancestors`), is not sniffed as another type, and sends no referrer from its links

@@ -380,7 +380,11 @@ async fn a_command_is_answered_with_notices_and_the_dm_is_remembered() {
     assert!(last.contains("too long"), "{last}");
     // Remembered in the database for private replies and notices.
     assert_eq!(
-        bot.state().store.dm_room(PLAYER).unwrap().as_deref(),
+        bot.state()
+            .blocking(|s| s.dm_room(PLAYER))
+            .await
+            .unwrap()
+            .as_deref(),
         Some(ROOM)
     );
 }
@@ -525,7 +529,10 @@ async fn undelivered_notices_stay_queued_in_order_and_refused_ones_are_dropped()
     let client = synced_client(&server).await;
     let dir = tempfile::tempdir().unwrap();
     let bot = bot_over_store(dir.path());
-    bot.state().store.set_dm_room(PLAYER, ROOM, true).unwrap();
+    bot.state()
+        .blocking(|s| s.set_dm_room(PLAYER, ROOM, true))
+        .await
+        .unwrap();
     let conn = crate::db::open(&dir.path().join("z.db")).unwrap();
     for text in ["picked for you: first", "picked for you: second"] {
         tx(&conn)
@@ -758,7 +765,10 @@ async fn private_replies_in_a_shared_room_go_to_the_players_dm() {
     sends().respond_with(sent_ok()).mount(&server).await;
     let dir = tempfile::tempdir().unwrap();
     let bot = bot_over_store(dir.path());
-    bot.state().store.set_dm_room(PLAYER, DM, true).unwrap();
+    bot.state()
+        .blocking(|s| s.set_dm_room(PLAYER, DM, true))
+        .await
+        .unwrap();
     let shared = room(&client, SHARED);
     for body in ["!zone enter crypt_valdris", "!zone map", "!char"] {
         bot.on_message(&message(body), &shared).await;
@@ -812,7 +822,10 @@ async fn a_public_room_of_two_gets_no_private_reply() {
     sends().respond_with(sent_ok()).mount(&server).await;
     let dir = tempfile::tempdir().unwrap();
     let bot = bot_over_store(dir.path());
-    bot.state().store.set_dm_room(PLAYER, DM, true).unwrap();
+    bot.state()
+        .blocking(|s| s.set_dm_room(PLAYER, DM, true))
+        .await
+        .unwrap();
     let public = room(&client, SHARED);
     assert!(!is_private_with(&public, <&UserId>::try_from(PLAYER).unwrap()).await);
     assert!(is_private_with(&room(&client, DM), <&UserId>::try_from(PLAYER).unwrap()).await);
@@ -835,7 +848,11 @@ async fn a_public_room_of_two_gets_no_private_reply() {
     assert!(in_dm.iter().any(|b| b.contains("/run/")), "{in_dm:?}");
     // The public room was not taken for the player's DM.
     assert_eq!(
-        bot.state().store.dm_room(PLAYER).unwrap().as_deref(),
+        bot.state()
+            .blocking(|s| s.dm_room(PLAYER))
+            .await
+            .unwrap()
+            .as_deref(),
         Some(DM)
     );
 }
@@ -852,7 +869,10 @@ async fn the_bot_leaves_a_room_where_it_is_the_last_member() {
         .await;
     let dir = tempfile::tempdir().unwrap();
     let bot = bot_over_store(dir.path());
-    bot.state().store.set_dm_room(PLAYER, DM, true).unwrap();
+    bot.state()
+        .blocking(|s| s.set_dm_room(PLAYER, DM, true))
+        .await
+        .unwrap();
     let left: OriginalSyncRoomMemberEvent = serde_json::from_value(json!({
         "type": "m.room.member", "state_key": PLAYER, "sender": PLAYER, "event_id": "$left",
         "origin_server_ts": JOINED_AT + 5, "content": {"membership": "leave"}
@@ -871,7 +891,10 @@ async fn the_bot_leaves_a_room_where_it_is_the_last_member() {
         assert!(Instant::now() < deadline, "the bot did not leave");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    assert_eq!(bot.state().store.dm_room(PLAYER).unwrap(), None);
+    assert_eq!(
+        bot.state().blocking(|s| s.dm_room(PLAYER)).await.unwrap(),
+        None
+    );
 }
 
 #[tokio::test]
