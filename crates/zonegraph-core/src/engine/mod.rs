@@ -33,6 +33,14 @@ pub use view::{
 /// as the original design proposed).
 pub const DEFAULT_FORK_TIMEOUT_MS: i64 = 6 * 60 * 60 * 1000;
 
+/// When a fork is due: at `now`, with forks waiting `timeout_ms`, a fork offered at or
+/// before the instant this returns is due, and its first open option is taken for the
+/// player. The one statement of that rule: [`expire`] asks it of a run's fork, and a host
+/// that keeps forks' offer times in a database selects the due ones against it.
+pub fn forks_due_offered_by(now: i64, timeout_ms: i64) -> i64 {
+    now.saturating_sub(timeout_ms)
+}
+
 /// Everything that happens, in order. The chat module words these; hosts can hook a combat
 /// resolution onto `Arrived`'s kind.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -760,7 +768,7 @@ pub fn expire(
     let Some(fork) = &run.pending_fork else {
         return Vec::new();
     };
-    if now.saturating_sub(fork.created_at) < timeout_ms {
+    if fork.created_at > forks_due_offered_by(now, timeout_ms) {
         return Vec::new();
     }
     let Some(i) = fork.options.iter().position(|o| o.open) else {

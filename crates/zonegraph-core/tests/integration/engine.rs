@@ -733,6 +733,10 @@ fn fork_timeout_picks_the_first_open_option() {
     );
     assert!(early.is_empty());
     assert!(run.pending_fork.is_some());
+    // The instant a database selects due forks against is the one `expire` decides by.
+    let due_at = |now| engine::forks_due_offered_by(now, DEFAULT_FORK_TIMEOUT_MS);
+    assert!(created > due_at(created + 6 * HOUR - 1));
+    assert_eq!(due_at(created + 6 * HOUR), created);
     let ev = engine::expire(&zone, run, &ch, created + 6 * HOUR, DEFAULT_FORK_TIMEOUT_MS);
     assert!(matches!(
         ev.first(),

@@ -532,17 +532,18 @@ impl<'c> Tx<'c> {
         ))
     }
 
-    /// Users whose active run has a fork offered at or before `due`, sorted, each with their
-    /// run row's version (the sweeper's work: a fork it could not pick for stays unread until
+    /// Users whose active run has a fork offered at or before `offered_by` (the instant
+    /// `engine::forks_due_offered_by` gives: the forks due then), sorted, each with their run
+    /// row's version (the sweeper's work: a fork it could not pick for stays unread until
     /// the run changes).
-    pub fn users_with_forks_due(&mut self, due: i64) -> Result<Vec<(String, i64)>> {
+    pub fn users_with_forks_due(&mut self, offered_by: i64) -> Result<Vec<(String, i64)>> {
         self.conn
             .query(
                 "SELECT user_id, max(version) FROM dnd_zone_run
                  WHERE fork_created_at_ms IS NOT NULL AND fork_created_at_ms <= ?1
                    AND outcome = ''
                  GROUP BY user_id ORDER BY user_id",
-                &vals![due],
+                &vals![offered_by],
             )?
             .iter()
             .map(|r| Ok((r.text(0)?, r.int(1)?)))

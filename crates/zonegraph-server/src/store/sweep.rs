@@ -5,6 +5,7 @@
 use anyhow::{Result, bail};
 use zonegraph_core::bot::{self, Authority, Context};
 use zonegraph_core::command::Syntax;
+use zonegraph_core::engine;
 
 use super::{CAS_ATTEMPTS, CommandSettings, Loaded, Outbox, Rows, RunRef, Store, write_player};
 use crate::clock::now_ms;
@@ -23,10 +24,12 @@ pub const KEEP_DELIVERED_NOTICES_MS: i64 = 30 * 24 * 3600 * 1000;
 pub const KEEP_ENDED_RUNS_MS: i64 = 7 * 24 * 3600 * 1000;
 
 impl Store {
-    /// Applies the fork timeout to every run whose fork is due, queueing the "picked for
-    /// you" notices. Returns the users it moved on. `lock` serialises with their commands.
+    /// The users whose active run has a fork due at `now` (the engine's rule,
+    /// [`engine::forks_due_offered_by`]), each with their run row's version; the sweep
+    /// applies the timeout to each with [`Store::sweep_user`].
     pub fn due_users(&self, now: i64, fork_timeout_ms: i64) -> Result<Vec<(String, i64)>> {
-        self.read(|c| c.users_with_forks_due(now.saturating_sub(fork_timeout_ms)))
+        let offered_by = engine::forks_due_offered_by(now, fork_timeout_ms);
+        self.read(|c| c.users_with_forks_due(offered_by))
     }
 
     /// Moves the ended runs of each player past their [`KEEP_ENDED_RUNS`] newest out of the
