@@ -10,7 +10,9 @@
 mod answer;
 pub mod catalog;
 pub mod insight;
+mod outbox;
 pub mod review;
+mod rooms;
 pub mod sweep;
 
 use std::collections::BTreeSet;
@@ -31,7 +33,6 @@ use zonegraph_core::zone::Zone;
 pub use answer::{Answer, PlayerRun, RunRef, RunView, is_token, run_link};
 pub use catalog::{Author, Published, Refused, Withdrawn};
 use catalog::{Catalog, ForRun};
-use sweep::KEEP_DELIVERED_NOTICES_MS;
 
 use crate::clock::now_ms;
 use crate::db::{self, Notice, StoredCharacter, StoredRun, WarmUp};
@@ -238,59 +239,6 @@ impl Store {
     /// the store is shared).
     pub fn set_events_out(&mut self, on: bool) {
         self.events_out = on;
-    }
-
-    /// At most `limit` events to send now, each claimed for this instance (see
-    /// [`db::Tx::due_events`]): the oldest undelivered one of each player, oldest first.
-    pub fn claim_due_events(&self, limit: i64) -> Result<Vec<db::OutEvent>> {
-        let now = now_ms();
-        let due = self.read(move |tx| tx.due_events(now, limit))?;
-        let (sent, claimed) = mpsc::sync_channel(1);
-        self.write(move |tx| {
-            let mut mine = Vec::new();
-            for e in due {
-                if tx.claim_out_event(e.id, now)? {
-                    mine.push(e);
-                }
-            }
-            let count = mine.len();
-            let _ = sent.send(mine);
-            Ok(Wrote {
-                applied: true,
-                count,
-            })
-        })?;
-        claimed
-            .recv()
-            .map_err(|_| anyhow::anyhow!("the database writer has stopped"))
-    }
-
-    /// Records how the delivery of event `id` went: delivered, or failed and tried again at
-    /// `retry_at` with the reason kept.
-    pub fn event_sent(&self, id: i64, outcome: Result<(), (i64, String)>) -> Result<()> {
-        self.write(move |tx| {
-            match &outcome {
-                Ok(()) => tx.event_delivered(id, now_ms())?,
-                Err((retry_at, why)) => tx.event_failed(id, *retry_at, why)?,
-            }
-            Ok(Wrote {
-                applied: true,
-                count: 1,
-            })
-        })?;
-        Ok(())
-    }
-
-    /// Events not delivered yet, and the most attempts any of them took.
-    pub fn events_waiting(&self) -> Result<(i64, i64)> {
-        self.read(|tx| tx.events_waiting())
-    }
-
-    /// Deletes the events delivered more than [`KEEP_DELIVERED_NOTICES_MS`] before `now`.
-    pub fn prune_events_out(&self, now: i64) -> Result<u64> {
-        let before = now.saturating_sub(KEEP_DELIVERED_NOTICES_MS);
-        self.db
-            .write(move |tx| tx.prune_delivered_events(before), |_| true)
     }
 
     /// Who plays the game.
@@ -706,67 +654,6 @@ impl Store {
             })
         })?;
         Ok(wrote.count)
-    }
-
-    /// Claims a chat event for handling: `true` once per event id (see
-    /// [`db::claim_event`]); old claims are forgotten after [`db::EVENT_MEMORY_MS`].
-    pub fn claim_event(&self, event_id: &str, room_id: &str) -> Result<bool> {
-        let (e, r) = (event_id.to_string(), room_id.to_string());
-        let wrote = self.write(move |tx| {
-            let now = now_ms();
-            let claimed = tx.claim_event(&e, &r, now)?;
-            Ok(Wrote {
-                applied: claimed,
-                count: 0,
-            })
-        })?;
-        Ok(wrote.applied)
-    }
-
-    /// Forgets event claims older than [`db::EVENT_MEMORY_MS`]; returns how many.
-    pub fn prune_events(&self) -> Result<usize> {
-        let wrote = self.write(|tx| {
-            Ok(Wrote {
-                applied: true,
-                count: tx.prune_events(now_ms() - db::EVENT_MEMORY_MS)?,
-            })
-        })?;
-        Ok(wrote.count)
-    }
-
-    /// `user`'s direct-message room on Matrix, if known.
-    pub fn dm_room(&self, user: &str) -> Result<Option<String>> {
-        self.read(|c| c.dm_room(user))
-    }
-
-    /// Remembers (`Some`) or forgets (`None`: forget `room`) `user`'s direct-message room.
-    pub fn set_dm_room(&self, user: &str, room: &str, known: bool) -> Result<()> {
-        let (u, r) = (user.to_string(), room.to_string());
-        self.write(move |tx| {
-            if known {
-                tx.set_dm_room(&u, &r, now_ms())?;
-            } else {
-                tx.forget_dm_room(&u, &r)?;
-            }
-            Ok(Wrote {
-                applied: true,
-                count: 0,
-            })
-        })?;
-        Ok(())
-    }
-
-    /// Takes the right to run the Matrix sync for `bot` (a user id): on PostgreSQL, an
-    /// advisory lock only one instance holds, released when that instance dies or loses the
-    /// database; `None` while another instance holds it. On SQLite (one instance per file)
-    /// it is always granted.
-    pub fn hold_sync_lock(&self, bot: &str) -> Result<Option<SyncLock>> {
-        self.db.hold_lock(&format!("zonegraph matrix sync {bot}"))
-    }
-
-    /// Whether `lock` is still held (its connection to the database is alive).
-    pub fn still_holds(&self, lock: &SyncLock) -> bool {
-        self.db.still_holds(lock)
     }
 
     /// The user whose run a link token names; `None` for an unknown token.
