@@ -142,7 +142,7 @@ fn main() {
     let bot = matrix::Config {
         homeserver: synapse.url.clone(),
         user: BOT.into(),
-        secret: matrix::Secret::Password("bot-password".into()),
+        secret: matrix::Login::Password("bot-password".into()),
         recovery_key: None,
         store_passphrase: None,
         state_dir: matrix::state_dir(&db),

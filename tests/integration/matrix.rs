@@ -191,7 +191,7 @@ pub(crate) fn try_start_bot(
     let bot_config = matrix::Config {
         homeserver: synapse.url.clone(),
         user: BOT.into(),
-        secret: matrix::Secret::Password("bot-password".into()),
+        secret: matrix::Login::Password("bot-password".into()),
         recovery_key: None,
         store_passphrase: None,
         state_dir: matrix::state_dir(&db),

@@ -27,6 +27,7 @@ use sha2::Sha256;
 
 use crate::clock::now_ms;
 use crate::db::OutEvent;
+use crate::secret::Secret;
 use crate::store::Store;
 
 /// How long one delivery may take, all of it.
@@ -42,20 +43,11 @@ const PARALLEL: usize = 8;
 const ROUND: i64 = 64;
 
 /// Where events go, and the secret they are signed with.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct EventsOut {
     url: String,
-    secret: Vec<u8>,
+    secret: Secret,
     client: reqwest::blocking::Client,
-}
-
-impl std::fmt::Debug for EventsOut {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EventsOut")
-            .field("url", &self.url)
-            .field("secret", &"…")
-            .finish()
-    }
 }
 
 /// The body of one delivery.
@@ -110,7 +102,7 @@ impl EventsOut {
             .context("cannot make the events' HTTP client")?;
         Ok(EventsOut {
             url: url.to_string(),
-            secret: secret.as_bytes().to_vec(),
+            secret: Secret::new(secret),
             client,
         })
     }
@@ -173,7 +165,10 @@ impl EventsOut {
         })
         .map_err(|err| err.to_string())?;
         let t = now_ms();
-        let signature = format!("t={t},v1={}", sign(&self.secret, t, &body));
+        let signature = format!(
+            "t={t},v1={}",
+            sign(self.secret.expose().as_bytes(), t, &body)
+        );
         let answer = self
             .client
             .post(&self.url)

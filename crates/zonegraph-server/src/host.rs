@@ -27,6 +27,8 @@ use zonegraph_core::engine::{Character, EncounterRequest, HostOutcome};
 use zonegraph_core::zone::normalize_key;
 use zonegraph_core::{Ability, rules};
 
+use crate::secret::Secret;
+
 /// How long a call to the host may take, all of it.
 pub const HOOK_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -40,11 +42,11 @@ pub const TRIP_AFTER: u32 = 3;
 pub const PAUSE: Duration = Duration::from_secs(30);
 
 /// Where the host game listens.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct HostHook {
     /// The URL, without a trailing slash.
     base: String,
-    token: Option<String>,
+    token: Option<Secret>,
     pub timeout: Duration,
     client: reqwest::blocking::Client,
     breaker: Arc<Mutex<Breaker>>,
@@ -57,20 +59,10 @@ struct Breaker {
     open_until: Option<Instant>,
 }
 
-impl std::fmt::Debug for HostHook {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HostHook")
-            .field("base", &self.base)
-            .field("token", &self.token.as_ref().map(|_| "…"))
-            .field("timeout", &self.timeout)
-            .finish()
-    }
-}
-
 impl HostHook {
     /// A hook at `url` (`http://host:port/path` or `https://…`), with the bearer token to
     /// send, if any.
-    pub fn new(url: &str, token: Option<String>) -> Result<HostHook> {
+    pub fn new(url: &str, token: Option<Secret>) -> Result<HostHook> {
         let url = url.trim();
         let parsed = reqwest::Url::parse(url)
             .with_context(|| format!("--host-hook {url:?} is not a URL"))?;
@@ -91,7 +83,7 @@ impl HostHook {
             .context("cannot make the host hook's HTTP client")?;
         Ok(HostHook {
             base: url.trim_end_matches('/').to_string(),
-            token: token.filter(|t| !t.trim().is_empty()),
+            token: token.filter(|t| !t.expose().trim().is_empty()),
             timeout: HOOK_TIMEOUT,
             client,
             breaker: Arc::default(),
@@ -178,7 +170,7 @@ impl HostHook {
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(serde_json::to_vec(body)?);
         if let Some(t) = &self.token {
-            request = request.bearer_auth(t);
+            request = request.bearer_auth(t.expose());
         }
         let response = request.send().map_err(|e| {
             if e.is_timeout() {

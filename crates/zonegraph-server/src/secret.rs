@@ -3,7 +3,8 @@
 //! that reaches a log line was asked for by name.
 
 /// A secret's text, hidden from `Debug`.
-#[derive(Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(transparent)]
 pub struct Secret(String);
 
 impl Secret {

@@ -186,7 +186,7 @@ fn serve_flags_close_the_api_by_default() {
         assert!(matches!(c.auth, Auth::TokenFile), "{listen}: {:?}", c.auth);
     }
     let c = parse(&["--api-token", "t"]).expect("ok");
-    assert!(matches!(c.auth, Auth::Token(ref t) if t == "t"));
+    assert!(matches!(c.auth, Auth::Token(ref t) if t.expose() == "t"));
     let c = parse(&["--no-auth"]).expect("ok");
     assert!(matches!(c.auth, Auth::Off));
     let err = parse(&["--listen", "0.0.0.0:8080", "--no-auth"]).expect_err("refused");
@@ -234,7 +234,7 @@ fn cross_site_requests_are_refused_and_pages_carry_security_headers() {
     let zones = crate::support::copy_zones(dir.path());
     for auth in [Auth::Off, Auth::Token("s3cret".into())] {
         let token = match &auth {
-            Auth::Token(t) => Some(t.clone()),
+            Auth::Token(t) => Some(t.expose().to_string()),
             _ => None,
         };
         let server = Ctx::new(dir.path()).zones(zones.clone()).auth(auth).start();

@@ -19,7 +19,7 @@ impl Scores {
     pub const STARTING: Scores = Scores(STARTING_SCORES);
 }
 
-/// As the flag takes them: `15,14,13,12,10,8`.
+/// As the flag takes them: comma-separated, STR to CHA.
 impl fmt::Display for Scores {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, v) in self.0.iter().enumerate() {
@@ -121,7 +121,7 @@ impl fmt::Display for Span {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ms = self.0.as_millis();
         for (unit, size) in [("h", 3_600_000), ("m", 60_000), ("s", 1000)] {
-            if ms > 0 && ms % size == 0 {
+            if ms > 0 && ms.is_multiple_of(size) {
                 return write!(f, "{}{unit}", ms / size);
             }
         }

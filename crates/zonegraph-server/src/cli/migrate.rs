@@ -14,6 +14,8 @@ use crate::db;
 
 #[derive(clap::Args)]
 pub struct Args {
+    // Not `DbArg`: this one is SQLite only, has no default (or --from stands in) and leaves
+    // ZONEGRAPH_DATABASE_URL to --to.
     /// The SQLite database.
     #[arg(long, required_unless_present = "from", conflicts_with_all = ["from", "to"])]
     pub db: Option<PathBuf>,

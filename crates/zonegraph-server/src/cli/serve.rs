@@ -159,11 +159,8 @@ impl MatrixFlags {
             matrix_config: self.matrix_config.clone(),
             matrix_homeserver: self.matrix_homeserver.clone(),
             matrix_user: self.matrix_user.clone(),
-            matrix_password: self
-                .matrix_password
-                .as_ref()
-                .map(|s| s.expose().to_string()),
-            matrix_token: self.matrix_token.as_ref().map(|s| s.expose().to_string()),
+            matrix_password: self.matrix_password.clone(),
+            matrix_token: self.matrix_token.clone(),
             matrix_allow: self.matrix_allow.clone(),
         }
     }
@@ -184,7 +181,8 @@ pub fn config(args: &Args) -> Result<ServerConfig> {
         .api_token
         .as_ref()
         .map(|t| t.expose().trim())
-        .filter(|t| !t.is_empty());
+        .filter(|t| !t.is_empty())
+        .map(Secret::new);
     if args.no_auth && !addrs.iter().all(|a| a.ip().is_loopback()) {
         bail!(
             "refusing --no-auth on {}: anyone who can reach it could play as anyone; \
@@ -197,7 +195,7 @@ pub fn config(args: &Args) -> Result<ServerConfig> {
     c.public_url = args.public_url.clone();
     c.fork_timeout = args.fork_timeout.0;
     c.auth = match (token, args.no_auth) {
-        (Some(t), _) => Auth::Token(t.to_string()),
+        (Some(t), _) => Auth::Token(t),
         (None, true) => Auth::Off,
         (None, false) => Auth::TokenFile,
     };
@@ -220,14 +218,7 @@ pub fn config(args: &Args) -> Result<ServerConfig> {
     c.game.host_hook = args
         .host_hook
         .as_deref()
-        .map(|url| {
-            crate::host::HostHook::new(
-                url,
-                args.host_hook_token
-                    .as_ref()
-                    .map(|t| t.expose().to_string()),
-            )
-        })
+        .map(|url| crate::host::HostHook::new(url, args.host_hook_token.clone()))
         .transpose()?;
     c.events_out = args
         .events_url
@@ -363,4 +354,60 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     eprintln!("zonegraph: stopping");
     server.stop()?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+
+    /// Every secret `serve` takes stays out of `Debug` of its flags and of the configurations
+    /// made from them.
+    #[test]
+    fn no_secret_shows_in_debug() {
+        let mut argv = vec![
+            "zonegraph",
+            "serve",
+            "--db",
+            "postgres://zg:db-s3cret@127.0.0.1/zg",
+            "--api-token",
+            "api-s3cret",
+            "--host-hook",
+            "http://127.0.0.1:9/game",
+            "--host-hook-token",
+            "hook-s3cret",
+            "--events-url",
+            "http://127.0.0.1:9/events",
+            "--events-secret",
+            "events-s3cret-0123456789",
+        ];
+        if cfg!(feature = "matrix") {
+            argv.extend([
+                "--matrix-homeserver",
+                "https://hs.example",
+                "--matrix-user",
+                "@bot:hs.example",
+                "--matrix-password",
+                "matrix-pw-s3cret",
+                "--matrix-token",
+                "matrix-tok-s3cret",
+            ]);
+        }
+        let cli = crate::cli::Cli::try_parse_from(argv).expect("arguments");
+        let crate::cli::Cmd::Serve(args) = cli.command else {
+            unreachable!("a serve command")
+        };
+        let config = config(&args).expect("configuration");
+        let mut debug = format!("{args:?}\n{config:?}");
+        #[cfg(feature = "matrix")]
+        {
+            let settings = args.matrix.settings();
+            let matrix = crate::matrix::Config::from_args(&settings, Path::new("z.db"))
+                .expect("matrix configuration");
+            debug.push_str(&format!("\n{settings:?}\n{matrix:?}"));
+        }
+        assert!(debug.contains("<set>"), "{debug}");
+        assert!(!debug.contains("s3cret"), "a secret in Debug: {debug}");
+    }
 }

@@ -89,7 +89,7 @@ pub(super) async fn caller(state: &AppState, headers: &HeaderMap) -> Result<Call
                 .and_then(|v| v.strip_prefix("Bearer "))
                 .map(str::trim);
             match given {
-                Some(t) if constant_time_eq(t.as_bytes(), expected.as_bytes()) => {
+                Some(t) if constant_time_eq(t.as_bytes(), expected.expose().as_bytes()) => {
                     Ok(Caller::Operator)
                 }
                 Some(t) => scoped_caller(state, t).await,

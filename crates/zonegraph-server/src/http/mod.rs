@@ -52,22 +52,13 @@ pub const MAX_USER_LEN: usize = 255;
 pub const MAX_ACK_IDS: usize = 1000;
 
 /// Who may use the transport routes (`/api/command`, `/api/zones…`, `/api/notices…`).
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub enum Access {
     /// `Authorization: Bearer <token>`.
-    Token(String),
+    Token(crate::secret::Secret),
     /// `--no-auth`: any request whose `Host` names this machine (a loopback name or the
     /// listen address), so a web page elsewhere cannot reach the bot by DNS rebinding.
     Open { listen: SocketAddr },
-}
-
-impl std::fmt::Debug for Access {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Access::Token(_) => f.write_str("Token(<set>)"),
-            Access::Open { listen } => write!(f, "Open {{ listen: {listen} }}"),
-        }
-    }
 }
 
 /// How much one server takes on.

@@ -22,7 +22,7 @@ use matrix_sdk::Client;
 use matrix_sdk::encryption::recovery::RecoveryError;
 use matrix_sdk::ruma::api::client::uiaa;
 
-use super::{Config, Secret};
+use super::{Config, Login};
 
 /// The environment variable with the recovery key (or the passphrase it was made with).
 pub const RECOVERY_ENV: &str = "ZONEGRAPH_MATRIX_RECOVERY_KEY";
@@ -63,7 +63,7 @@ enum Key {
 impl Key {
     fn find(config: &Config) -> Result<Key> {
         if let Some(k) = &config.recovery_key {
-            return Ok(Key::Env(k.0.clone()));
+            return Ok(Key::Env(k.expose().to_string()));
         }
         let file = recovery_key_file(&config.state_dir);
         match std::fs::read_to_string(&file) {
@@ -181,7 +181,7 @@ async fn bootstrap(client: &Client, config: &Config) -> Result<()> {
     let Some(uiaa) = e.as_uiaa_response() else {
         return Err(e).context("cannot upload the bot's cross-signing keys");
     };
-    let Secret::Password(pw) = &config.secret else {
+    let Login::Password(pw) = &config.secret else {
         return Err(Refused(format!(
             "the homeserver asks for {}'s password to upload its new cross-signing keys, and \
              the bot logs in with a token: start it once with ZONEGRAPH_MATRIX_PASSWORD set \
@@ -193,7 +193,7 @@ async fn bootstrap(client: &Client, config: &Config) -> Result<()> {
     };
     let mut password = uiaa::Password::new(
         uiaa::UserIdentifier::Matrix(uiaa::MatrixUserIdentifier::new(config.user.clone())),
-        pw.clone(),
+        pw.expose().to_string(),
     );
     password.session = uiaa.session.clone();
     enc.bootstrap_cross_signing(Some(uiaa::AuthData::Password(password)))

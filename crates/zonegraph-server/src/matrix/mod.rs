@@ -44,6 +44,7 @@ use matrix_sdk::store::StateStoreDataKey;
 use matrix_sdk::{Client, Room};
 use serde::Deserialize;
 
+use crate::secret::Secret;
 use crate::service::{Failing, Service};
 
 pub use bot::{Allow, Bot, is_private_with};
@@ -61,7 +62,7 @@ const SYNC_TIMEOUT: Duration = Duration::from_secs(30);
 /// The Matrix settings an operator gave (`zonegraph serve`'s `--matrix…` flags and their
 /// environment variables; the command line is `crate::cli::serve`). Secrets belong in the
 /// environment or the config file.
-#[derive(Default, Clone)]
+#[derive(Debug, Default, Clone)]
 pub struct MatrixArgs {
     /// Also run the Matrix bot.
     pub matrix: bool,
@@ -69,77 +70,29 @@ pub struct MatrixArgs {
     pub matrix_config: Option<PathBuf>,
     pub matrix_homeserver: Option<String>,
     pub matrix_user: Option<String>,
-    pub matrix_password: Option<String>,
-    pub matrix_token: Option<String>,
+    pub matrix_password: Option<Secret>,
+    pub matrix_token: Option<Secret>,
     /// Who may invite the bot and talk to it (empty: the bot's own homeserver).
     pub matrix_allow: Vec<String>,
 }
 
-/// Without the password and the token (only whether they are set).
-impl std::fmt::Debug for MatrixArgs {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let set = |o: &Option<String>| o.as_ref().map(|_| "…");
-        f.debug_struct("MatrixArgs")
-            .field("matrix", &self.matrix)
-            .field("matrix_config", &self.matrix_config)
-            .field("matrix_homeserver", &self.matrix_homeserver)
-            .field("matrix_user", &self.matrix_user)
-            .field("matrix_password", &set(&self.matrix_password))
-            .field("matrix_token", &set(&self.matrix_token))
-            .field("matrix_allow", &self.matrix_allow)
-            .finish()
-    }
-}
-
 /// The config file's shape.
-#[derive(Default, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileConfig {
     homeserver: Option<String>,
     user: Option<String>,
-    password: Option<String>,
-    token: Option<String>,
+    password: Option<Secret>,
+    token: Option<Secret>,
     #[serde(default)]
     allow: Vec<String>,
 }
 
-/// Without the password and the token (only whether they are set).
-impl std::fmt::Debug for FileConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FileConfig")
-            .field("homeserver", &self.homeserver)
-            .field("user", &self.user)
-            .field("password", &self.password.as_ref().map(|_| "…"))
-            .field("token", &self.token.as_ref().map(|_| "…"))
-            .field("allow", &self.allow)
-            .finish()
-    }
-}
-
 /// How the bot logs in.
-#[derive(Clone)]
-pub enum Secret {
-    Password(String),
-    Token(String),
-}
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Secret::Password(_) => "Password(<set>)",
-            Secret::Token(_) => "Token(<set>)",
-        })
-    }
-}
-
-/// A secret from the environment, kept out of `Debug`.
-#[derive(Clone)]
-pub struct Hidden(pub String);
-
-impl std::fmt::Debug for Hidden {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("<set>")
-    }
+#[derive(Clone, Debug)]
+pub enum Login {
+    Password(Secret),
+    Token(Secret),
 }
 
 /// The environment variable with the passphrase of the SDK's stores (else a passphrase made
@@ -151,25 +104,16 @@ pub const STORE_PASSPHRASE_ENV: &str = "ZONEGRAPH_MATRIX_STORE_PASSPHRASE";
 pub struct Config {
     pub homeserver: String,
     pub user: String,
-    pub secret: Secret,
+    pub secret: Login,
     /// `<db>.matrix/`: the session and the SDK's stores.
     pub state_dir: PathBuf,
     /// `--matrix-allow` (empty: the bot's own homeserver).
     pub allow: Vec<String>,
     /// The recovery key (`ZONEGRAPH_MATRIX_RECOVERY_KEY`); none: the file the first start
     /// wrote beside the database ([`identity::recovery_key_file`]).
-    pub recovery_key: Option<Hidden>,
+    pub recovery_key: Option<Secret>,
     /// The stores' passphrase (`ZONEGRAPH_MATRIX_STORE_PASSPHRASE`).
-    pub store_passphrase: Option<Hidden>,
-}
-
-/// A non-empty environment variable.
-fn env_secret(name: &str) -> Option<Hidden> {
-    std::env::var(name)
-        .ok()
-        .map(|v| v.trim().to_string())
-        .filter(|v| !v.is_empty())
-        .map(Hidden)
+    pub store_passphrase: Option<Secret>,
 }
 
 impl Config {
@@ -192,12 +136,15 @@ impl Config {
         )?;
         let user = pick(&args.matrix_user, file.user)
             .context("--matrix needs the bot's user id: --matrix-user or ZONEGRAPH_MATRIX_USER")?;
+        let pick_secret = |a: &Option<Secret>, b: Option<Secret>| {
+            a.clone().filter(|s| !s.expose().trim().is_empty()).or(b)
+        };
         let secret = match (
-            pick(&args.matrix_token, file.token),
-            pick(&args.matrix_password, file.password),
+            pick_secret(&args.matrix_token, file.token),
+            pick_secret(&args.matrix_password, file.password),
         ) {
-            (Some(t), _) => Secret::Token(t),
-            (None, Some(p)) => Secret::Password(p),
+            (Some(t), _) => Login::Token(t),
+            (None, Some(p)) => Login::Password(p),
             (None, None) => bail!(
                 "--matrix needs ZONEGRAPH_MATRIX_PASSWORD or ZONEGRAPH_MATRIX_TOKEN (or the config file)"
             ),
@@ -213,8 +160,8 @@ impl Config {
             secret,
             state_dir: state_dir(db),
             allow,
-            recovery_key: env_secret(identity::RECOVERY_ENV),
-            store_passphrase: env_secret(STORE_PASSPHRASE_ENV),
+            recovery_key: Secret::from_env(identity::RECOVERY_ENV),
+            store_passphrase: Secret::from_env(STORE_PASSPHRASE_ENV),
         })
     }
 }

@@ -19,7 +19,7 @@ use matrix_sdk::encryption::{BackupDownloadStrategy, EncryptionSettings};
 use matrix_sdk::{Client, SessionMeta, SessionTokens};
 use serde::{Deserialize, Serialize};
 
-use super::{Config, Secret};
+use super::{Config, Login};
 
 /// The SDK's store files, created empty with mode 0600 before the SDK opens them (SQLite gives
 /// its `-wal` and `-shm` files the database file's mode).
@@ -175,7 +175,10 @@ fn new_passphrase() -> Result<String> {
 pub async fn login(config: &Config) -> Result<Client> {
     private_dir(&config.state_dir)?;
     let session_path = config.state_dir.join("session.json");
-    let given = config.store_passphrase.as_ref().map(|p| p.0.clone());
+    let given = config
+        .store_passphrase
+        .as_ref()
+        .map(|p| p.expose().to_string());
     let saved = std::fs::read_to_string(&session_path)
         .ok()
         .and_then(|t| serde_json::from_str::<SavedSession>(&t).ok())
@@ -245,15 +248,15 @@ pub async fn login(config: &Config) -> Result<Client> {
     };
     let client = build_client(&config.homeserver, Some((&store, &passphrase))).await?;
     match &config.secret {
-        Secret::Password(pw) => {
+        Login::Password(pw) => {
             client
                 .matrix_auth()
-                .login_username(&config.user, pw)
+                .login_username(&config.user, pw.expose())
                 .initial_device_display_name("zonegraph bot")
                 .await
                 .with_context(|| format!("cannot log in as {}", config.user))?;
         }
-        Secret::Token(token) => {
+        Login::Token(token) => {
             // Learn the token's device, then use it as the session.
             let probe = build_client(&config.homeserver, None).await?;
             probe
@@ -263,7 +266,7 @@ pub async fn login(config: &Config) -> Result<Client> {
                         device_id: "ZONEGRAPH".into(),
                     },
                     tokens: SessionTokens {
-                        access_token: token.clone(),
+                        access_token: token.expose().to_string(),
                         refresh_token: None,
                     },
                 })
@@ -282,7 +285,7 @@ pub async fn login(config: &Config) -> Result<Client> {
                         device_id,
                     },
                     tokens: SessionTokens {
-                        access_token: token.clone(),
+                        access_token: token.expose().to_string(),
                         refresh_token: None,
                     },
                 })

@@ -9,27 +9,18 @@ use std::time::Duration;
 use anyhow::{Context as _, Result, bail};
 
 use crate::http::Limits;
+use crate::secret::Secret;
 use crate::store::{self, CharacterRules, DbAt, GameSettings, RunIds};
 
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub enum Auth {
     /// `--api-token` / `ZONEGRAPH_API_TOKEN`.
-    Token(String),
+    Token(Secret),
     /// Neither: a random token kept in `<db>.api-token` (mode 0600), made at the first start
     /// and reused.
     TokenFile,
     /// `--no-auth`.
     Off,
-}
-
-impl std::fmt::Debug for Auth {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Auth::Token(_) => "Token(<set>)",
-            Auth::TokenFile => "TokenFile",
-            Auth::Off => "Off",
-        })
-    }
 }
 
 /// `<db>.api-token`, next to the database.
@@ -41,7 +32,7 @@ pub fn token_file(db: &Path) -> PathBuf {
 
 /// The token kept in `path`, made (128 random bits, mode 0600 from the first byte) when the
 /// file does not exist yet.
-pub fn read_or_make_token(path: &Path) -> Result<String> {
+pub fn read_or_make_token(path: &Path) -> Result<Secret> {
     match std::fs::read_to_string(path) {
         Ok(text) => {
             let token = text.trim().to_string();
@@ -51,7 +42,7 @@ pub fn read_or_make_token(path: &Path) -> Result<String> {
                     path.display()
                 );
             }
-            return Ok(token);
+            return Ok(Secret::new(token));
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => {
@@ -81,7 +72,7 @@ pub fn read_or_make_token(path: &Path) -> Result<String> {
     writeln!(file, "{token}")
         .and_then(|()| file.sync_all())
         .with_context(|| format!("cannot write the API token {}", path.display()))?;
-    Ok(token)
+    Ok(Secret::new(token))
 }
 
 /// Everything a server needs; tests build one directly.

@@ -58,7 +58,7 @@ impl Server {
     /// The bearer token the API needs (`None` with `--no-auth`).
     pub fn api_token(&self) -> Option<&str> {
         match &self.state.access {
-            Access::Token(t) => Some(t),
+            Access::Token(t) => Some(t.expose()),
             Access::Open { .. } => None,
         }
     }
