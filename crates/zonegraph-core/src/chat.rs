@@ -5,7 +5,7 @@
 //! Each reply has a plain-text body and an HTML body in which every label, hint and
 //! narration is escaped.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::command::CommandError;
 use crate::engine::PlayerView;
@@ -23,29 +23,29 @@ pub mod viewer;
 
 /// One chat reply.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reply {
     pub text: String,
     pub html: String,
     /// For the player's eyes only (their run-map link, their sheet): a transport that
     /// answers in a room others read sends it to the player privately instead. Decided here,
     /// with the words; omitted from JSON when false.
-    #[serde(skip_serializing_if = "is_false")]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub private: bool,
     /// The run-map link the words carry, as data, so a transport that must shorten the words
     /// (a size limit) can still point at the map; omitted from JSON when there is none.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link: Option<String>,
     /// The numbered options the words list (a fork's menu), as data: a page shows them as
     /// buttons without reading numbers back out of the text; omitted from JSON when none.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub choices: Vec<Choice>,
 }
 
 /// One numbered option of a reply: `!zone go {number}`, listed on line `line` of the text
 /// (0 is the first line) as `words` (the line after its number).
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Choice {
     pub number: usize,
     pub line: usize,

@@ -21,6 +21,7 @@ pub mod limits;
 pub mod map;
 pub mod narration;
 pub mod paths;
+pub mod payload;
 pub mod review;
 pub mod roll;
 pub mod rules;

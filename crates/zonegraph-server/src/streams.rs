@@ -264,13 +264,13 @@ async fn follow(
     } = f;
     loop {
         let (s, t) = (store.clone(), token.clone());
-        let built = tokio::task::spawn_blocking(move || s.run_view(&t)).await;
+        let built = tokio::task::spawn_blocking(move || s.run_view_stamped(&t)).await;
         built_count.fetch_add(1, Ordering::SeqCst);
-        if let Ok(Ok(Some(v))) = &built {
-            *built_stamp.lock().unwrap_or_else(|p| p.into_inner()) = Some(v.stamp);
+        if let Ok(Ok(Some((_, stamp)))) = &built {
+            *built_stamp.lock().unwrap_or_else(|p| p.into_inner()) = Some(*stamp);
         }
         match built {
-            Ok(Ok(Some(v))) => match serde_json::to_string(&v) {
+            Ok(Ok(Some((v, _)))) => match serde_json::to_string(&v) {
                 Ok(json) => {
                     view.send_if_modified(|last| {
                         if **last == *json {

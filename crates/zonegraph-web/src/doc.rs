@@ -1,11 +1,9 @@
 //! Loading what the viewer shows: a zone's text checked, built and laid out, and the run
 //! payload of `GET /api/runs/{token}`. Pure, so it is tested natively.
 
-use serde::Deserialize;
 use zonegraph_core::diagnostic::{self, Diagnostic};
-use zonegraph_core::engine::PlayerView;
 use zonegraph_core::format::ZoneFile;
-use zonegraph_core::layout::{self, Drawing, Layout};
+use zonegraph_core::layout::{self, Layout};
 use zonegraph_core::validate::{self, CheckOptions, check_sources_with};
 use zonegraph_core::zone::{self, Zone};
 
@@ -87,52 +85,17 @@ pub fn load_shipped_zone(id: &str) -> Option<Result<Loaded, String>> {
 }
 
 /// `GET /api/runs/{token}`: everything the player may know of the run (the core's player
-/// view, the one owner of that decision) and the chat's `!zone status` words for it. No zone
-/// file: the run page draws from the view alone.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RunPayload {
-    pub view: PlayerView,
-    /// The view laid out by the server, so the page carries no layout code.
-    pub map: Drawing,
-    /// `!zone status` as the chat words it, plain text.
-    pub status: String,
-    /// The numbered options those words list, as the core gave them (`chat::Choice`).
-    pub choices: Vec<Choice>,
-}
+/// view, the one owner of that decision), laid out, and the chat's `!zone status` words for
+/// it with their numbered options as data. No zone file: the run page draws from the view
+/// alone. The core's type, the one the server writes.
+pub use zonegraph_core::payload::RunView;
 
 /// One numbered option of the status: `!zone go {number}`, on line `line` of the words.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-pub struct Choice {
-    pub number: usize,
-    pub line: usize,
-    pub words: String,
-}
-
-#[derive(Deserialize)]
-struct Wire {
-    view: PlayerView,
-    map: Drawing,
-    status: WireReply,
-}
-
-/// A chat reply as the server sends it; the page shows the text.
-#[derive(Deserialize)]
-struct WireReply {
-    text: String,
-    #[serde(default)]
-    choices: Vec<Choice>,
-}
+pub use zonegraph_core::chat::Choice;
 
 /// Reads the run endpoint's JSON body.
-pub fn parse_run_payload(body: &str) -> Result<RunPayload, String> {
-    let wire: Wire =
-        serde_json::from_str(body).map_err(|e| format!("the server's answer is not a run: {e}"))?;
-    Ok(RunPayload {
-        view: wire.view,
-        map: wire.map,
-        status: wire.status.text,
-        choices: wire.status.choices,
-    })
+pub fn parse_run_payload(body: &str) -> Result<RunView, String> {
+    serde_json::from_str(body).map_err(|e| format!("the server's answer is not a run: {e}"))
 }
 
 #[cfg(test)]
@@ -199,8 +162,11 @@ mod tests {
         let s = &crate::scenarios::fixed()[0];
         let p = parse_run_payload(&s.payload()).expect("parses");
         assert_eq!(p.view, s.view());
-        assert!(p.status.contains("!zone go"), "{}", p.status);
-        assert!(!p.choices.is_empty(), "the fork's options come as data");
+        assert!(p.status.text.contains("!zone go"), "{}", p.status.text);
+        assert!(
+            !p.status.choices.is_empty(),
+            "the fork's options come as data"
+        );
         assert!(parse_run_payload("{}").is_err());
         // The old shape (a zone file and a run) is refused, not half-read.
         assert!(parse_run_payload(r#"{"zone": {}, "run": {}}"#).is_err());

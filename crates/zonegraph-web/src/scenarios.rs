@@ -9,8 +9,8 @@ use std::collections::BTreeSet;
 use zonegraph_core::bot::{self, Player};
 use zonegraph_core::command::Syntax;
 use zonegraph_core::engine::{self, Character, PlayerView};
+use zonegraph_core::zone;
 use zonegraph_core::zone::{Lock, Zone};
-use zonegraph_core::{chat, zone};
 
 use crate::zones;
 
@@ -30,13 +30,11 @@ impl Scenario {
         engine::player_view(&self.zone, run, &self.player.character)
     }
 
-    /// The body of `GET /api/runs/{token}` for this run, in the server's shape
-    /// (`zonegraph-server`'s `RunView`): the player view and the chat's `!zone status` words.
+    /// The body of `GET /api/runs/{token}` for this run, as the server writes it (the
+    /// core's `payload::RunView`): the player view, laid out, and the chat's `!zone status`.
     pub fn payload(&self) -> String {
-        let view = self.view();
-        let status = chat::status(&view.status);
-        let map = zonegraph_core::layout::Drawing::of_view(&view);
-        serde_json::json!({ "view": view, "map": map, "status": status }).to_string()
+        let page = zonegraph_core::payload::RunView::of(self.view());
+        serde_json::to_string(&page).expect("a run page is JSON")
     }
 }
 

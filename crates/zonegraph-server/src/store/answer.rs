@@ -1,6 +1,6 @@
 //! What the store answers, as the API and the transports put it on the wire: a command's
 //! [`Answer`], a run's reference ([`RunRef`], its link and token, never its run id), and the
-//! run page's payloads ([`RunView`], [`PlayerRun`]).
+//! run page's payloads ([`RunView`], the core's, and [`PlayerRun`]).
 
 use serde::Serialize;
 use zonegraph_core::chat::Reply;
@@ -9,21 +9,9 @@ use zonegraph_core::layout::Drawing;
 
 use crate::db::Notice;
 
-/// `GET /api/runs/{token}`: what the player's run-map page shows, all of it from the player
-/// view.
-#[derive(Debug, Serialize, schemars::JsonSchema)]
-pub struct RunView {
-    /// [`engine::player_view`] of the run.
-    pub view: PlayerView,
-    /// The view laid out ([`Drawing::of_view`]): rooms' cells and passages' polylines, so
-    /// the run page draws it with no layout code of its own.
-    pub map: Drawing,
-    /// The chat's `!zone status` words for it.
-    pub status: Reply,
-    /// The change stamp of the rows it was built from (see [`db::Tx::run_stamps`]).
-    #[serde(skip)]
-    pub stamp: (i64, i64),
-}
+/// `GET /api/runs/{token}` and the run's live events: the core's one type for the run
+/// page's payload, which the page reads back.
+pub use zonegraph_core::payload::RunView;
 
 /// `GET /api/players/{user}/run`: the run, and what its page shows.
 #[derive(Debug, Serialize, schemars::JsonSchema)]

@@ -26,7 +26,6 @@ use zonegraph_core::command::Syntax;
 use zonegraph_core::engine::{
     self, CharEdit, Character, EncounterRequest, Event, HostOutcome, Refusal, Run,
 };
-use zonegraph_core::layout::Drawing;
 use zonegraph_core::rules;
 use zonegraph_core::zone::Zone;
 
@@ -667,6 +666,12 @@ impl Store {
 
     /// The player's view of the run a link token names; `None` for an unknown token.
     pub fn run_view(&self, token: &str) -> Result<Option<RunView>> {
+        Ok(self.run_view_stamped(token)?.map(|(view, _)| view))
+    }
+
+    /// [`Store::run_view`], with the change stamp of the rows it was built from (see
+    /// [`db::Tx::run_stamps`]): the run's row version and its player's sheet version.
+    pub fn run_view_stamped(&self, token: &str) -> Result<Option<(RunView, (i64, i64))>> {
         if !is_token(token) {
             return Ok(None);
         }
@@ -688,13 +693,7 @@ impl Store {
             return Ok(None);
         };
         let view = engine::player_view(&zone, &stored.run, &character);
-        let status = chat::status(&view.status);
-        Ok(Some(RunView {
-            map: Drawing::of_view(&view),
-            view,
-            status,
-            stamp: (stored.version, sheet_version),
-        }))
+        Ok(Some((RunView::of(view), (stored.version, sheet_version))))
     }
 
     /// `GET /api/players/{user}/run`: the player's run (active, else the latest) as its
@@ -703,10 +702,7 @@ impl Store {
         let Some(stored) = self.read(|tx| Ok(tx.player_rows(user)?.run))? else {
             return Ok(None);
         };
-        let Some(RunView {
-            view, map, status, ..
-        }) = self.run_view(&stored.link_token)?
-        else {
+        let Some(RunView { view, map, status }) = self.run_view(&stored.link_token)? else {
             return Ok(None);
         };
         Ok(Some(PlayerRun {

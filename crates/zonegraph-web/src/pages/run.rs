@@ -67,7 +67,7 @@ pub fn status_lines(text: &str, choices: &[doc::Choice]) -> (String, Vec<StatusL
 }
 
 /// Whether the run is over (nothing more will change on this page).
-pub fn is_over(p: &doc::RunPayload) -> bool {
+pub fn is_over(p: &doc::RunView) -> bool {
     matches!(p.view.status.phase, Phase::Over { .. })
 }
 
@@ -128,7 +128,7 @@ fn RunProblem(message: String) -> impl IntoView {
 /// The player's run map, following the run live.
 #[component]
 pub fn RunPage(token: String) -> impl IntoView {
-    let state = RwSignal::new(None::<Result<Arc<doc::RunPayload>, String>>);
+    let state = RwSignal::new(None::<Result<Arc<doc::RunView>, String>>);
     let link = RwSignal::new(Link::Connecting);
     let enc = String::from(js_sys::encode_uri_component(&token));
     let url = format!("/api/runs/{enc}");
@@ -142,7 +142,7 @@ pub fn RunPage(token: String) -> impl IntoView {
     let last_body = Rc::new(RefCell::new(String::new()));
     let apply = {
         let stream = stream.clone();
-        move |body: String, p: doc::RunPayload| {
+        move |body: String, p: doc::RunView| {
             if is_over(&p) {
                 link.set(Link::Over);
                 stream.borrow_mut().take();
@@ -287,13 +287,13 @@ pub fn RunPage(token: String) -> impl IntoView {
 
 /// The run page around the last good view in `state`.
 fn page(
-    state: RwSignal<Option<Result<Arc<doc::RunPayload>, String>>>,
+    state: RwSignal<Option<Result<Arc<doc::RunView>, String>>>,
     link: RwSignal<Link>,
     selection: RwSignal<Option<Sel>>,
 ) -> impl IntoView {
     // Views are compared where they arrive (`apply`): here a new one is a new Arc.
     let payload = Memo::new_with_compare(
-        move |last: Option<&Option<Arc<doc::RunPayload>>>| {
+        move |last: Option<&Option<Arc<doc::RunView>>>| {
             match state.get() {
                 Some(Ok(p)) => Some(p),
                 // A failed refresh keeps the last good view.
@@ -325,7 +325,7 @@ fn page(
     let headline = move || {
         payload.with(|p| {
             p.as_ref()
-                .map(|p| status_lines(&p.status, &p.choices).0)
+                .map(|p| status_lines(&p.status.text, &p.status.choices).0)
                 .unwrap_or_default()
         })
     };
@@ -344,7 +344,7 @@ fn page(
         let Some(p) = payload.get() else {
             return Vec::new();
         };
-        status_lines(&p.status, &p.choices)
+        status_lines(&p.status.text, &p.status.choices)
             .1
             .into_iter()
             .map(|line| status_line_view(&p, line, selection))
@@ -373,7 +373,7 @@ fn page(
 
 /// One line of the status words: text, or a fork option that selects its room on the map.
 fn status_line_view(
-    p: &doc::RunPayload,
+    p: &doc::RunView,
     line: StatusLine,
     selection: RwSignal<Option<Sel>>,
 ) -> AnyView {
@@ -473,7 +473,7 @@ mod tests {
     fn the_e2e_fixture_status_splits_into_two_options() {
         let body = include_str!("../../../../web/fixtures/run-demo.json");
         let p = doc::parse_run_payload(body).expect("the fixture is a run");
-        let (_, lines) = status_lines(&p.status, &p.choices);
+        let (_, lines) = status_lines(&p.status.text, &p.status.choices);
         let options: Vec<usize> = lines
             .iter()
             .filter_map(|l| match l {
