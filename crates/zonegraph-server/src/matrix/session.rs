@@ -20,6 +20,7 @@ use matrix_sdk::{Client, SessionMeta, SessionTokens};
 use serde::{Deserialize, Serialize};
 
 use super::{Config, Login};
+use crate::secret::Secret;
 
 /// The SDK's store files, created empty with mode 0600 before the SDK opens them (SQLite gives
 /// its `-wal` and `-shm` files the database file's mode).
@@ -60,26 +61,22 @@ pub fn lock_state_dir(state_dir: &Path) -> Result<StateLock> {
 }
 
 /// The persisted session.
-#[derive(Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 struct SavedSession {
     homeserver: String,
     user_id: String,
     device_id: String,
-    access_token: String,
+    #[serde(serialize_with = "written_down")]
+    access_token: Secret,
     /// Encrypts the SDK's stores (the device's private keys among them).
-    #[serde(default)]
-    store_passphrase: String,
+    #[serde(default, serialize_with = "written_down")]
+    store_passphrase: Secret,
 }
 
-/// Without the access token and the store's passphrase.
-impl std::fmt::Debug for SavedSession {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SavedSession")
-            .field("homeserver", &self.homeserver)
-            .field("user_id", &self.user_id)
-            .field("device_id", &self.device_id)
-            .finish_non_exhaustive()
-    }
+/// A secret's text in the session file (mode 0600, in the private state directory): the one
+/// place a [`Secret`] is serialized.
+fn written_down<S: serde::Serializer>(secret: &Secret, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(secret.expose())
 }
 
 /// Creates `dir` with mode 0700 (and narrows an existing one to it).
@@ -185,13 +182,13 @@ pub async fn login(config: &Config) -> Result<Client> {
         .filter(|s| {
             s.homeserver == config.homeserver
                 && s.user_id == config.user
-                && (given.is_some() || !s.store_passphrase.is_empty())
+                && (given.is_some() || !s.store_passphrase.expose().is_empty())
         });
     if let Some(saved) = saved {
         let store = store_dir(&config.state_dir)?;
         let passphrase = given
             .clone()
-            .unwrap_or_else(|| saved.store_passphrase.clone());
+            .unwrap_or_else(|| saved.store_passphrase.expose().to_string());
         let client = build_client(&config.homeserver, Some((&store, &passphrase)))
             .await
             .context(
@@ -205,7 +202,7 @@ pub async fn login(config: &Config) -> Result<Client> {
                     device_id: saved.device_id.as_str().into(),
                 },
                 tokens: SessionTokens {
-                    access_token: saved.access_token.clone(),
+                    access_token: saved.access_token.expose().to_string(),
                     refresh_token: None,
                 },
             })
@@ -300,12 +297,12 @@ pub async fn login(config: &Config) -> Result<Client> {
         homeserver: config.homeserver.clone(),
         user_id: session.meta.user_id.to_string(),
         device_id: session.meta.device_id.to_string(),
-        access_token: session.tokens.access_token,
+        access_token: Secret::new(session.tokens.access_token),
         // A passphrase from the environment is not written down.
         store_passphrase: if given.is_some() {
-            String::new()
+            Secret::default()
         } else {
-            passphrase
+            Secret::new(passphrase)
         },
     };
     write_private(&session_path, &serde_json::to_vec_pretty(&saved)?)?;
