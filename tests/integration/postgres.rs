@@ -251,7 +251,7 @@ fn a_sqlite_database_is_copied_whole_and_played_on() {
     let args = zonegraph_server::cli::migrate::Args {
         db: None,
         from: Some(format!("sqlite:{}", sqlite.display())),
-        to: Some(url.clone()),
+        to: Some(zonegraph_server::db::DbAt::parse(&url)),
         zones: None,
         purge_legacy: false,
         dry_run: false,

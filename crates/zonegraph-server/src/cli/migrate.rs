@@ -12,7 +12,8 @@ use anyhow::{Result, bail};
 
 use crate::db;
 
-#[derive(clap::Args)]
+/// `Debug` shows a PostgreSQL URL without its password ([`db::DbAt`]'s own `Debug`).
+#[derive(Debug, clap::Args)]
 pub struct Args {
     // Not `DbArg`: this one is SQLite only, has no default (or --from stands in) and leaves
     // ZONEGRAPH_DATABASE_URL to --to.
@@ -28,9 +29,10 @@ pub struct Args {
         long,
         value_name = "postgres://…",
         env = "ZONEGRAPH_DATABASE_URL",
-        hide_env_values = true
+        hide_env_values = true,
+        value_parser = |s: &str| Ok::<_, std::convert::Infallible>(db::DbAt::parse(s))
     )]
-    pub to: Option<String>,
+    pub to: Option<db::DbAt>,
     /// Import the zones of this directory first (validated; errors refuse), so legacy runs
     /// of zones not yet in the database can be warmed up.
     #[arg(long)]
@@ -42,20 +44,6 @@ pub struct Args {
     /// the database itself is only read.
     #[arg(long, conflicts_with_all = ["from", "to"])]
     pub dry_run: bool,
-}
-
-/// With the PostgreSQL URL shown without its password.
-impl std::fmt::Debug for Args {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Args")
-            .field("db", &self.db)
-            .field("from", &self.from)
-            .field("to", &self.to.as_deref().map(db::pg::redacted))
-            .field("zones", &self.zones)
-            .field("purge_legacy", &self.purge_legacy)
-            .field("dry_run", &self.dry_run)
-            .finish()
-    }
 }
 
 /// Runs the migration and prints what it did.
@@ -79,10 +67,10 @@ pub fn migrate(args: &Args) -> Result<String> {
     };
     let to = match (&args.from, &args.to) {
         (Some(_), Some(to)) => {
-            if !db::DbAt::parse(to).is_shared() {
+            let db::DbAt::Postgres(url) = to else {
                 bail!("--to must be a PostgreSQL URL (postgres://user@host/dbname)")
-            }
-            Some(to.clone())
+            };
+            Some(url.clone())
         }
         (Some(_), None) => bail!("--from needs --to postgres://… (or ZONEGRAPH_DATABASE_URL)"),
         _ => None,
@@ -194,4 +182,29 @@ fn rehearse(args: &Args) -> Result<String> {
         out.push('\n');
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    /// The PostgreSQL URL's password stays out of `Debug`.
+    #[test]
+    fn debug_hides_the_password() {
+        let argv = [
+            "zonegraph",
+            "migrate",
+            "--from",
+            "sqlite:z.db",
+            "--to",
+            "postgres://zg:db-s3cret@127.0.0.1/zg",
+        ];
+        let cli = crate::cli::Cli::try_parse_from(argv).expect("arguments");
+        let crate::cli::Cmd::Migrate(args) = cli.command else {
+            unreachable!("a migrate command")
+        };
+        let debug = format!("{args:?}");
+        assert!(debug.contains("127.0.0.1/zg"), "{debug}");
+        assert!(!debug.contains("s3cret"), "{debug}");
+    }
 }
