@@ -1,33 +1,37 @@
 //! The bot's state, on SQLite or PostgreSQL through `db::Tx`: players' commands through
 //! `bot::handle`, each write a compare-and-set on the run and character rows (on SQLite
-//! group-committed by one writer thread; on PostgreSQL one transaction each), notices and the
-//! redacted run view. Beside it: the zones served (`catalog`), the sweep and what is kept how
-//! long (`sweep`), what the store answers on the wire (`answer`), and the designers' reads
-//! (`insight`, `review`). Blocking: transports call it through `crate::service`, one command
-//! per user at a time; never call it from inside an async task (the PostgreSQL driver blocks
-//! on a runtime of its own).
+//! group-committed by one writer thread; on PostgreSQL one transaction each), and notices.
+//! Beside it: the zones served (`catalog`), the sweep and what is kept how long (`sweep`),
+//! what the store answers on the wire (`answer`) and what a run link shows (`views`), an
+//! admin's sheet edit (`character`), the events outbox (`outbox`), the Matrix bot's rooms
+//! and claims (`rooms`), the designers' reads (`insight`, `review`) and what the store's
+//! owners reach through it (`shared`). Blocking: transports call it through
+//! `crate::service`, one command per user at a time; never call it from inside an async
+//! task (the PostgreSQL driver blocks on a runtime of its own).
 
 mod answer;
 pub mod catalog;
+mod character;
 pub mod insight;
 mod outbox;
 pub mod review;
 mod rooms;
+mod shared;
 pub mod sweep;
+mod views;
+
+pub use character::{edit_character, log_edit};
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::sync::{Arc, mpsc};
+use std::sync::Arc;
 
 use anyhow::{Context as _, Result, bail};
 use zonegraph_core::bot::{self, AdminEdit, Authority, Context, Game, Player};
 use zonegraph_core::chat::{self, Reply};
 use zonegraph_core::command::Syntax;
-use zonegraph_core::engine::{
-    self, CharEdit, Character, EncounterRequest, Event, HostOutcome, Refusal, Run,
-};
+use zonegraph_core::engine::{Character, EncounterRequest, Event, HostOutcome, Run};
 use zonegraph_core::rules;
-use zonegraph_core::zone::Zone;
 
 pub use answer::{Answer, PlayerRun, RunRef, RunView, is_token, run_link};
 pub use catalog::{Author, Published, Refused, Withdrawn};
@@ -256,110 +260,6 @@ impl Store {
         let _ = self.changes.send(Arc::from(user));
     }
 
-    /// The zones served now.
-    pub fn zones(&self) -> Arc<Vec<Zone>> {
-        self.catalog.served().zones.clone()
-    }
-
-    /// The zones served now, with their versions.
-    pub fn served(&self) -> Arc<crate::store::catalog::Served> {
-        self.catalog.served()
-    }
-
-    /// Serves the zones another instance (or `zonegraph zones`) changed since they were
-    /// loaded; `true` when they had changed.
-    pub fn refresh_zones(&self) -> Result<bool> {
-        self.catalog.refresh(&self.db)
-    }
-
-    /// Syncs `--zones` again (see [`Catalog::sync_folder`]), all or nothing: any error in
-    /// the zones that would be served refuses it (the message lists every finding) and the
-    /// zones served stay as they were. Returns what is worth saying (warnings, files the
-    /// database is ahead of, what was imported).
-    pub fn reload(&self) -> Result<Vec<String>> {
-        let synced = self.catalog.sync_folder(&self.db)?;
-        Ok(synced.words(&self.catalog_dir()))
-    }
-
-    fn catalog_dir(&self) -> std::path::PathBuf {
-        self.catalog.dir().to_path_buf()
-    }
-
-    /// Publishes a zone file (see [`Catalog::publish`]).
-    pub fn publish(&self, text: &str, author: &Author) -> Result<Result<Published, Refused>> {
-        self.catalog.publish(&self.db, text, author)
-    }
-
-    /// Withdraws a zone (see [`Catalog::withdraw`]); the players told are followed by their
-    /// run pages.
-    pub fn withdraw(
-        &self,
-        zone_id: &str,
-        force: bool,
-        author: &Author,
-    ) -> Result<Result<Withdrawn, Refused>> {
-        self.catalog.withdraw(&self.db, zone_id, force, author)
-    }
-
-    /// The scoped API tokens this instance knows (see [`crate::tokens`]).
-    pub fn tokens(&self) -> &crate::tokens::TokenBook {
-        &self.tokens
-    }
-
-    /// Reads the scoped API tokens from the database again; returns what is worth logging.
-    pub fn refresh_tokens(&self) -> Result<Vec<String>> {
-        let rows = self.db.read(|tx| tx.api_tokens())?;
-        Ok(self.tokens.load(&rows))
-    }
-
-    /// Every version of `zone_id`, oldest first.
-    pub fn zone_history(&self, zone_id: &str) -> Result<Vec<db::VersionRow>> {
-        Catalog::history(&self.db, zone_id)
-    }
-
-    /// What players do in `zone_id`'s version `version` (the newest by default), from the
-    /// runs started at or after `since` (see [`insight`]).
-    pub fn insight(
-        &self,
-        zone_id: &str,
-        version: Option<i64>,
-        since: i64,
-    ) -> Result<Option<self::insight::VersionInsight>> {
-        self::insight::of_database(&self.db, zone_id, version, since)
-    }
-
-    /// What publishing `text` over `zone_id`'s served version would do (see
-    /// [`review`]).
-    pub fn review(
-        &self,
-        zone_id: &str,
-        text: &str,
-    ) -> Result<Result<self::review::VersionReview, self::review::Unreviewable>> {
-        self::review::of_database(&self.db, zone_id, text)
-    }
-
-    /// This instance's name, as zone versions record it.
-    pub fn instance(&self) -> &str {
-        &self.catalog.instance
-    }
-
-    /// What wakes this instance to look for other instances' changes (see
-    /// [`db::Database::wakeups`]).
-    pub fn wakeups(&self, listen: bool) -> db::Wakeups {
-        self.db.wakeups(listen)
-    }
-
-    /// The change stamps of the run links `tokens` (see [`db::Tx::run_stamps`]).
-    pub fn run_stamps(&self, tokens: &[String]) -> Result<Vec<(String, i64, i64)>> {
-        self.db.read_public(|tx| tx.run_stamps(tokens))
-    }
-
-    /// Tells the run pages of this instance that `user` changed (a change another instance
-    /// committed, found by polling).
-    pub fn tell_changed(&self, user: &str) {
-        self.changed(user);
-    }
-
     /// Runs `work` in the writer's next transaction and waits until that transaction is
     /// committed (or failed). See `spawn_writer`.
     fn write(
@@ -367,11 +267,6 @@ impl Store {
         work: impl FnOnce(&mut db::Tx<'_>) -> Result<Wrote> + Send + 'static,
     ) -> Result<Wrote> {
         self.db.write(work, |w: &Wrote| w.applied)
-    }
-
-    /// Round trips to PostgreSQL so far (`None` on SQLite): see [`db::Database::round_trips`].
-    pub fn round_trips(&self) -> Option<db::RoundTrips> {
-        self.db.round_trips()
     }
 
     /// Runs `f` in a read.
@@ -600,34 +495,6 @@ impl Store {
         bail!("the run of {user} kept changing under the command; try again")
     }
 
-    /// Applies `by`'s edit to `user`'s stored character in one write and logs it; the sheet
-    /// after, or why it was refused (a key past the limits).
-    pub fn edit_character(
-        &self,
-        by: &str,
-        user: &str,
-        edit: &CharEdit,
-    ) -> Result<Result<Character, Refusal>> {
-        let (sent, outcome) = mpsc::sync_channel(1);
-        let (u, e) = (user.to_string(), edit.clone());
-        let first = self.first_sheet();
-        self.write(move |tx| {
-            let result = edit_character(tx, &u, &e, now_ms(), &first)?;
-            let applied = result.is_ok();
-            let _ = sent.send(result);
-            Ok(Wrote { applied, count: 0 })
-        })?;
-        let result = outcome
-            .recv()
-            .map_err(|_| anyhow::anyhow!("the database writer has stopped"))?;
-        if result.is_ok() {
-            // The sheet decides what the player view shows (a Perception score, keys).
-            self.changed(user);
-        }
-        log_edit(by, user, edit, &result);
-        Ok(result)
-    }
-
     /// Users with undelivered notices.
     pub fn users_with_notices(&self) -> Result<Vec<String>> {
         self.read(|c| c.users_with_notices())
@@ -655,64 +522,6 @@ impl Store {
         Ok(wrote.count)
     }
 
-    /// The user whose run a link token names; `None` for an unknown token.
-    pub fn run_owner(&self, token: &str) -> Result<Option<String>> {
-        if !is_token(token) {
-            return Ok(None);
-        }
-        self.db
-            .read_public(|c| Ok(c.run_by_token(token)?.map(|s| s.user_id)))
-    }
-
-    /// The player's view of the run a link token names; `None` for an unknown token.
-    pub fn run_view(&self, token: &str) -> Result<Option<RunView>> {
-        Ok(self.run_view_stamped(token)?.map(|(view, _)| view))
-    }
-
-    /// [`Store::run_view`], with the change stamp of the rows it was built from (see
-    /// [`db::Tx::run_stamps`]): the run's row version and its player's sheet version.
-    pub fn run_view_stamped(&self, token: &str) -> Result<Option<(RunView, (i64, i64))>> {
-        if !is_token(token) {
-            return Ok(None);
-        }
-        let first = self.first_sheet();
-        let Some((stored, character, sheet_version)) = self.db.read_public(|c| {
-            let Some(stored) = c.run_by_token(token)? else {
-                return Ok(None);
-            };
-            let (character, version) = match c.character(&stored.user_id)? {
-                Some(s) => (s.character, s.version),
-                None => (first.of(c, &stored.user_id)?, -1),
-            };
-            Ok(Some((stored, character, version)))
-        })?
-        else {
-            return Ok(None);
-        };
-        let Some(zone) = self.catalog.graph_of(&self.db, &stored)? else {
-            return Ok(None);
-        };
-        let view = engine::player_view(&zone, &stored.run, &character);
-        Ok(Some((RunView::of(view), (stored.version, sheet_version))))
-    }
-
-    /// `GET /api/players/{user}/run`: the player's run (active, else the latest) as its
-    /// page shows it, with its link; `None` when the player has no run, or its zone is gone.
-    pub fn player_run(&self, user: &str, public_url: &str) -> Result<Option<PlayerRun>> {
-        let Some(stored) = self.read(|tx| Ok(tx.player_rows(user)?.run))? else {
-            return Ok(None);
-        };
-        let Some(RunView { view, map, status }) = self.run_view(&stored.link_token)? else {
-            return Ok(None);
-        };
-        Ok(Some(PlayerRun {
-            run: RunRef::of(&stored.run, &stored.link_token, public_url),
-            view,
-            map,
-            status,
-        }))
-    }
-
     /// Every stored run (tests and checks).
     pub fn all_runs(&self) -> Result<Vec<StoredRun>> {
         self.read(|c| c.all_runs())
@@ -729,43 +538,6 @@ impl Store {
             })
         })
         .map(|_| ())
-    }
-}
-
-/// Applies an admin's `edit` to `user`'s character in `tx` (the writer's transaction, or the
-/// `zonegraph char` command's); the sheet after, or the refusal. The caller logs it with
-/// [`log_edit`] once committed. The row is written by compare-and-set on the version just read.
-/// A user with no sheet yet gets their first one (see [`FirstSheet`]) first.
-pub fn edit_character(
-    tx: &mut db::Tx<'_>,
-    user: &str,
-    edit: &CharEdit,
-    now: i64,
-    first: &FirstSheet,
-) -> Result<Result<Character, Refusal>> {
-    let stored = tx.character(user)?;
-    let version = stored.as_ref().map(|s| s.version);
-    let mut character = match stored {
-        Some(s) => s.character,
-        None => first.of(tx, user)?,
-    };
-    if let Err(refusal) = character.edit(edit) {
-        return Ok(Err(refusal));
-    }
-    if !tx.put_character_cas(user, &character, version, now)? {
-        bail!("the character of {user} changed under the edit; try again");
-    }
-    Ok(Ok(character))
-}
-
-/// The log line of a sheet edit, once it is committed (or refused): who changed whom, and how.
-pub fn log_edit(by: &str, user: &str, edit: &CharEdit, result: &Result<Character, Refusal>) {
-    let what = chat::edit_words(edit);
-    match result {
-        Ok(_) => eprintln!("zonegraph: character {user}: {what} (by {by})"),
-        Err(refusal) => {
-            eprintln!("zonegraph: character {user}: {what} by {by} refused: {refusal:?}")
-        }
     }
 }
 
