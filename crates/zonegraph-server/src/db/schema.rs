@@ -462,9 +462,7 @@ pub fn keep_a_copy(conn: &Connection, step: &str) -> Result<Option<std::path::Pa
     };
     let mut copy = std::path::PathBuf::from(format!("{}.{step}.bak", path.display()));
     if copy.exists() {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
+        let now = crate::clock::now_ms() / 1000;
         copy = std::path::PathBuf::from(format!("{}.{step}-{now}.bak", path.display()));
     }
     conn.execute("VACUUM INTO ?1", [copy.to_string_lossy()])
