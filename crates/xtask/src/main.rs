@@ -23,28 +23,12 @@ const WASM_OPT_VERSION: &str = "version 132";
 /// the certificates of the TLS test's cluster.
 const APT_PACKAGES: [&str; 4] = ["chromium", "chromium-driver", "postgresql", "openssl"];
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
-/// Size budget of the npm module after wasm-opt, gzipped: 210 KB (the first round's 80 KB was
-/// replaced). Not met: with `command` (the bot's pipeline), the player view and the built-in
-/// game it is ~225 KB, nearly all of it zonegraph-core; see BENCHMARKS.md and
-/// crates/zonegraph-wasm/README.md.
-/// Above it, `test` warns.
+/// Size budget of the npm module after wasm-opt, gzipped: 210 KB. Not met (see
+/// BENCHMARKS.md, "WebAssembly module size"): above it, `test` warns.
 const WASM_GZIP_BUDGET: u64 = 210 * 1024;
 /// The hard limit `test` enforces until the budget is met: the last measured size plus 3 %,
-/// so a size regression fails the day it happens. Raised on purpose once: the built-in game
-/// (rules, encounters, XP, wounds, loot) took the module from 221,668 to 230,690 bytes
-/// (225.3 KB), past the old limit (219,667 bytes plus 3 %); see BENCHMARKS.md. Lower it as
-/// the module shrinks; raise it only on purpose, in the same commit, with the figures in
-/// BENCHMARKS.md.
-///
-/// Raised on purpose a second time: the names players read for keys and harvests and the
-/// designer's `content.extra` (a JSON object carried through the zone file, its events and
-/// the status) took the module from 236,446 to 246,241 bytes with the `Zones` handle; see
-/// BENCHMARKS.md.
-///
-/// Raised on purpose a third time: the clean-maps layout (ranks, exact crossing minimisation,
-/// folding without crossings, the drawing's stats in `zoneStats`) took the module from
-/// 238.3 KB to 251.8 KB; wasm-opt's `--low-memory-unused --converge` won back 3.1 KB, to
-/// 254,669 bytes; see BENCHMARKS.md.
+/// so a size regression fails the day it happens. Lower it as the module shrinks; raise it
+/// only on purpose, in the same commit as the figures in BENCHMARKS.md.
 const WASM_GZIP_LIMIT: u64 = 254_669 * 103 / 100;
 
 mod matrix;
