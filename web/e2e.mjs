@@ -174,6 +174,41 @@ await check("crypt share link plays to the boss by clicking", async () => {
   console.log(`  path: ${path.map((p) => p[1].split(".")[1]).join(" → ")}`);
 });
 
+await check("links the page makes (pasted zone, Share, the editor's share link) open the zone they were made from", async () => {
+  // The browser deflates them (CompressionStream): what it writes, the core must read back.
+  const crypt = await readFile(join(root, "zones", "crypt_valdris.json"), "utf8");
+  const opened = async (fragment, rooms) => {
+    assert(/^(edit\/)?z1:[A-Za-z0-9_-]+$/.test(fragment), `a share link: ${fragment}`);
+    await page.waitForFunction((n) => document.querySelectorAll("g.room").length === n, rooms);
+    assert(!(await page.$(".problem")), `no problem shown for #${fragment}`);
+  };
+  await page.goto(base + "#");
+  await page.fill("textarea[aria-label='Zone JSON']", crypt);
+  await page.click("button:has-text('Preview pasted zone')");
+  await page.waitForFunction(() => location.hash.startsWith("#z1:"));
+  await opened(new URL(page.url()).hash.slice(1), 8);
+  assert((await page.textContent(".zone-head")).includes("from a share link"));
+
+  await page.goto(base + "#zone/crypt_valdris");
+  await page.waitForSelector("g.room");
+  await page.click("button:has-text('Share')");
+  const made = await page.waitForSelector("input[aria-label='Share link']");
+  const link = await made.inputValue();
+  assert(link.startsWith(base + "#z1:"), link);
+  await page.goto(link);
+  await opened(new URL(link).hash.slice(1), 8);
+  assert((await page.textContent(".zone-head")).includes("Crypt of Valdris"));
+
+  await page.goto(base + "#edit/" + shareLink(crypt));
+  await page.waitForFunction(() => document.querySelectorAll("g.room").length === 8);
+  await page.click("button:has-text('Share link')");
+  const editLink = await (await page.waitForSelector("input[aria-label='Share link']")).inputValue();
+  assert(editLink.startsWith(base + "#edit/z1:"), editLink);
+  await page.goto(base + "#");
+  await page.goto(editLink);
+  await opened(new URL(editLink).hash.slice(1), 8);
+});
+
 await check("a bad share link shows a clear message", async () => {
   await page.goto(base + "#z1:AAAA");
   await page.waitForSelector(".problem", { state: "attached" });

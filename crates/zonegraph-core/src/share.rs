@@ -65,13 +65,30 @@ impl ShareError {
 /// Fails when the text or the link would exceed what [`decode`] accepts, so every link this
 /// returns can be opened.
 pub fn encode(zone_json: &str) -> Result<String, ShareError> {
+    fits(zone_json)?;
+    frame(&miniz_oxide::deflate::compress_to_vec_zlib(
+        zone_json.as_bytes(),
+        9,
+    ))
+}
+
+/// Whether a zone's JSON text is small enough for a link: the first half of [`encode`], for
+/// a caller that deflates it itself (the viewer has the browser's `CompressionStream` do it,
+/// so its bundle carries no compressor) and then calls [`frame`].
+pub fn fits(zone_json: &str) -> Result<(), ShareError> {
     if zone_json.len() > MAX_INFLATED {
         return Err(ShareError::ZoneTooLarge {
             len: zone_json.len(),
         });
     }
-    let packed = miniz_oxide::deflate::compress_to_vec_zlib(zone_json.as_bytes(), 9);
-    let payload = base64url_encode(&packed);
+    Ok(())
+}
+
+/// The fragment for a zlib-wrapped deflate stream of a zone's JSON text (RFC 1950, what
+/// `CompressionStream("deflate")` writes): `z1:` + base64url, no padding; refused when
+/// [`decode`] would refuse it for its length.
+pub fn frame(zlib: &[u8]) -> Result<String, ShareError> {
+    let payload = base64url_encode(zlib);
     if payload.len() > MAX_PAYLOAD {
         return Err(ShareError::PayloadTooLarge { len: payload.len() });
     }

@@ -89,6 +89,36 @@ pub fn download(file_name: &str, mime: &str, content: &str) -> Result<(), String
     Ok(())
 }
 
+#[wasm_bindgen::prelude::wasm_bindgen]
+extern "C" {
+    /// The browser's `CompressionStream` (web-sys has it only behind its unstable-API flag).
+    #[wasm_bindgen(extends = js_sys::Object)]
+    type CompressionStream;
+    #[wasm_bindgen(constructor, catch)]
+    fn new(format: &str) -> Result<CompressionStream, wasm_bindgen::JsValue>;
+}
+
+/// `text` as UTF-8, deflated by the browser into a zlib-wrapped stream (RFC 1950:
+/// `CompressionStream("deflate")`).
+pub async fn deflate(text: &str) -> Result<Vec<u8>, String> {
+    let err = |e: wasm_bindgen::JsValue| {
+        e.dyn_ref::<js_sys::Error>()
+            .map(|e| String::from(e.message()))
+            .unwrap_or_else(|| format!("{e:?}"))
+    };
+    let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
+    let blob = web_sys::Blob::new_with_str_sequence(&parts).map_err(err)?;
+    let compressor = CompressionStream::new("deflate").map_err(err)?;
+    let deflated = blob
+        .stream()
+        .pipe_through(compressor.unchecked_ref::<web_sys::ReadableWritablePair>());
+    let response = web_sys::Response::new_with_opt_readable_stream(Some(&deflated)).map_err(err)?;
+    let buffer = JsFuture::from(response.array_buffer().map_err(err)?)
+        .await
+        .map_err(err)?;
+    Ok(js_sys::Uint8Array::new(&buffer).to_vec())
+}
+
 /// GETs a URL: the status and the body text.
 pub async fn fetch_text(url: &str) -> Result<(u16, String), String> {
     let w = window().ok_or("no window")?;

@@ -1,6 +1,9 @@
 //! Share links in the viewer: the core's codec ([`zonegraph_core::share`]: `z1:` +
 //! base64url(deflate(zone JSON)), bounded decode of zlib-wrapped or raw streams) plus the
-//! viewer's own limit on rooms, so a link from anyone keeps the page responsive.
+//! viewer's own limit on rooms, so a link from anyone keeps the page responsive. The browser
+//! deflates ([`browser::deflate`]): the core's compressor would add 6.4 KB to the designer's
+//! bundle on the wire (BENCHMARKS.md); reading a link stays the core's, bounded and with its
+//! precise errors.
 
 use std::fmt;
 
@@ -18,6 +21,9 @@ pub enum ShareError {
     TooManyNodes {
         nodes: usize,
     },
+    /// The browser could not deflate the zone (no `CompressionStream`: a browser older than
+    /// 2023).
+    Deflate(String),
 }
 
 impl fmt::Display for ShareError {
@@ -28,15 +34,21 @@ impl fmt::Display for ShareError {
                 f,
                 "shared zone has {nodes} rooms, over the viewer's limit of {MAX_NODES}"
             ),
+            ShareError::Deflate(e) => write!(f, "this browser cannot compress a link ({e})"),
         }
     }
 }
 
 impl std::error::Error for ShareError {}
 
-/// The fragment (without `#`) for a zone's JSON text; every link made here opens.
-pub fn encode_share(json: &str) -> Result<String, ShareError> {
-    share::encode(json).map_err(ShareError::Link)
+/// The fragment (without `#`) for a zone's JSON text; every link made here opens: the core's
+/// [`share::encode`], with the browser's deflate.
+pub async fn encode_share(json: &str) -> Result<String, ShareError> {
+    share::fits(json).map_err(ShareError::Link)?;
+    let zlib = crate::browser::deflate(json)
+        .await
+        .map_err(ShareError::Deflate)?;
+    share::frame(&zlib).map_err(ShareError::Link)
 }
 
 /// The zone JSON in a fragment (`z1:…`, with or without the leading `#`).
@@ -66,14 +78,8 @@ fn count_nodes(text: &str) -> usize {
 mod tests {
     use super::*;
 
-    #[test]
-    fn round_trips_every_shipped_zone() {
-        for (_, text) in crate::zones::SHIPPED {
-            let link = encode_share(text).expect("shipped zones fit in a link");
-            assert!(link.starts_with("z1:"));
-            assert_eq!(decode_share(&format!("#{link}")).as_deref(), Ok(*text));
-        }
-    }
+    // Links the viewer makes (the browser deflates them) are tested in the browser:
+    // tests/browser.rs, `the_browser_deflates_links_the_core_reads`.
 
     #[test]
     fn bad_links_keep_the_core_error() {
@@ -94,7 +100,7 @@ mod tests {
             "{{\"format\":1,\"zone_id\":\"big\",\"name\":\"Big\",\"tier\":1,\
              \"min_level\":1,\"max_level\":2,\"room_kinds\":[{kinds}]}}"
         );
-        let link = encode_share(&json).expect("compresses well");
+        let link = share::encode(&json).expect("compresses well");
         assert!(matches!(
             decode_share(&link),
             Err(ShareError::TooManyNodes { .. })

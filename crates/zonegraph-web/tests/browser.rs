@@ -9,7 +9,7 @@ use web_sys::{Element, HtmlElement};
 use zonegraph_web::app::App;
 use zonegraph_web::pages::run::{RunPage, StatusLine, status_lines};
 use zonegraph_web::scenarios::{self, Scenario};
-use zonegraph_web::share::encode_share;
+use zonegraph_web::share::{ShareError, decode_share, encode_share};
 
 wasm_bindgen_test_configure!(run_in_browser);
 
@@ -191,6 +191,44 @@ async fn clicking_a_fork_option_plays_go_n() {
     );
 }
 
+/// The viewer's links are deflated by the browser's own `CompressionStream`: the core reads
+/// each back (zlib checksum included) to the same text, and a zone too large for a link is
+/// refused before the browser is asked.
+#[wasm_bindgen_test]
+async fn the_browser_deflates_links_the_core_reads() {
+    for (file, text) in zonegraph_web::zones::SHIPPED {
+        let link = encode_share(text).await.unwrap();
+        // zlib-wrapped (RFC 1950: its first byte 0x78 is base64url `e`), so the core checks
+        // its Adler-32 checksum.
+        assert!(link.starts_with("z1:e"), "{file}: {link}");
+        assert_eq!(
+            zonegraph_core::share::decode(&link).as_deref(),
+            Ok(*text),
+            "{file}"
+        );
+        assert_eq!(decode_share(&format!("#{link}")).as_deref(), Ok(*text));
+        assert!(
+            link.len() < text.len(),
+            "{file}: the link is compressed ({} of {} bytes)",
+            link.len(),
+            text.len()
+        );
+    }
+    let huge = " ".repeat(zonegraph_core::share::MAX_INFLATED + 1);
+    assert_eq!(
+        encode_share(&huge).await.map_err(|e| e.to_string()),
+        Err(format!(
+            "zone is {} bytes, over the share-link limit of {}",
+            huge.len(),
+            zonegraph_core::share::MAX_INFLATED
+        ))
+    );
+    assert!(matches!(
+        encode_share(&huge).await,
+        Err(ShareError::Link(_))
+    ));
+}
+
 #[wasm_bindgen_test]
 async fn untrusted_labels_are_text_never_markup() {
     let evil_label = "<script>alert(1)</script>";
@@ -207,7 +245,7 @@ async fn untrusted_labels_are_text_never_markup() {
             "Cold air spills from the crypt mouth. Somewhere below, bones shift.",
             &evil_img.replace('"', "\\\""),
         );
-    let link = encode_share(&zone).unwrap();
+    let link = encode_share(&zone).await.unwrap();
     let (root, _app) = mount_app(&link);
     settle().await;
     assert_eq!(count(&root, "g.room"), 8, "the shared zone is drawn");

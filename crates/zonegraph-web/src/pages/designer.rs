@@ -81,17 +81,21 @@ fn Designer(loaded: Arc<Loaded>, shared: bool) -> impl IntoView {
 
     let text = loaded.text.clone();
     let share = move |_| {
-        let result = if text.is_empty() {
-            Err("A generated zone has no file to share.".to_string())
-        } else {
-            share::encode_share(&text)
-                .map(|f| format!("{}#{f}", browser::base_url()))
-                .map_err(|e| capitalise(&e.to_string()))
-        };
-        if let Ok(link) = &result {
-            browser::copy(link);
-        }
-        share_link.set(Some(result));
+        let text = text.clone();
+        leptos::task::spawn_local(async move {
+            let result = if text.is_empty() {
+                Err("A generated zone has no file to share.".to_string())
+            } else {
+                share::encode_share(&text)
+                    .await
+                    .map(|f| format!("{}#{f}", browser::base_url()))
+                    .map_err(|e| capitalise(&e.to_string()))
+            };
+            if let Ok(link) = &result {
+                browser::copy(link);
+            }
+            share_link.set(Some(result));
+        });
     };
 
     let z = &loaded.zone;

@@ -14,12 +14,12 @@ pub struct LocalZone(pub RwSignal<Option<(String, String)>>);
 
 /// Opens zone text: as a share link when it fits, else in memory (`#local`); in the
 /// editor (`#edit/…`) when `edit`.
-fn open_text(local: &LocalZone, file: &str, text: String, edit: bool) {
+async fn open_text(local: LocalZone, file: String, text: String, edit: bool) {
     let prefix = if edit { "edit/" } else { "" };
-    match share::encode_share(&text) {
+    match share::encode_share(&text).await {
         Ok(fragment) => browser::set_hash(&format!("{prefix}{fragment}")),
         Err(_) => {
-            local.0.set(Some((file.to_string(), text)));
+            local.0.set(Some((file, text)));
             browser::set_hash(&format!("{prefix}local"));
         }
     }
@@ -85,7 +85,7 @@ pub fn Gallery() -> impl IntoView {
             leptos::task::spawn_local(async move {
                 let name = file.name();
                 match browser::read_file(file).await {
-                    Ok(text) => open_text(&local, &name, text, in_editor.get_untracked()),
+                    Ok(text) => open_text(local, name, text, in_editor.get_untracked()).await,
                     Err(e) => message.set(Some(e)),
                 }
             });
@@ -125,7 +125,12 @@ pub fn Gallery() -> impl IntoView {
             }
             // Check here so a mistake is shown next to the text, not on another page.
             match doc::load("pasted zone", &text) {
-                Ok(_) => open_text(&local, "pasted zone", text, edit),
+                Ok(_) => leptos::task::spawn_local(open_text(
+                    local.clone(),
+                    "pasted zone".into(),
+                    text,
+                    edit,
+                )),
                 Err(e) => message.set(Some(format!("This is not a zone: {e}"))),
             }
         }

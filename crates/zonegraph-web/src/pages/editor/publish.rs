@@ -19,17 +19,27 @@ pub(super) fn download(state: State) {
 
 /// The share link while `sharing`, made again after every edit.
 pub(super) fn share_link(state: State, sharing: RwSignal<bool>) -> impl IntoView {
-    let share_link = Memo::new(move |_| {
+    // Made again after every edit; the browser deflates it (async), so an answer for an
+    // older text that lands after a newer one's is dropped.
+    let share_link = RwSignal::new(None::<Result<String, String>>);
+    let made = StoredValue::new(0_u64);
+    Effect::new(move |_| {
+        made.update_value(|n| *n += 1);
+        let this = made.get_value();
         if !sharing.get() {
-            return None;
+            share_link.set(None);
+            return;
         }
-        Some(
-            state
-                .editor
-                .with(|e| share::encode_share(&e.to_json()))
+        let json = state.editor.with(|e| e.to_json());
+        leptos::task::spawn_local(async move {
+            let link = share::encode_share(&json)
+                .await
                 .map(|f| format!("{}#edit/{f}", browser::base_url()))
-                .map_err(|e| format!("No link: {e}.")),
-        )
+                .map_err(|e| format!("No link: {e}."));
+            if made.get_value() == this {
+                share_link.set(Some(link));
+            }
+        });
     });
     move || {
         share_link.get().map(|r| match r {
