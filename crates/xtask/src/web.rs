@@ -80,7 +80,8 @@ pub fn setup() -> Result<()> {
     Ok(())
 }
 
-/// `trunk build --release` into `dist/` (wasm-opt -Oz, the `wasm-release` profile).
+/// `trunk build --release` into `dist/` (wasm-opt as each page's HTML asks, the
+/// `wasm-release` profile).
 pub fn build() -> Result<()> {
     // Trunk's cargo call may be offline-safe only after a fetch.
     run("cargo", &["fetch", "--locked"])?;

@@ -1,8 +1,8 @@
 //! Share links in the viewer: the core's codec ([`zonegraph_core::share`]: `z1:` +
 //! base64url(deflate(zone JSON)), bounded decode of zlib-wrapped or raw streams) plus the
 //! viewer's own limit on rooms, so a link from anyone keeps the page responsive. The browser
-//! deflates ([`browser::deflate`]): the core's compressor would add 6.4 KB to the designer's
-//! bundle on the wire (BENCHMARKS.md); reading a link stays the core's, bounded and with its
+//! deflates ([`browser::deflate`]): the core's compressor would add 5.2 KB to the designer's
+//! wasm on the wire (BENCHMARKS.md); reading a link stays the core's, bounded and with its
 //! precise errors.
 
 use std::fmt;
