@@ -563,6 +563,49 @@ fn the_readme_walk_through_is_what_the_bot_says() {
     );
 }
 
+/// The front docs stay short and hold the present, not the history (git keeps that): the
+/// README at most 250 lines, BENCHMARKS.md at most 400, and neither names an issue (`#12`,
+/// "issue 12") or a commit (a hex word of 7 to 40 characters with a digit and a letter).
+#[test]
+fn the_front_docs_are_short_and_without_history() {
+    for (file, most) in [("README.md", 250), ("BENCHMARKS.md", 400)] {
+        let text = std::fs::read_to_string(root().join(file)).expect(file);
+        let lines = text.lines().count();
+        assert!(lines <= most, "{file} has {lines} lines, over {most}");
+        assert_eq!(history_in(&text), Vec::<String>::new(), "{file}");
+    }
+    // The check itself finds what it looks for.
+    assert_eq!(
+        history_in("see #39, issue 12 and f22a454; not #the-anchor, 339,250 B or 0xff"),
+        ["#39", "issue 12", "f22a454"]
+    );
+}
+
+/// Issue numbers and commit hashes in `text`.
+fn history_in(text: &str) -> Vec<String> {
+    let words: Vec<&str> = text
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '#'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut found = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        if w.strip_prefix('#').is_some_and(digits) {
+            found.push((*w).to_string());
+        } else if w.eq_ignore_ascii_case("issue") && words.get(i + 1).is_some_and(|n| digits(n)) {
+            found.push(format!("{w} {}", words[i + 1]));
+        } else if (7..=40).contains(&w.len())
+            && w.bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+            && w.bytes().any(|b| b.is_ascii_digit())
+            && w.bytes().any(|b| b.is_ascii_alphabetic())
+        {
+            found.push((*w).to_string());
+        }
+    }
+    found
+}
+
 /// Runs the real `zonegraph diff OLD NEW [ARGS…]` process: (exit code, stdout, stderr).
 fn diff_process(old: &str, new: &str, args: &[&str]) -> (i32, String, String) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_zonegraph-under-test"))
