@@ -13,6 +13,7 @@ mod matrix;
 mod matrix_takeover;
 mod modules;
 mod postgres;
+mod private_files;
 mod server;
 mod storage;
 mod support;

@@ -24,6 +24,7 @@ pub mod http;
 #[cfg(feature = "matrix")]
 pub mod matrix;
 pub mod openapi;
+pub mod private;
 pub mod secret;
 pub mod server;
 pub mod service;

@@ -465,7 +465,7 @@ pub fn keep_a_copy(conn: &Connection, step: &str) -> Result<Option<std::path::Pa
         let now = crate::clock::now_ms() / 1000;
         copy = std::path::PathBuf::from(format!("{}.{step}-{now}.bak", path.display()));
     }
-    conn.execute("VACUUM INTO ?1", [copy.to_string_lossy()])
+    vacuum_into(conn, &copy)
         .with_context(|| format!("cannot copy {} to {} first", path.display(), copy.display()))?;
     eprintln!(
         "zonegraph: copied {} to {} before changing it ({step})",
@@ -484,9 +484,22 @@ pub fn copy_database(from: &Path, to: &Path) -> Result<()> {
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .with_context(|| format!("cannot open {} to read it", from.display()))?;
-    conn.execute("VACUUM INTO ?1", [to.to_string_lossy()])
+    vacuum_into(&conn, to)
         .with_context(|| format!("cannot copy {} to {}", from.display(), to.display()))?;
     Ok(())
+}
+
+/// `VACUUM INTO` a new private file (mode 0600 from its first byte, like the database: a copy
+/// holds every run link's token), made empty first, never through a symlink or over a file;
+/// removed again when the copy fails.
+fn vacuum_into(conn: &Connection, to: &Path) -> Result<()> {
+    drop(crate::private::create_new(to)?);
+    conn.execute("VACUUM INTO ?1", [to.to_string_lossy()])
+        .map(drop)
+        .map_err(|e| {
+            let _ = std::fs::remove_file(to);
+            e.into()
+        })
 }
 
 /// `dnd_zone_run`'s rows, and how many of them have no graph position yet (gogobee's runs

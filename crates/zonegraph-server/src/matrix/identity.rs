@@ -225,7 +225,7 @@ async fn create_recovery(client: &Client, key: &Key) -> Result<Option<PathBuf>> 
     };
     match key {
         Key::None(file) => {
-            super::session::write_private(file, format!("{made}\n").as_bytes())?;
+            crate::private::write(file, format!("{made}\n").as_bytes())?;
             Ok(Some(file.clone()))
         }
         Key::Env(_) | Key::File(..) => Ok(None),

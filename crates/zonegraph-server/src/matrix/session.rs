@@ -8,7 +8,6 @@
 //! ([`StateLock`]): a second process on it refuses to start rather than share one device's
 //! olm state.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -42,10 +41,9 @@ pub struct StateLock {
 /// share one device's olm state (its one-time keys, its sessions), which breaks encryption
 /// for both.
 pub fn lock_state_dir(state_dir: &Path) -> Result<StateLock> {
-    private_dir(state_dir)?;
+    crate::private::dir(state_dir)?;
     let path = state_dir.join("lock");
-    let file = create_private(&path, false)
-        .with_context(|| format!("cannot create {}", path.display()))?;
+    let file = crate::private::open(&path)?;
     match file.try_lock() {
         Ok(()) => Ok(StateLock { _file: file }),
         Err(std::fs::TryLockError::WouldBlock) => Err(super::identity::Refused(format!(
@@ -79,59 +77,13 @@ fn written_down<S: serde::Serializer>(secret: &Secret, s: S) -> Result<S::Ok, S:
     s.serialize_str(secret.expose())
 }
 
-/// Creates `dir` with mode 0700 (and narrows an existing one to it).
-pub fn private_dir(dir: &Path) -> Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .with_context(|| format!("cannot make {} private", dir.display()))?;
-    }
-    #[cfg(not(unix))]
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    Ok(())
-}
-
-/// Opens `path` for writing, created with mode 0600 (so no byte is ever readable by others).
-fn create_private(path: &Path, truncate: bool) -> std::io::Result<std::fs::File> {
-    let mut o = std::fs::OpenOptions::new();
-    o.write(true).create(true).truncate(truncate);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        o.mode(0o600);
-    }
-    o.open(path)
-}
-
-/// Writes `bytes` to `path` atomically, mode 0600 from the first byte.
-pub fn write_private(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    let _ = std::fs::remove_file(&tmp);
-    let mut f =
-        create_private(&tmp, true).with_context(|| format!("cannot write {}", tmp.display()))?;
-    f.write_all(bytes)
-        .and_then(|()| f.sync_all())
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
-}
-
 /// `<state>/store`, with its files private before the SDK creates them.
 fn store_dir(state_dir: &Path) -> Result<PathBuf> {
     let dir = state_dir.join("store");
-    private_dir(&dir)?;
+    crate::private::dir(&dir)?;
     for name in STORE_FILES {
         let path = dir.join(name);
-        create_private(&path, false)
-            .with_context(|| format!("cannot create {}", path.display()))?;
+        crate::private::open(&path)?;
     }
     Ok(dir)
 }
@@ -170,7 +122,7 @@ fn new_passphrase() -> Result<String> {
 
 /// Logs in, or restores the session saved in the state directory over its stores.
 pub async fn login(config: &Config) -> Result<Client> {
-    private_dir(&config.state_dir)?;
+    crate::private::dir(&config.state_dir)?;
     let session_path = config.state_dir.join("session.json");
     let given = config
         .store_passphrase
@@ -305,7 +257,7 @@ pub async fn login(config: &Config) -> Result<Client> {
             Secret::new(passphrase)
         },
     };
-    write_private(&session_path, &serde_json::to_vec_pretty(&saved)?)?;
+    crate::private::write(&session_path, &serde_json::to_vec_pretty(&saved)?)?;
     eprintln!(
         "zonegraph: matrix: logged in as {} (device {})",
         saved.user_id, saved.device_id
