@@ -15,14 +15,14 @@ use crate::support::root;
 /// Runs `zonegraph import gogobee DIR --out OUT` and returns (report with the paths made
 /// `FIXTURES/…` and `OUT/…`, failed).
 fn import_cmd(dir: &Path, out: &Path) -> (String, bool) {
-    let argv = [
-        "zonegraph",
-        "import",
-        "gogobee",
-        &dir.to_string_lossy(),
-        "--out",
-        &out.to_string_lossy(),
-    ];
+    import_with(dir, out, &[])
+}
+
+/// [`import_cmd`] with more arguments (`--force`).
+fn import_with(dir: &Path, out: &Path, more: &[&str]) -> (String, bool) {
+    let (dir_s, out_s) = (dir.to_string_lossy(), out.to_string_lossy());
+    let mut argv = vec!["zonegraph", "import", "gogobee", &dir_s, "--out", &out_s];
+    argv.extend_from_slice(more);
     let Cmd::Import(a) = Cli::try_parse_from(argv).expect("valid arguments").command else {
         unreachable!("parsed an import command")
     };
@@ -610,4 +610,140 @@ func zoneCinderSpire() ZoneDefinition {
         runs.iter()
             .any(|r| r.run.run_id == "g1-ash-0" && r.run.outcome.is_some())
     );
+}
+
+/// One Go file `zones.go` in a new folder of `dir`: a linear zone per `(const name, id)`.
+fn go_zones(dir: &Path, zones: &[(&str, &str)]) -> std::path::PathBuf {
+    let src = dir.join("src");
+    std::fs::create_dir_all(&src).expect("src");
+    let mut go = String::from("package plugin\n\ntype ZoneID string\n\nconst (\n");
+    for (name, id) in zones {
+        go.push_str(&format!("\t{name} ZoneID = {id:?}\n"));
+    }
+    go.push_str(")\n");
+    for (name, _) in zones {
+        go.push_str(&format!(
+            "\nfunc zone{name}() ZoneDefinition {{\n\treturn ZoneDefinition{{ID: {name}, \
+             Display: \"Zone {name}\", Tier: 1,\n\t\tLevelMin: 1, LevelMax: 5, MinRooms: 5, \
+             MaxRooms: 6}}\n}}\n"
+        ));
+    }
+    std::fs::write(src.join("zones.go"), go).expect("a Go source");
+    src
+}
+
+/// Before: a Go `ID` of `../escape` was joined to `--out` and written outside it. Now an id
+/// that cannot name its file is an error and nothing is written for it.
+#[test]
+fn a_zone_id_that_cannot_name_a_file_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let src = go_zones(
+        dir.path(),
+        &[("ZoneEscape", "../escape"), ("ZoneFine", "fine")],
+    );
+    let out = dir.path().join("out");
+    let (report, failed) = import_cmd(&src, &out);
+    assert!(failed, "{report}");
+    assert!(
+        report.contains(
+            "error[import]: zone id \"../escape\" cannot name a zone file: \
+             a zone id cannot start with a dot; not written"
+        ),
+        "{report}"
+    );
+    assert!(
+        !dir.path().join("escape.json").exists(),
+        "nothing outside --out"
+    );
+    assert!(
+        out.join("fine.json").is_file(),
+        "the other zone is written: {report}"
+    );
+    assert!(
+        report.contains("imported 1 of 2 zones into OUT"),
+        "{report}"
+    );
+}
+
+/// Before: a file of nested braces overflowed the parser's stack and aborted the process.
+/// Now it is an error at the bracket past the limit; the other files are still read (a zone
+/// whose graph that file may hold is then not guessed linear).
+#[test]
+fn a_file_nested_too_deep_is_an_error_at_its_place() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let src = go_zones(dir.path(), &[("ZoneFine", "fine")]);
+    let deep = format!("package plugin\n\nvar x = {}\n", "[]T{".repeat(200_000));
+    std::fs::write(src.join("deep.go"), deep).expect("deep.go");
+    let (report, failed) = import_cmd(&src, &dir.path().join("out"));
+    assert!(failed, "{report}");
+    // Level 65 opens at the 65th `[]T{`'s `[`: column 9 + 64 × 4 of line 3.
+    assert!(
+        report.contains(
+            "error[import]: cannot read this file as Go: brackets nested deeper than 64 levels\n  \
+             --> FIXTURES/deep.go:3:265"
+        ),
+        "{report}"
+    );
+    assert!(
+        report.contains("FIXTURES/deep.go could not be read and may hold its graph"),
+        "{report}"
+    );
+}
+
+/// Before: importing into `zones/` replaced the shipped `crypt_valdris.json` without a word.
+/// Now a file already there is replaced only with `--force`, and a zone that another file
+/// of the folder holds is never written, `--force` or not.
+#[test]
+fn a_zone_file_already_there_is_replaced_only_with_force() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let src = go_zones(
+        dir.path(),
+        &[
+            ("ZoneCryptValdris", "crypt_valdris"),
+            ("ZoneOther", "other_zone"),
+        ],
+    );
+    let out = dir.path().join("zones");
+    std::fs::create_dir(&out).expect("zones");
+    let shipped = std::fs::read_to_string(root().join("zones/crypt_valdris.json")).expect("crypt");
+    std::fs::write(out.join("crypt_valdris.json"), &shipped).expect("the shipped Crypt");
+    let other = std::fs::read_to_string(root().join("zones/cinder_spire.json"))
+        .expect("cinder")
+        .replace("\"cinder_spire\"", "\"other_zone\"")
+        .replace("cinder_spire.", "other_zone.");
+    std::fs::write(out.join("renamed.json"), &other).expect("other_zone under another name");
+
+    let (report, failed) = import_cmd(&src, &out);
+    assert!(failed, "{report}");
+    assert!(
+        report.contains(
+            "error[import]: OUT/crypt_valdris.json already exists; not replaced (--force \
+             replaces it)"
+        ),
+        "{report}"
+    );
+    assert!(
+        report.contains("error[import]: zone other_zone is already in OUT/renamed.json"),
+        "{report}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("crypt_valdris.json")).expect("crypt"),
+        shipped,
+        "kept"
+    );
+    assert!(!out.join("other_zone.json").exists());
+
+    let (report, failed) = import_with(&src, &out, &["--force"]);
+    assert!(failed, "the clash stays an error: {report}");
+    assert!(report.contains("wrote OUT/crypt_valdris.json"), "{report}");
+    assert_ne!(
+        std::fs::read_to_string(out.join("crypt_valdris.json")).expect("crypt"),
+        shipped,
+        "replaced by gogobee's"
+    );
+    assert!(
+        report.contains("error[import]: zone other_zone is already in OUT/renamed.json"),
+        "{report}"
+    );
+    assert!(!out.join("other_zone.json").exists());
 }

@@ -18,6 +18,29 @@ pub fn is_zone_file_name(name: &str) -> bool {
     name.ends_with(".json") && !name.ends_with(".schema.json")
 }
 
+/// Why `id` cannot be a zone's id, or `None` when it can: a zone is served from, published
+/// to and imported into the file `<zone_id>.json`, so its id is a file name's stem: letters,
+/// digits, `_`, `-` and `.`, not starting with `.` (no hidden file, no `..`), at most 128
+/// characters, and not ending in `.schema` (the folder's JSON Schema is never a zone).
+pub fn zone_id_problem(id: &str) -> Option<&'static str> {
+    if id.is_empty() {
+        Some("a zone id cannot be empty")
+    } else if id.len() > 128 {
+        Some("a zone id has at most 128 characters")
+    } else if id.starts_with('.') {
+        Some("a zone id cannot start with a dot")
+    } else if id.to_ascii_lowercase().ends_with(".schema") {
+        Some("a zone id cannot end in .schema")
+    } else if !id
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+    {
+        Some("use only letters, digits, _, - and .")
+    } else {
+        None
+    }
+}
+
 /// A whole zone file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

@@ -2,6 +2,10 @@
 //! file per zone. The reading is [`crate::gogobee`]'s; here the files are read, every zone is
 //! checked as `zonegraph check` checks them together, and each zone without errors is
 //! written. What could not be read is printed at its file and line.
+//!
+//! As strict as a publish: a zone id must name its file ([`format::zone_id_problem`]), a
+//! file already in `--out` is replaced only with `--force`, and a zone whose id another file
+//! there already holds is never written (the folder would serve it twice).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -32,6 +36,10 @@ pub struct GogobeeArgs {
     /// Directory to write the zone files into, as `<zone_id>.json` (made when missing).
     #[arg(long)]
     pub out: PathBuf,
+    /// Replace a zone file already in `--out` (`<zone_id>.json`, e.g. the shipped Crypt of
+    /// Valdris by gogobee's own).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Imports and prints the report; the exit code fails on any error.
@@ -50,7 +58,8 @@ pub fn execute(args: &Args) -> Result<(String, bool)> {
     match &args.from {
         From::Gogobee(a) => {
             let sources = read_go(&a.dir)?;
-            let plan = plan(&a.out, &sources);
+            let present = present(&a.out)?;
+            let plan = plan(&a.out, &sources, &present, a.force);
             if !plan.files.is_empty() {
                 std::fs::create_dir_all(&a.out)
                     .with_context(|| format!("cannot make {}", a.out.display()))?;
@@ -81,6 +90,29 @@ fn read_go(dir: &Path) -> Result<Vec<(String, String)>> {
     zones::read_all(&paths)
 }
 
+/// The zone files already in `out` (none when it does not exist yet): each path with the
+/// zone id it holds, when it can be read.
+fn present(out: &Path) -> Result<Vec<(PathBuf, Option<String>)>> {
+    let Ok(entries) = std::fs::read_dir(out) else {
+        return Ok(Vec::new());
+    };
+    let mut found = Vec::new();
+    for entry in entries {
+        let path = entry?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if !path.is_file() || !format::is_zone_file_name(name) {
+            continue;
+        }
+        let id = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|v| v.get("zone_id")?.as_str().map(String::from));
+        found.push((path, id));
+    }
+    found.sort();
+    Ok(found)
+}
+
 /// What an import writes and says.
 #[derive(Debug)]
 pub struct Plan {
@@ -91,9 +123,29 @@ pub struct Plan {
     pub failed: bool,
 }
 
-/// Reads the zones of `sources`, checks them together and decides what to write into `out`.
-pub fn plan(out: &Path, sources: &[(String, String)]) -> Plan {
-    let imported = gogobee::import(sources);
+/// Reads the zones of `sources`, checks them together and decides what to write into `out`,
+/// which already holds the zone files `present` (path, zone id); `force` replaces them.
+pub fn plan(
+    out: &Path,
+    sources: &[(String, String)],
+    present: &[(PathBuf, Option<String>)],
+    force: bool,
+) -> Plan {
+    let mut imported = gogobee::import(sources);
+    // An id that cannot name its file is never joined to `out` (`../x` would write outside).
+    let mut refused = Vec::new();
+    imported
+        .zones
+        .retain(|z| match format::zone_id_problem(&z.zone_id) {
+            None => true,
+            Some(problem) => {
+                refused.push(format!(
+                    "error[import]: zone id {:?} cannot name a zone file: {problem}; not written",
+                    z.zone_id
+                ));
+                false
+            }
+        });
     let texts: Vec<(String, String)> = imported
         .zones
         .iter()
@@ -104,6 +156,10 @@ pub fn plan(out: &Path, sources: &[(String, String)]) -> Plan {
         .collect();
     let checked = validate::check_sources(&texts);
     let mut report = String::new();
+    for r in &refused {
+        let _ = writeln!(report, "{r}");
+    }
+    let mut kept_out = 0;
     for e in &imported.errors {
         let _ = writeln!(report, "error[import]: {}", e.message);
         let _ = write!(report, "  --> {}:{}:{}", e.file, e.line, e.column);
@@ -117,6 +173,29 @@ pub fn plan(out: &Path, sources: &[(String, String)]) -> Plan {
         zones::write_findings(&mut report, c);
         if c.has_errors() {
             let _ = writeln!(report, "not written: {path} has errors");
+            continue;
+        }
+        let target = PathBuf::from(path);
+        let id = target.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+        if let Some((other, _)) = present
+            .iter()
+            .find(|(p, held)| *p != target && held.as_deref() == Some(id))
+        {
+            let _ = writeln!(
+                report,
+                "error[import]: zone {id} is already in {}; not written (the folder would \
+                 serve it twice: remove or rename that file first)",
+                other.display()
+            );
+            kept_out += 1;
+            continue;
+        }
+        if !force && present.iter().any(|(p, _)| *p == target) {
+            let _ = writeln!(
+                report,
+                "error[import]: {path} already exists; not replaced (--force replaces it)"
+            );
+            kept_out += 1;
             continue;
         }
         if let Some(s) = &c.stats {
@@ -140,9 +219,12 @@ pub fn plan(out: &Path, sources: &[(String, String)]) -> Plan {
         .map(|z| z.zone_id.as_str())
         .chain(imported.errors.iter().filter_map(|e| e.zone.as_deref()))
         .collect();
+    let seen_refused = refused.len();
     seen.sort_unstable();
     seen.dedup();
-    let errors = imported.errors.len()
+    let errors = refused.len()
+        + kept_out
+        + imported.errors.len()
         + checked
             .iter()
             .map(|c| c.diagnostics.iter().filter(|d| d.is_error()).count())
@@ -156,8 +238,8 @@ pub fn plan(out: &Path, sources: &[(String, String)]) -> Plan {
         report,
         "imported {} of {} zone{} into {}: {errors} error{}, {warnings} warning{}",
         files.len(),
-        seen.len(),
-        plural(seen.len()),
+        seen.len() + seen_refused,
+        plural(seen.len() + seen_refused),
         out.display(),
         plural(errors),
         plural(warnings)

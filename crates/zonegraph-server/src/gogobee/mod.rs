@@ -75,19 +75,30 @@ pub fn import(sources: &[(String, String)]) -> Imported {
     let mut unreadable = Vec::new();
     let mut lex_errors = Vec::new();
     for (name, text) in sorted {
-        match lex::lex(text) {
-            Ok(tokens) => files.push((name.as_str(), syntax::parse_file(&tokens))),
-            Err(e) => {
-                let pos = syntax::Pos {
+        let read = lex::lex(text)
+            .map_err(|e| {
+                let at = syntax::Pos {
                     line: e.line,
                     col: e.col,
                 };
+                (at, e.message)
+            })
+            .and_then(|tokens| match syntax::too_deep(&tokens) {
+                Some(at) => Err((
+                    at,
+                    format!("brackets nested deeper than {} levels", syntax::MAX_NESTING),
+                )),
+                None => Ok(tokens),
+            });
+        match read {
+            Ok(tokens) => files.push((name.as_str(), syntax::parse_file(&tokens))),
+            Err((pos, message)) => {
                 lex_errors.push(ImportError {
                     file: name.clone(),
-                    line: e.line,
-                    column: e.col,
+                    line: pos.line,
+                    column: pos.col,
                     zone: None,
-                    message: format!("cannot read this file as Go: {}", e.message),
+                    message: format!("cannot read this file as Go: {message}"),
                 });
                 unreadable.push((name.clone(), pos));
             }

@@ -5,29 +5,10 @@ use zonegraph_core::format::ZoneFile;
 
 use super::Edit;
 
-/// Why `id` cannot be a zone's id, or `None` when it can: the server's rule for a name of
-/// its file (`<zone_id>.json`): letters, digits, `_`, `-` and `.`, not starting with `.`,
-/// at most 128 characters, and not ending in `.schema`.
+/// Why `id` cannot be a zone's id, or `None` when it can: the core's rule
+/// ([`zonegraph_core::format::zone_id_problem`], a name of its file `<zone_id>.json`).
 pub fn zone_id_problem(id: &str) -> Option<String> {
-    if id.is_empty() {
-        return Some("a zone id cannot be empty".into());
-    }
-    if id.len() > 128 {
-        return Some("a zone id has at most 128 characters".into());
-    }
-    if id.starts_with('.') {
-        return Some("a zone id cannot start with a dot".into());
-    }
-    if id.to_ascii_lowercase().ends_with(".schema") {
-        return Some("a zone id cannot end in .schema".into());
-    }
-    if !id
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
-    {
-        return Some("use only letters, digits, _, - and .".into());
-    }
-    None
+    zonegraph_core::format::zone_id_problem(id).map(String::from)
 }
 
 /// Why `id` cannot be a room's id, or `None` when it can: not empty, at most 128

@@ -120,6 +120,32 @@ pub struct File {
 /// How much of a skipped construct a diagnostic quotes.
 const QUOTE_TOKENS: usize = 8;
 
+/// The deepest nesting of brackets (`(`, `[`, `{`) a file may have: the parser recurses once
+/// or a few times per level, so a file of nested braces could otherwise overflow its stack
+/// (gogobee's zone files nest about six deep). Every other form it reads is a loop.
+pub const MAX_NESTING: usize = 64;
+
+/// Where a bracket opens the level past [`MAX_NESTING`], if one does.
+pub fn too_deep(tokens: &[Token]) -> Option<Pos> {
+    let mut depth = 0usize;
+    for t in tokens {
+        match t.tok {
+            Tok::Op("(" | "[" | "{") => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Some(Pos {
+                        line: t.line,
+                        col: t.col,
+                    });
+                }
+            }
+            Tok::Op(")" | "]" | "}") => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Reads the top-level declarations of a lexed file.
 pub fn parse_file(tokens: &[Token]) -> File {
     let mut p = Parser { t: tokens, i: 0 };
@@ -502,11 +528,17 @@ impl Parser<'_> {
                 ExprKind::Char(c)
             }
             Tok::Op("-") => {
+                // Only a number follows (`- -1` is not read): no recursion on a run of `-`.
                 self.i += 1;
-                let inner = self.operand()?;
-                if !matches!(inner.kind, ExprKind::Int(_) | ExprKind::Float(_)) {
-                    return None;
-                }
+                let inner = Expr {
+                    at: self.pos(),
+                    kind: match self.peek()?.clone() {
+                        Tok::Int(s) => ExprKind::Int(s),
+                        Tok::Float(s) => ExprKind::Float(s),
+                        _ => return None,
+                    },
+                };
+                self.i += 1;
                 ExprKind::Neg(Box::new(inner))
             }
             Tok::Op("{") => self.composite(None)?,
@@ -651,30 +683,27 @@ impl Parser<'_> {
     /// A type at `[` or `map`: `[]T`, `[N]T`, `map[K]V`, `pkg.T`, `*T`, as text.
     fn type_expr(&mut self) -> Option<String> {
         let start = self.i;
-        match self.peek()? {
-            Tok::Op("[") => {
-                self.skip_group();
-                self.type_expr()?;
-            }
-            Tok::Op("*") => {
-                self.i += 1;
-                self.type_expr()?;
-            }
-            Tok::Ident(kw) if kw == "map" => {
-                self.i += 1;
-                if !self.is_op("[") {
-                    return None;
+        // Prefixes (`[]`, `[N]`, `*`, `map[K]`) in a loop, then the element type's name.
+        loop {
+            match self.peek()? {
+                Tok::Op("[") => self.skip_group(),
+                Tok::Op("*") => self.i += 1,
+                Tok::Ident(kw) if kw == "map" => {
+                    self.i += 1;
+                    if !self.is_op("[") {
+                        return None;
+                    }
+                    self.skip_group();
                 }
-                self.skip_group();
-                self.type_expr()?;
-            }
-            Tok::Ident(_) => {
-                self.i += 1;
-                if self.eat_op(".") {
-                    self.ident()?;
+                Tok::Ident(_) => {
+                    self.i += 1;
+                    if self.eat_op(".") {
+                        self.ident()?;
+                    }
+                    break;
                 }
+                _ => return None,
             }
-            _ => return None,
         }
         Some(type_text(&self.t[start..self.i]))
     }

@@ -233,16 +233,10 @@ impl Catalog {
     }
 }
 
-/// Whether a zone id can name its file (`<zone_id>.json` in `--zones`).
+/// Whether a zone id can name its file (`<zone_id>.json` in `--zones`): the core's rule,
+/// [`zonegraph_core::format::zone_id_problem`].
 pub fn is_file_stem(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= 128
-        && !id.starts_with('.')
-        // `<id>.schema.json` is the folder's JSON Schema, never read as a zone.
-        && !id.to_ascii_lowercase().ends_with(".schema")
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+    zonegraph_core::format::zone_id_problem(id).is_none()
 }
 
 /// Writes `text` to `path` so that a reader, or a power cut, finds the old file or the new
