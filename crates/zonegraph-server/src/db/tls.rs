@@ -62,6 +62,18 @@ impl Mode {
         })
     }
 
+    /// As the URL writes it.
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Disable => "disable",
+            Mode::Allow => "allow",
+            Mode::Prefer => "prefer",
+            Mode::Require => "require",
+            Mode::VerifyCa => "verify-ca",
+            Mode::VerifyFull => "verify-full",
+        }
+    }
+
     /// What tokio-postgres negotiates.
     pub fn negotiated(self) -> SslMode {
         match self {
@@ -79,9 +91,10 @@ pub fn split(url: &str) -> Result<(String, Settings)> {
         mode: Mode::Prefer,
         root_cert: None,
     };
-    let Some((base, query)) = url.split_once('?') else {
+    let Some(at) = query_at(url) else {
         return Ok((url.to_string(), settings));
     };
+    let (base, query) = (&url[..at], &url[at + 1..]);
     let mut kept = Vec::new();
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
@@ -97,6 +110,52 @@ pub fn split(url: &str) -> Result<(String, Settings)> {
         format!("{base}?{}", kept.join("&"))
     };
     Ok((url, settings))
+}
+
+/// The start-up warning when `config` reaches a host other than this machine and `settings`
+/// check no server certificate (`disable`; `allow`, `prefer` or `require` without
+/// `sslrootcert`), as libpq does without a word: whoever is on the way could read and change
+/// what the bot stores. `None` for loopback hosts and Unix sockets, or a checked certificate.
+pub fn unchecked_warning(config: &tokio_postgres::Config, settings: &Settings) -> Option<String> {
+    let checked = match settings.mode {
+        Mode::Disable => false,
+        Mode::Allow | Mode::Prefer | Mode::Require => settings.root_cert.is_some(),
+        Mode::VerifyCa | Mode::VerifyFull => true,
+    };
+    let remote = config.get_hosts().iter().any(|h| match h {
+        tokio_postgres::config::Host::Tcp(name) => {
+            !name.eq_ignore_ascii_case("localhost")
+                && !name
+                    .parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.is_loopback())
+        }
+        #[cfg(unix)]
+        tokio_postgres::config::Host::Unix(_) => false,
+    });
+    if checked || !remote {
+        return None;
+    }
+    let how = if settings.mode == Mode::Disable {
+        "in clear (sslmode=disable)".to_string()
+    } else {
+        format!(
+            "without checking its certificate (sslmode={})",
+            settings.mode.name()
+        )
+    };
+    Some(format!(
+        "the database is reached over the network {how}: whoever is on the way could read and \
+         change what the bot stores; add sslmode=verify-full&sslrootcert=system (or a file of \
+         roots) to the URL"
+    ))
+}
+
+/// Where the query (`?…`) of a URL starts, as tokio-postgres reads it: the credentials run to
+/// the first `@` (a password may hold a `?`), the query from the first `?` after them.
+fn query_at(url: &str) -> Option<usize> {
+    let rest = url.find("://").map_or(0, |i| i + 3);
+    let from = url[rest..].find('@').map_or(rest, |i| rest + i + 1);
+    url[from..].find('?').map(|i| from + i)
 }
 
 /// A URL query value, its `%XX` escapes decoded.
@@ -290,6 +349,53 @@ impl ServerCertVerifier for CaOnly {
 mod tests {
     #![allow(clippy::unwrap_used, reason = "tests")]
     use super::*;
+
+    /// A non-loopback host without a checked certificate is warned of; loopback, a Unix
+    /// socket or a checked certificate is not.
+    #[test]
+    fn an_unchecked_remote_database_is_warned_of() {
+        let warned = |url: &str| {
+            let (plain, settings) = split(url).unwrap();
+            unchecked_warning(&plain.parse().unwrap(), &settings)
+        };
+        for url in [
+            "postgres://zg@db.example/zg",
+            "postgres://zg@db.example/zg?sslmode=require",
+            "postgres://zg@10.0.0.5/zg?sslmode=prefer",
+            "postgres://zg@127.0.0.1,db.example/zg",
+        ] {
+            let w = warned(url).unwrap_or_else(|| panic!("{url}: no warning"));
+            assert!(w.contains("without checking its certificate"), "{url}: {w}");
+        }
+        assert!(
+            warned("postgres://zg@db.example/zg?sslmode=disable")
+                .unwrap()
+                .contains("in clear (sslmode=disable)")
+        );
+        for url in [
+            "postgres://zg@127.0.0.1/zg",
+            "postgres://zg@localhost/zg?sslmode=disable",
+            "postgres://zg@[::1]/zg",
+            "postgres://zg@%2Frun%2Fpostgresql/zg",
+            "postgres://zg@db.example/zg?sslmode=verify-full",
+            "postgres://zg@db.example/zg?sslmode=verify-ca&sslrootcert=system",
+            "postgres://zg@db.example/zg?sslmode=require&sslrootcert=%2Fetc%2Fca.pem",
+        ] {
+            assert_eq!(warned(url), None, "{url}");
+        }
+    }
+
+    /// A password may hold a `?`: the query starts after the credentials, as the driver reads
+    /// the URL, so `sslmode` still applies.
+    #[test]
+    fn a_question_mark_in_the_password_is_not_the_query() {
+        let (url, s) = split("postgres://zg:pa?ss@db/zg?sslmode=require").unwrap();
+        assert_eq!(url, "postgres://zg:pa?ss@db/zg");
+        assert_eq!(s.mode, Mode::Require);
+        let c: tokio_postgres::Config = url.parse().unwrap();
+        assert_eq!(c.get_password(), Some(&b"pa?ss"[..]));
+        assert_eq!(c.get_dbname(), Some("zg"));
+    }
 
     #[test]
     fn the_ssl_parameters_leave_the_url_and_the_rest_stays() {

@@ -102,35 +102,45 @@ pub fn is_unavailable(e: &anyhow::Error) -> bool {
     })
 }
 
-/// `url` with its password replaced by `***`, for messages.
+/// Where `url` points, for messages: `postgres://user@host:port/database`, read as the driver
+/// reads it, and nothing else of it (no password, wherever it stands and whatever it holds,
+/// no option). A URL the driver cannot read is not shown at all.
 pub fn redacted(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
+    let config = super::tls::split(url)
+        .ok()
+        .and_then(|(plain, _)| plain.parse::<tokio_postgres::Config>().ok());
+    let Some(c) = config else {
+        return "postgres://… (unreadable, not shown)".to_string();
     };
-    let (rest, query) = match rest.split_once('?') {
-        Some((r, q)) => (r, Some(q)),
-        None => (rest, None),
-    };
-    let (auth, host) = match rest.rsplit_once('@') {
-        Some((auth, host)) => (Some(auth), host),
-        None => (None, rest),
-    };
-    let mut out = match auth.map(|a| a.split_once(':')) {
-        Some(Some((user, _))) => format!("{scheme}://{user}:***@{host}"),
-        Some(None) => format!("{scheme}://{}@{host}", auth.unwrap_or_default()),
-        None => format!("{scheme}://{host}"),
-    };
-    if let Some(q) = query {
-        // `?password=…` (and libpq's `sslpassword`) is a password too.
-        let shown: Vec<String> = q
-            .split('&')
-            .map(|kv| match kv.split_once('=') {
-                Some((k, _)) if k.to_ascii_lowercase().ends_with("password") => format!("{k}=***"),
-                _ => kv.to_string(),
-            })
-            .collect();
-        out.push('?');
-        out.push_str(&shown.join("&"));
+    let mut out = String::from("postgres://");
+    if let Some(user) = c.get_user() {
+        out.push_str(user);
+        out.push('@');
+    }
+    let ports = c.get_ports();
+    let hosts: Vec<String> = c
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let host = match h {
+                tokio_postgres::config::Host::Tcp(name) if name.contains(':') => {
+                    format!("[{name}]")
+                }
+                tokio_postgres::config::Host::Tcp(name) => name.clone(),
+                #[cfg(unix)]
+                tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
+            };
+            match ports.get(i).or(ports.first()) {
+                Some(port) => format!("{host}:{port}"),
+                None => host,
+            }
+        })
+        .collect();
+    out.push_str(&hosts.join(","));
+    if let Some(db) = c.get_dbname() {
+        out.push('/');
+        out.push_str(db);
     }
     out
 }
@@ -185,6 +195,9 @@ impl Pg {
         let mut config: tokio_postgres::Config = plain
             .parse()
             .with_context(|| format!("{shown} is not a PostgreSQL URL"))?;
+        if let Some(warning) = super::tls::unchecked_warning(&config, &tls) {
+            eprintln!("zonegraph: warning: {shown}: {warning}");
+        }
         config.ssl_mode(tls.mode.negotiated());
         let tls = super::tls::connector(&tls).with_context(|| shown.clone())?;
         let rt = tokio::runtime::Builder::new_multi_thread()
