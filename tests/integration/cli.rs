@@ -452,7 +452,10 @@ fn secrets_on_the_command_line_are_never_printed() {
     ] {
         assert!(!shown.contains(secret), "{secret} in {shown}");
     }
-    assert!(shown.contains("postgres://zg@db.example:5432/zg"), "{shown}");
+    assert!(
+        shown.contains("postgres://zg@db.example:5432/zg"),
+        "{shown}"
+    );
     let Cmd::Serve(serve) = cli.command else {
         unreachable!("parsed a serve command")
     };

@@ -289,7 +289,8 @@ fn a_failing_host_game_is_left_alone_for_a_while() {
 
 /// A host's sheet with more keys than the rules keep (64 of at most 64 bytes) is refused
 /// with the reason, not cut short: the store logs the refusal ("host hook: character of …")
-/// and tells the player the host is busy; 64 keys, the most there may be, pass.
+/// and tells the player the host refused their character; 64 keys, the most there may be,
+/// pass.
 #[test]
 fn a_host_sheet_the_rules_would_cut_is_refused_not_cut() {
     let answering = |keys: Vec<String>| {
@@ -323,4 +324,103 @@ fn a_host_sheet_the_rules_would_cut_is_refused_not_cut() {
         .character("@p:test")
         .expect_err("a key longer than the rules keep is refused");
     assert!(format!("{err:#}").contains("at most 64 keys"), "{err:#}");
+}
+
+/// One player cannot pause the host for everyone. Before, every failure counted toward the
+/// one breaker: [`TRIP_AFTER`] calls for a player the host does not know (404), or for one
+/// whose sheet is out of range, and every player read "the game master is busy" for 30 s.
+/// Now a refused call fails that player's command alone, with its own line (and the log),
+/// and the others play on; a host that is down (5xx) still pauses
+/// (`a_failing_host_game_is_left_alone_for_a_while`).
+#[test]
+fn one_players_refused_calls_never_pause_the_host_for_the_others() {
+    use wiremock::matchers::body_partial_json;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let host = rt.block_on(MockServer::start());
+    rt.block_on(async {
+        Mock::given(method("POST"))
+            .and(path("/game/character"))
+            .and(body_partial_json(
+                serde_json::json!({ "user": "@stranger:test" }),
+            ))
+            .respond_with(ResponseTemplate::new(404))
+            .with_priority(1)
+            .mount(&host)
+            .await;
+        Mock::given(method("POST"))
+            .and(path("/game/character"))
+            .and(body_partial_json(
+                serde_json::json!({ "user": "@cheat:test" }),
+            ))
+            .respond_with(
+                ResponseTemplate::new(200).set_body_json(serde_json::json!({ "level": 99 })),
+            )
+            .with_priority(1)
+            .mount(&host)
+            .await;
+        Mock::given(method("POST"))
+            .and(path("/game/character"))
+            .respond_with(
+                ResponseTemplate::new(200).set_body_json(serde_json::json!({ "level": 3 })),
+            )
+            .with_priority(2)
+            .mount(&host)
+            .await;
+    });
+    let url = format!("{}/game", host.uri());
+    let h = hook(&url, Duration::from_secs(5));
+    for _ in 0..zonegraph_server::host::TRIP_AFTER + 2 {
+        match h.character("@stranger:test") {
+            Err(zonegraph_server::host::HostError::Refused(e)) => {
+                assert!(format!("{e:#}").contains("answered 404"), "{e:#}");
+            }
+            other => panic!("a 404 is this player's refusal: {other:?}"),
+        }
+        match h.character("@cheat:test") {
+            Err(zonegraph_server::host::HostError::Refused(e)) => {
+                assert!(
+                    format!("{e:#}").contains("sheet of @cheat:test is refused"),
+                    "{e:#}"
+                );
+            }
+            other => panic!("an out-of-range sheet is this player's refusal: {other:?}"),
+        }
+    }
+    assert_eq!(
+        h.character("@hero:test")
+            .expect("the host is not paused")
+            .level,
+        3
+    );
+
+    // Through a real `serve`: the refused player reads why, the next player plays.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let hook = HostHook::new(&url, None).expect("hook url");
+    let (server, mut c) = Ctx::new(dir.path())
+        .with(|c| c.game.host_hook = Some(hook))
+        .spawn();
+    let mut say = |user: &str, text: &str| -> String {
+        let r = c.command(user, text, None).expect("request");
+        assert_eq!(r.status, 200, "{text}: {}", r.text());
+        r.json()["replies"]
+            .as_array()
+            .expect("replies")
+            .iter()
+            .filter_map(|r| r["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    for _ in 0..zonegraph_server::host::TRIP_AFTER + 1 {
+        assert_eq!(
+            say("@stranger:test", "!char"),
+            "The game master refused your character; nothing happened. If this goes on, tell \
+             this server's operator."
+        );
+    }
+    let t = say("@hero:test", "!char");
+    assert!(t.starts_with("Level 3 "), "{t}");
+    server.stop().expect("stops");
 }

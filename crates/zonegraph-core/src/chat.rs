@@ -713,6 +713,12 @@ pub fn refusal(r: &Refusal) -> Reply {
         Refusal::AwaitingHost => {
             out.put("The game master is busy; nothing happened. Try again in a moment.");
         }
+        Refusal::HostRefused => {
+            out.put(
+                "The game master refused your character; nothing happened. If this goes on, \
+                 tell this server's operator.",
+            );
+        }
         Refusal::NoEncounter => {
             out.put("There is nothing to fight here. Use ")
                 .code("!zone advance")
@@ -1086,6 +1092,11 @@ pub fn server_error() -> Reply {
 /// changed, and the command may simply be sent again.
 pub fn host_busy() -> Reply {
     refusal(&Refusal::AwaitingHost)
+}
+
+/// Said when the host game refused this player's call: theirs alone.
+pub fn host_refused() -> Reply {
+    refusal(&Refusal::HostRefused)
 }
 
 /// Said in a shared room when a private reply went to the player's direct messages.

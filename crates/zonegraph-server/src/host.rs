@@ -11,9 +11,11 @@
 //! The host is not trusted to be quick or well-behaved: each call has one deadline for all of
 //! it (name resolution, connecting, the headers and the body together), the body is read up
 //! to [`MAX_BODY`] and no further (a larger announced length is refused before anything is
-//! read), a sheet out of the rules' range is refused, and after [`TRIP_AFTER`] failures in a
-//! row the host is left alone for [`PAUSE`]: meanwhile every call fails at once, so commands
-//! answer "the game master is busy" instead of each waiting for a host that is down. `http://`
+//! read), a sheet out of the rules' range is refused, and after [`TRIP_AFTER`] failures of
+//! the host in a row it is left alone for [`PAUSE`]: meanwhile every call fails at once, so
+//! commands answer "the game master is busy" instead of each waiting for a host that is down.
+//! Only the host's own failures count toward that pause, which every player shares (see
+//! [`HostError`]): one player's refused call fails that player's command alone. `http://`
 //! and `https://` (the system's roots) URLs; the client is reqwest's blocking one, as commands
 //! run on blocking threads already.
 
@@ -40,6 +42,27 @@ pub const TRIP_AFTER: u32 = 3;
 
 /// How long the host is left alone after [`TRIP_AFTER`] failures in a row.
 pub const PAUSE: Duration = Duration::from_secs(30);
+
+/// Why a call to the host game failed.
+#[derive(Debug)]
+pub enum HostError {
+    /// The host is unwell: unreachable, too slow, a 5xx, an answer too large or not one at
+    /// all. Counts toward the pause every player shares.
+    Unwell(anyhow::Error),
+    /// The host refused this one call: a 4xx (a player it does not know), or a sheet out of
+    /// the rules' range. That player's command fails alone; the host is not paused.
+    Refused(anyhow::Error),
+}
+
+impl std::fmt::Display for HostError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HostError::Unwell(e) | HostError::Refused(e) => write!(f, "{e:#}"),
+        }
+    }
+}
+
+impl std::error::Error for HostError {}
 
 /// Where the host game listens.
 #[derive(Clone, Debug)]
@@ -91,11 +114,12 @@ impl HostHook {
     }
 
     /// The host's sheet of `user`, refused when it is out of the rules' range.
-    pub fn character(&self, user: &str) -> Result<Character> {
+    pub fn character(&self, user: &str) -> Result<Character, HostError> {
         let sheet: HostCharacter = self.call("/character", &serde_json::json!({ "user": user }))?;
         sheet.into_character().map_err(|why| {
-            self.failed();
-            anyhow::anyhow!("the host game's sheet of {user} is refused: {why}")
+            HostError::Refused(anyhow::anyhow!(
+                "the host game's sheet of {user} is refused: {why}"
+            ))
         })
     }
 
@@ -105,7 +129,7 @@ impl HostHook {
         user: &str,
         run_token: &str,
         request: &EncounterRequest,
-    ) -> Result<HostOutcome> {
+    ) -> Result<HostOutcome, HostError> {
         #[derive(Serialize)]
         struct Body<'a> {
             user: &'a str,
@@ -124,16 +148,20 @@ impl HostHook {
     }
 
     /// [`HostHook::post`] behind the breaker.
-    fn call<T: for<'de> Deserialize<'de>>(&self, path: &str, body: &impl Serialize) -> Result<T> {
+    fn call<T: for<'de> Deserialize<'de>>(
+        &self,
+        path: &str,
+        body: &impl Serialize,
+    ) -> Result<T, HostError> {
         {
             let b = self.breaker.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(until) = b.open_until
                 && Instant::now() < until
             {
-                bail!(
+                return Err(HostError::Unwell(anyhow::anyhow!(
                     "the host game failed {TRIP_AFTER} times in a row; it is left alone for {} s",
                     PAUSE.as_secs()
-                );
+                )));
             }
         }
         match self.post(path, body) {
@@ -142,7 +170,9 @@ impl HostHook {
                 Ok(v)
             }
             Err(e) => {
-                self.failed();
+                if let HostError::Unwell(_) = e {
+                    self.failed();
+                }
                 Err(e)
             }
         }
@@ -160,7 +190,26 @@ impl HostHook {
 
     /// `POST {base}{path}` with a JSON body; the JSON answer of a 2xx response, all of it
     /// within the deadline.
-    fn post<T: for<'de> Deserialize<'de>>(&self, path: &str, body: &impl Serialize) -> Result<T> {
+    fn post<T: for<'de> Deserialize<'de>>(
+        &self,
+        path: &str,
+        body: &impl Serialize,
+    ) -> Result<T, HostError> {
+        let status = std::cell::Cell::new(None);
+        self.post_inner(path, body, &status)
+            .map_err(|e| match status.get() {
+                Some(s) if (400..500).contains(&s) => HostError::Refused(e),
+                _ => HostError::Unwell(e),
+            })
+    }
+
+    /// [`HostHook::post`]'s work; `status` is the answer's status once one came.
+    fn post_inner<T: for<'de> Deserialize<'de>>(
+        &self,
+        path: &str,
+        body: &impl Serialize,
+        status_of: &std::cell::Cell<Option<u16>>,
+    ) -> Result<T> {
         let deadline = Instant::now() + self.timeout;
         let url = format!("{}{path}", self.base);
         let mut request = self
@@ -180,6 +229,7 @@ impl HostHook {
             }
         })?;
         let status = response.status();
+        status_of.set(Some(status.as_u16()));
         if !status.is_success() {
             bail!("the host game answered {}", status.as_u16());
         }

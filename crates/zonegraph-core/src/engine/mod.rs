@@ -322,6 +322,9 @@ pub enum Refusal {
     NoEncounter,
     /// An encounter a host game must decide, asked without its decision (the host was busy).
     AwaitingHost,
+    /// The host game refused this player's call (a sheet out of the rules' range, a player
+    /// it does not know): theirs alone, nothing happened.
+    HostRefused,
     /// `!zone go` while an encounter bars the way.
     EncounterPending {
         kind: EncounterKind,

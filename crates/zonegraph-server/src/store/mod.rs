@@ -317,6 +317,15 @@ impl Store {
         Ok(answer)
     }
 
+    /// What the player reads when the host game failed them: busy when the host is unwell,
+    /// refused when it refused this player's call.
+    fn host_failed(e: &crate::host::HostError) -> chat::Reply {
+        match e {
+            crate::host::HostError::Unwell(_) => chat::host_busy(),
+            crate::host::HostError::Refused(_) => chat::host_refused(),
+        }
+    }
+
     /// [`Store::command`] on the sender's own player; the admin edit it asks for, if any.
     ///
     /// With a host game, its sheet of the player is asked for first, and an encounter the
@@ -339,7 +348,7 @@ impl Store {
                 return Ok((
                     Answer {
                         notices,
-                        replies: vec![chat::host_busy()],
+                        replies: vec![Self::host_failed(&e)],
                         ..Answer::default()
                     },
                     None,
@@ -473,7 +482,7 @@ impl Store {
                         Ok(d) => decision = Some(d),
                         Err(e) => {
                             eprintln!("zonegraph: host hook: encounter of {user}: {e:#}");
-                            let replies = vec![chat::host_busy()];
+                            let replies = vec![Self::host_failed(&e)];
                             let answer = Answer {
                                 notices,
                                 replies,
