@@ -416,8 +416,8 @@ fn one_players_refused_calls_never_pause_the_host_for_the_others() {
     for _ in 0..zonegraph_server::host::TRIP_AFTER + 1 {
         assert_eq!(
             say("@stranger:test", "!char"),
-            "The game master refused your character; nothing happened. If this goes on, tell \
-             this server's operator."
+            "The game master refused your character sheet; nothing happened. If this goes on, \
+             tell this server's operator."
         );
     }
     let t = say("@hero:test", "!char");

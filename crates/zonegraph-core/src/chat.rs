@@ -713,11 +713,13 @@ pub fn refusal(r: &Refusal) -> Reply {
         Refusal::AwaitingHost => {
             out.put("The game master is busy; nothing happened. Try again in a moment.");
         }
-        Refusal::HostRefused => {
-            out.put(
-                "The game master refused your character; nothing happened. If this goes on, \
-                 tell this server's operator.",
-            );
+        Refusal::HostRefused { encounter } => {
+            out.put(if *encounter {
+                "The game master would not decide this encounter for you"
+            } else {
+                "The game master refused your character sheet"
+            })
+            .put("; nothing happened. If this goes on, tell this server's operator.");
         }
         Refusal::NoEncounter => {
             out.put("There is nothing to fight here. Use ")
@@ -1094,9 +1096,10 @@ pub fn host_busy() -> Reply {
     refusal(&Refusal::AwaitingHost)
 }
 
-/// Said when the host game refused this player's call: theirs alone.
-pub fn host_refused() -> Reply {
-    refusal(&Refusal::HostRefused)
+/// Said when the host game refused this player's call (`encounter`: the encounter's, else
+/// the sheet's): theirs alone.
+pub fn host_refused(encounter: bool) -> Reply {
+    refusal(&Refusal::HostRefused { encounter })
 }
 
 /// Said in a shared room when a private reply went to the player's direct messages.

@@ -323,8 +323,11 @@ pub enum Refusal {
     /// An encounter a host game must decide, asked without its decision (the host was busy).
     AwaitingHost,
     /// The host game refused this player's call (a sheet out of the rules' range, a player
-    /// it does not know): theirs alone, nothing happened.
-    HostRefused,
+    /// it does not know): theirs alone, nothing happened. `encounter`: the call was the
+    /// encounter's, else the sheet's.
+    HostRefused {
+        encounter: bool,
+    },
     /// `!zone go` while an encounter bars the way.
     EncounterPending {
         kind: EncounterKind,

@@ -318,11 +318,11 @@ impl Store {
     }
 
     /// What the player reads when the host game failed them: busy when the host is unwell,
-    /// refused when it refused this player's call.
-    fn host_failed(e: &crate::host::HostError) -> chat::Reply {
+    /// refused when it refused this player's call (`encounter`: the encounter's).
+    fn host_failed(e: &crate::host::HostError, encounter: bool) -> chat::Reply {
         match e {
             crate::host::HostError::Unwell(_) => chat::host_busy(),
-            crate::host::HostError::Refused(_) => chat::host_refused(),
+            crate::host::HostError::Refused(_) => chat::host_refused(encounter),
         }
     }
 
@@ -348,7 +348,7 @@ impl Store {
                 return Ok((
                     Answer {
                         notices,
-                        replies: vec![Self::host_failed(&e)],
+                        replies: vec![Self::host_failed(&e, false)],
                         ..Answer::default()
                     },
                     None,
@@ -482,7 +482,7 @@ impl Store {
                         Ok(d) => decision = Some(d),
                         Err(e) => {
                             eprintln!("zonegraph: host hook: encounter of {user}: {e:#}");
-                            let replies = vec![Self::host_failed(&e)];
+                            let replies = vec![Self::host_failed(&e, true)];
                             let answer = Answer {
                                 notices,
                                 replies,
