@@ -204,7 +204,7 @@ mod tests {
             unreachable!("a migrate command")
         };
         let debug = format!("{args:?}");
-        assert!(debug.contains("127.0.0.1/zg"), "{debug}");
+        assert!(debug.contains("postgres://zg@127.0.0.1:5432/zg"), "{debug}");
         assert!(!debug.contains("s3cret"), "{debug}");
     }
 }
