@@ -402,17 +402,7 @@ fn one_players_refused_calls_never_pause_the_host_for_the_others() {
     let (server, mut c) = Ctx::new(dir.path())
         .with(|c| c.game.host_hook = Some(hook))
         .spawn();
-    let mut say = |user: &str, text: &str| -> String {
-        let r = c.command(user, text, None).expect("request");
-        assert_eq!(r.status, 200, "{text}: {}", r.text());
-        r.json()["replies"]
-            .as_array()
-            .expect("replies")
-            .iter()
-            .filter_map(|r| r["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
+    let mut say = |user: &str, text: &str| crate::support::say1(&mut c, user, text);
     for _ in 0..zonegraph_server::host::TRIP_AFTER + 1 {
         assert_eq!(
             say("@stranger:test", "!char"),

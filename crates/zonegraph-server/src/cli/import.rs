@@ -93,24 +93,19 @@ fn read_go(dir: &Path) -> Result<Vec<(String, String)>> {
 /// The zone files already in `out` (none when it does not exist yet): each path with the
 /// zone id it holds, when it can be read.
 fn present(out: &Path) -> Result<Vec<(PathBuf, Option<String>)>> {
-    let Ok(entries) = std::fs::read_dir(out) else {
+    if !out.is_dir() {
         return Ok(Vec::new());
-    };
-    let mut found = Vec::new();
-    for entry in entries {
-        let path = entry?.path();
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if !path.is_file() || !format::is_zone_file_name(name) {
-            continue;
-        }
-        let id = std::fs::read_to_string(&path)
-            .ok()
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .and_then(|v| v.get("zone_id")?.as_str().map(String::from));
-        found.push((path, id));
     }
-    found.sort();
-    Ok(found)
+    Ok(zones::expand(&[out.to_path_buf()])?
+        .into_iter()
+        .map(|path| {
+            let id = std::fs::read_to_string(&path)
+                .ok()
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                .and_then(|v| v.get("zone_id")?.as_str().map(String::from));
+            (path, id)
+        })
+        .collect())
 }
 
 /// What an import writes and says.
