@@ -225,6 +225,28 @@ pub fn players_now(impact: &Impact, runs: &[Run]) -> PlayersNow {
     out
 }
 
+/// How many of the runs standing in `rooms` (each a run's room, by its id in the version it
+/// plays) changing `impact`'s old version into `new` leaves without their room or a way on
+/// from it: the room not in `new` (after the change's renames), or a passage out of it that
+/// the change removes. Publishing such a change over runs still going is, for those players,
+/// a withdrawal in effect.
+pub fn stranded_by(impact: &Impact, new: &crate::format::ZoneFile, rooms: &[String]) -> usize {
+    let c = &impact.changes;
+    let kept: std::collections::BTreeSet<&str> = new
+        .nodes
+        .iter()
+        .flatten()
+        .map(|n| n.node_id.as_str())
+        .collect();
+    rooms
+        .iter()
+        .filter(|room| {
+            let at = renamed(&impact.renamed, room.as_str());
+            !kept.contains(at) || c.passages_removed.iter().any(|p| p.from == at)
+        })
+        .count()
+}
+
 /// The character a stored run was played with, as far as the run shows it. A run moved to
 /// the history keeps no list of the keys it was granted, so a key check it passed counts as
 /// a key its character held.

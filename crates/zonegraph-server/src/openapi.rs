@@ -55,7 +55,7 @@ pub const OPERATIONS: &[Operation] = &[
         request: Some(command_body),
         answer: |g| g.subschema_for::<Answer>().to_value(),
         media: "application/json",
-        errors: &[401, 403, 413, 415, 422, 429],
+        errors: &[401, 403, 408, 413, 415, 422, 429],
     },
     Operation {
         method: "get",
@@ -71,12 +71,13 @@ pub const OPERATIONS: &[Operation] = &[
         method: "post",
         path: "/api/zones",
         summary: "Publish a zone file (checked with the zones served first; nothing changes \
-                  when it has errors)",
+                  when it has errors; ?force=true, with the admin scope, when it removes the \
+                  room or a way on of players in the zone)",
         access: Access::Token("publish, admin"),
         request: Some(|g| g.subschema_for::<ZoneFile>().to_value()),
         answer: |_| published(),
         media: "application/json",
-        errors: &[401, 403, 409, 413, 415, 422],
+        errors: &[400, 401, 403, 408, 409, 413, 415, 422],
     },
     Operation {
         method: "get",
@@ -164,7 +165,7 @@ pub const OPERATIONS: &[Operation] = &[
             answer
         },
         media: "application/json",
-        errors: &[401, 403, 404, 413, 415, 422],
+        errors: &[401, 403, 404, 408, 413, 415, 422],
     },
     Operation {
         method: "get",
@@ -208,7 +209,7 @@ pub const OPERATIONS: &[Operation] = &[
             object(&[("notices", array(notice))], &["notices"])
         },
         media: "application/json",
-        errors: &[401, 403, 415, 422],
+        errors: &[401, 403, 408, 413, 415, 422],
     },
     Operation {
         method: "post",
@@ -231,7 +232,7 @@ pub const OPERATIONS: &[Operation] = &[
             )
         },
         media: "application/json",
-        errors: &[401, 403, 415, 422],
+        errors: &[401, 403, 408, 413, 415, 422],
     },
     Operation {
         method: "get",
@@ -371,6 +372,7 @@ fn reason(status: u16) -> &'static str {
         403 => "The token's scope does not allow it, or a page on another site sent it",
         404 => "No such zone, run or player's run",
         409 => "Conflicts with what is there (another zone's file, players in the zone)",
+        408 => "The body did not arrive in time (10 s by default)",
         413 => "The body is too large",
         415 => "The body is not application/json",
         422 => "The body does not say what it must (which field, and why)",
@@ -470,6 +472,11 @@ fn published() -> Value {
             ("replaced", json!({"type": "boolean"})),
             ("seq", json!({"type": "integer"})),
             ("unchanged", json!({"type": "boolean"})),
+            (
+                "players_affected",
+                json!({"type": "integer",
+                "description": "Players whose room or way on the new version removes (forced)"}),
+            ),
             ("zones", json!({"type": "integer"})),
             (
                 "findings",

@@ -234,8 +234,10 @@ impl Service {
         &self,
         text: String,
         author: Author,
+        force: bool,
     ) -> anyhow::Result<Result<Published, Refused>> {
-        self.blocking(move |st| st.publish(&text, &author)).await
+        self.blocking(move |st| st.publish(&text, &author, force))
+            .await
     }
 
     /// Withdraws a zone (see [`Store::withdraw`]).

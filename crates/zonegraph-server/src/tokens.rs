@@ -276,7 +276,8 @@ impl TokenBook {
     /// For a token not known: `Ok` when this caller is to read the tokens now (the last such
     /// read was [`MISS_REFRESH`] ago or more; marked as now), else how long until the next
     /// may. Tokens that are not known cost the database at most one read a second however
-    /// many are sent, and a token just made is read at its first use, at most a second late.
+    /// many are sent; a token just made is read at its first use, unless another unknown
+    /// token took the turn in the last second (then it is refused once, and works after it).
     pub fn miss_turn(&self) -> Result<(), Duration> {
         take_turn(&self.missed_at, MISS_REFRESH)
     }

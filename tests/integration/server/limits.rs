@@ -356,3 +356,127 @@ fn health_until(
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }
+
+/// The server's resident memory, from `/proc`.
+#[cfg(target_os = "linux")]
+fn resident_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .expect("the server's status")
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS")
+}
+
+/// 512 connections (the server's whole request allowance) send a request's headers and one
+/// byte of a body announced as 4 MB, without a token, and hold it; 64 more send a made-up
+/// token of the `zgt_` shape. The sender is checked before a byte of the body is read, so
+/// each is refused at once: another player's command is answered within a second, and the
+/// server's memory grows by less than 64 MiB. (Before: each held a request slot for the
+/// 30 s request limit, and the command got a 503.)
+#[cfg(target_os = "linux")]
+#[test]
+fn half_sent_bodies_without_a_token_hold_no_request_slot() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::time::Instant;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = super::spawn_process(&dir.path().join("z.db"));
+    let pid = server.child.id();
+    let mut c = Conn::connect(server.addr)
+        .expect("connect")
+        .with_token(Some(&server.token));
+    say(&mut c, "@other:test", "!zone enter crypt_valdris");
+    let before = resident_kib(pid);
+    let paths = [
+        "/api/zones",
+        "/api/zones/crypt_valdris/review",
+        "/api/command",
+        "/api/notices",
+        "/api/notices/ack",
+    ];
+    let mut held = Vec::new();
+    for i in 0..576 {
+        let mut s = std::net::TcpStream::connect(server.addr).expect("connect");
+        let token = if i < 512 {
+            String::new()
+        } else {
+            format!("authorization: Bearer zgt_{i:08x}_{:032x}\r\n", i * 7)
+        };
+        write!(
+            s,
+            "POST {} HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\n\
+             content-length: 4000000\r\n{token}\r\n{{",
+            paths[i % paths.len()],
+            server.addr
+        )
+        .expect("send half a request");
+        held.push(s);
+    }
+    let started = Instant::now();
+    let r = c
+        .command("@other:test", "!zone status", None)
+        .expect("answered");
+    let took = started.elapsed();
+    assert_eq!(r.status, 200, "{}", r.text());
+    eprintln!("a command with 576 half-sent anonymous bodies held open: {took:?}");
+    assert!(took < Duration::from_secs(1), "answered after {took:?}");
+    // Each half-sent request was answered, without its body, as not allowed.
+    for (i, s) in held.iter().enumerate() {
+        s.set_read_timeout(Some(Duration::from_secs(5)))
+            .expect("timeout");
+        let mut status = String::new();
+        BufReader::new(s)
+            .read_line(&mut status)
+            .expect("an answer before the body was sent");
+        assert!(status.starts_with("HTTP/1.1 401"), "request {i}: {status}");
+    }
+    let grew = resident_kib(pid).saturating_sub(before);
+    eprintln!("the server grew by {grew} KiB");
+    assert!(grew < 64 * 1024, "the server grew by {grew} KiB");
+    drop(held);
+    let mut child = server.process.child;
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// A caller with the token who sends half a body and waits is answered 408 at the body's
+/// deadline, and nothing is changed; a body over a route's limit is refused by its
+/// `Content-Length` before a byte of it is read.
+#[test]
+fn a_body_that_does_not_arrive_in_time_is_refused() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (server, mut c) = Ctx::new(dir.path())
+        .with(|c| c.limits.body_deadline = Duration::from_millis(300))
+        .spawn();
+    for (path, len) in [("/api/command", 40), ("/api/zones", 2_000)] {
+        let mut s = std::net::TcpStream::connect(server.addr).expect("connect");
+        write!(
+            s,
+            "POST {path} HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\n\
+             authorization: Bearer {TOKEN}\r\ncontent-length: {len}\r\n\r\n{{\"user\"",
+            server.addr
+        )
+        .expect("send half a request");
+        s.set_read_timeout(Some(Duration::from_secs(5)))
+            .expect("timeout");
+        let mut answer = vec![0; 4096];
+        let n = s.read(&mut answer).expect("an answer at the deadline");
+        let answer = String::from_utf8_lossy(&answer[..n]).to_string();
+        assert!(answer.starts_with("HTTP/1.1 408"), "{path}: {answer}");
+        assert!(answer.contains("did not arrive within 300 ms"), "{answer}");
+    }
+    let r = c
+        .raw(
+            format!(
+                "POST /api/zones HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\n\
+                 authorization: Bearer {TOKEN}\r\ncontent-length: 5000000\r\n\r\n",
+                server.addr
+            )
+            .as_bytes(),
+        )
+        .expect("answered before the body is sent");
+    assert_eq!(r.status, 413, "{}", r.text());
+    assert!(r.text().contains("limit of 4194304 bytes"), "{}", r.text());
+    assert!(server.store.all_runs().expect("runs").is_empty());
+}

@@ -451,3 +451,87 @@ fn a_publish_never_writes_over_another_zones_file() {
     expected.sort();
     assert_eq!(after, expected, "no temporary file is left");
 }
+
+/// A publish token can no longer empty a zone players are in (a withdrawal in effect): a
+/// version that removes a player's room, or a way on from it, is refused with how many
+/// players it strands; `?force=true` needs the scope a withdrawal needs; forced, the runs
+/// play on where they were, a run from before zone versions included. A version that
+/// leaves every player's room and ways on is published as before. (Before: the stub was
+/// published with a 200, and the run from before versions was moved onto it.)
+#[test]
+fn a_publish_that_strands_players_needs_force_and_the_withdraw_scope() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let zones = support::copy_zones(dir.path());
+    let db = dir.path().join("z.db");
+    let (_server, mut c) = Ctx::new(dir.path()).zones(zones.clone()).spawn();
+    let publish_token = super::tokens::new_token(&db.to_string_lossy(), "publish");
+    let as_publisher = |c: &mut Conn, text: &str, query: &str| {
+        c.request(
+            "POST",
+            &format!("/api/zones{query}"),
+            &[
+                ("content-type", "application/json"),
+                ("authorization", &format!("Bearer {publish_token}")),
+            ],
+            text.as_bytes(),
+        )
+        .expect("request")
+    };
+    let (stay, old) = ("@stay:test", "@old:test");
+    for p in [stay, old] {
+        say(&mut c, p, "!zone enter crypt_valdris");
+        say(&mut c, p, "!zone advance");
+    }
+    let room = |c: &mut Conn, p: &str| say1(c, p, "!zone status");
+    let (stay_was, old_was) = (room(&mut c, stay), room(&mut c, old));
+    // @old's run is from before zone versions: it has none.
+    rusqlite::Connection::open(&db)
+        .expect("db")
+        .execute(
+            "UPDATE dnd_zone_run SET zone_file_seq = NULL WHERE user_id = ?1",
+            [old],
+        )
+        .expect("unversioned");
+
+    // A change that keeps every player's room and ways on: published as before.
+    let renamed = support::zone_text("crypt_valdris").replace("Crypt of Valdris", "Valdris Crypt");
+    let r = as_publisher(&mut c, &renamed, "");
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["players_affected"], 0, "{}", r.text());
+
+    // A stub of another zone's rooms under the crypt's id.
+    let stub = support::zone_text("cinder_spire").replace("\"cinder_spire\"", "\"crypt_valdris\"");
+    let r = as_publisher(&mut c, &stub, "");
+    assert_eq!(r.status, 409, "{}", r.text());
+    let err = r.json()["error"].as_str().unwrap_or_default().to_string();
+    assert!(
+        err.contains("2 player(s)") && err.contains("force=true"),
+        "{err}"
+    );
+    let served = c.get("/api/zones/crypt_valdris").expect("zone").text();
+    assert!(served.contains("Valdris Crypt"), "nothing was changed");
+    let r = as_publisher(&mut c, &stub, "?force=true");
+    assert_eq!(r.status, 403, "a publish token cannot force: {}", r.text());
+
+    // The operator may: the players play on where they were.
+    let r = c
+        .request(
+            "POST",
+            "/api/zones?force=true",
+            &[("content-type", "application/json")],
+            stub.as_bytes(),
+        )
+        .expect("request");
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["players_affected"], 2, "{}", r.text());
+    assert_eq!(room(&mut c, stay), stay_was);
+    assert_eq!(
+        room(&mut c, old),
+        old_was,
+        "the unversioned run kept its graph"
+    );
+    for p in [stay, old] {
+        let t = say1(&mut c, p, "!zone advance");
+        assert!(!t.to_lowercase().contains("error"), "{p}: {t}");
+    }
+}

@@ -195,6 +195,19 @@ impl Tx<'_> {
             .collect()
     }
 
+    /// The room of each active run in `zone_id`, whatever version it plays.
+    pub fn active_rooms(&mut self, zone_id: &str) -> Result<Vec<String>> {
+        self.conn
+            .query(
+                "SELECT current_node FROM dnd_zone_run
+                 WHERE zone_id = ?1 AND outcome = '' AND current_node != ''",
+                &vals![zone_id],
+            )?
+            .iter()
+            .map(|r| r.text(0))
+            .collect()
+    }
+
     /// Active runs started before zone versions (no `zone_file_seq`) are given the version
     /// `seq` of their zone, the graph they have walked so far.
     pub fn pin_unversioned_runs(&mut self, zone_id: &str, seq: i64) -> Result<u64> {

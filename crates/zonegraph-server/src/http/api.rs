@@ -3,8 +3,9 @@
 //! the service.
 
 use axum::Json;
+use axum::body::Body;
 use axum::extract::rejection::JsonRejection;
-use axum::extract::{DefaultBodyLimit, Path as UrlPath, State};
+use axum::extract::{Path as UrlPath, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get, post};
@@ -16,7 +17,9 @@ use zonegraph_core::chat;
 use super::auth::{allowed, authorize, caller};
 use super::events::run_events;
 use super::health::healthz;
-use super::{AppState, MAX_ACK_IDS, MAX_USER_LEN, ZONE_BODY_LIMIT, error, internal};
+use super::{
+    AppState, BODY_LIMIT, MAX_ACK_IDS, MAX_USER_LEN, ZONE_BODY_LIMIT, error, internal, read_body,
+};
 use crate::service::CommandError;
 use crate::store;
 use crate::tokens::{Caller, Need};
@@ -26,19 +29,11 @@ use crate::tokens::{Caller, Need};
 pub(super) fn api_routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
     vec![
         ("/api/command", post(command)),
-        (
-            "/api/zones",
-            get(zones)
-                .post(publish)
-                .layer(DefaultBodyLimit::max(ZONE_BODY_LIMIT)),
-        ),
+        ("/api/zones", get(zones).post(publish)),
         ("/api/zones/{zone_id}", get(zone).delete(withdraw)),
         ("/api/zones/{zone_id}/versions", get(zone_versions)),
         ("/api/zones/{zone_id}/insight", get(zone_insight)),
-        (
-            "/api/zones/{zone_id}/review",
-            post(review).layer(DefaultBodyLimit::max(ZONE_BODY_LIMIT)),
-        ),
+        ("/api/zones/{zone_id}/review", post(review)),
         // A run view of 100 rooms is ≈ 31 KB of JSON, ≈ 2 KB gzipped: it shares a phone's
         // link with the run page's wasm on the first visit.
         (
@@ -106,28 +101,48 @@ impl ForUser for AckBody {
     }
 }
 
-/// What every transport route that acts for a user checks first: the bearer token, the JSON
-/// body (a malformed one is answered with an example of what was `expected`), the user id,
-/// and that the token may act as that user.
-pub(super) async fn user_body<T: ForUser>(
+/// What every transport route that acts for a user checks first: the bearer token (before a
+/// byte of the body is read), the JSON body (a malformed one is answered with an example of
+/// what was `expected`), the user id, and that the token may act as that user.
+pub(super) async fn user_body<T: ForUser + serde::de::DeserializeOwned>(
     state: &AppState,
     headers: &HeaderMap,
-    body: Result<Json<T>, JsonRejection>,
+    body: Body,
     expected: &str,
 ) -> Result<T, Response> {
     let caller = caller(state, headers).await?;
-    let Json(body) = body.map_err(|rejection| json_rejection(&rejection, expected))?;
+    if !is_json(headers) {
+        return Err(error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            format!("send the body with Content-Type: application/json; expected {expected}"),
+        ));
+    }
+    let bytes = read_body(state, headers, body, BODY_LIMIT).await?;
+    let Json(body) =
+        Json::<T>::from_bytes(&bytes).map_err(|rejection| json_rejection(&rejection, expected))?;
     check_user(body.user()).map_err(|msg| error(StatusCode::UNPROCESSABLE_ENTITY, msg))?;
     allowed(state, &caller, Need::ActAs(body.user()))?;
     Ok(body)
 }
 
+/// Whether the request says its body is JSON (`application/json`, or a `+json` type).
+pub(super) fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|t| t.trim().to_ascii_lowercase())
+        .is_some_and(|t| {
+            t == "application/json" || (t.starts_with("application/") && t.ends_with("+json"))
+        })
+}
+
 pub(super) async fn command(
     State(state): State<AppState>,
     headers: HeaderMap,
-    body: Result<Json<CommandBody>, JsonRejection>,
+    body: Body,
 ) -> Response {
-    let body = match user_body(
+    let body: CommandBody = match user_body(
         &state,
         &headers,
         body,
@@ -323,15 +338,9 @@ pub(super) async fn withdraw(
         Ok(c) => c,
         Err(r) => return r,
     };
-    let force = match query.as_deref() {
-        None | Some("") => false,
-        Some("force=true") | Some("force=1") => true,
-        Some(other) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                format!("unknown query {other:?}: the only one is force=true; nothing was changed"),
-            );
-        }
+    let force = match force_query(query.as_deref()) {
+        Ok(f) => f,
+        Err(r) => return r,
     };
     let by = author(&headers, &caller, "DELETE /api/zones");
     match state.service.withdraw(&zone_id, force, by).await {
@@ -372,32 +381,46 @@ pub(super) async fn withdraw(
     }
 }
 
+/// `?force=true` (or none): whether a change that players in the zone would feel is meant.
+#[allow(clippy::result_large_err)] // a Response is the error we hand back
+fn force_query(query: Option<&str>) -> Result<bool, Response> {
+    match query {
+        None | Some("") => Ok(false),
+        Some("force=true") | Some("force=1") => Ok(true),
+        Some(other) => Err(error(
+            StatusCode::BAD_REQUEST,
+            format!("unknown query {other:?}: the only one is force=true; nothing was changed"),
+        )),
+    }
+}
+
 /// `POST /api/zones`: publishes the zone file in the body (see [`Store::publish`]): 200 with
 /// `{"published", "file", "replaced", "zones", "findings"}`; 422 with the findings of every
 /// zone file in `zonegraph check --json`'s shape (`{"zones": [...]}`, plus `"error"`) when
 /// it, checked with the zones served, has errors; nothing changes then.
-/// A zone file sent as a request's body: JSON, by its content type (a form or a
-/// `text/plain` POST is what a page on another site can send without asking first).
-pub(super) fn zone_body(
+/// A zone file sent as a request's body, read once the caller may publish: JSON, by its
+/// content type (a form or a `text/plain` POST is what a page on another site can send
+/// without asking first), at most [`ZONE_BODY_LIMIT`] bytes of UTF-8.
+pub(super) async fn zone_body(
+    state: &AppState,
     headers: &HeaderMap,
-    body: Result<String, axum::extract::rejection::StringRejection>,
-) -> Result<String, Box<Response>> {
-    let json = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"));
-    if !json {
-        return Err(Box::new(error(
+    body: Body,
+) -> Result<String, Response> {
+    if !is_json(headers) {
+        return Err(error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "send the zone file with Content-Type: application/json; nothing was changed",
-        )));
+        ));
     }
-    body.map_err(|r| {
-        Box::new(error(
-            r.status(),
-            format!("{}; expected a zone file", r.body_text()),
-        ))
+    let bytes = read_body(state, headers, body, ZONE_BODY_LIMIT).await?;
+    String::from_utf8(bytes.to_vec()).map_err(|e| {
+        error(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "the body is not UTF-8 (byte {}); expected a zone file; nothing was changed",
+                e.utf8_error().valid_up_to()
+            ),
+        )
     })
 }
 
@@ -409,14 +432,14 @@ pub(super) async fn review(
     State(state): State<AppState>,
     headers: HeaderMap,
     UrlPath(zone_id): UrlPath<String>,
-    body: Result<String, axum::extract::rejection::StringRejection>,
+    body: Body,
 ) -> Response {
     if let Err(r) = authorize(&state, &headers, Need::Publish).await {
         return r;
     }
-    let body = match zone_body(&headers, body) {
+    let body = match zone_body(&state, &headers, body).await {
         Ok(b) => b,
-        Err(r) => return *r,
+        Err(r) => return r,
     };
     match state.service.review(&zone_id, body).await {
         Ok(Ok(found)) => Json(found).into_response(),
@@ -434,18 +457,28 @@ pub(super) async fn review(
 pub(super) async fn publish(
     State(state): State<AppState>,
     headers: HeaderMap,
-    body: Result<String, axum::extract::rejection::StringRejection>,
+    axum::extract::RawQuery(query): axum::extract::RawQuery,
+    body: Body,
 ) -> Response {
     let caller = match authorize(&state, &headers, Need::Publish).await {
         Ok(c) => c,
         Err(r) => return r,
     };
-    let body = match zone_body(&headers, body) {
+    let force = match force_query(query.as_deref()) {
+        Ok(f) => f,
+        Err(r) => return r,
+    };
+    // Forced over players in the zone, a publish is a withdrawal for them: it needs what a
+    // withdrawal needs.
+    if force && let Err(r) = allowed(&state, &caller, Need::Withdraw) {
+        return r;
+    }
+    let body = match zone_body(&state, &headers, body).await {
         Ok(b) => b,
-        Err(r) => return *r,
+        Err(r) => return r,
     };
     let by = author(&headers, &caller, "POST /api/zones");
-    match state.service.publish(body, by).await {
+    match state.service.publish(body, by, force).await {
         Ok(Ok(p)) => {
             eprintln!(
                 "zonegraph: published zone {} as version {} ({}); serving {} zones",
@@ -457,6 +490,7 @@ pub(super) async fn publish(
                 "replaced": p.replaced,
                 "seq": p.seq,
                 "unchanged": p.unchanged,
+                "players_affected": p.players_affected,
                 "zones": p.zones,
                 "findings": { "zones": p.findings },
                 "warning": p.warning,
@@ -471,6 +505,15 @@ pub(super) async fn publish(
             })),
         )
             .into_response(),
+        Ok(Err(store::Refused::Strands { zone_id, players })) => error(
+            StatusCode::CONFLICT,
+            format!(
+                "{players} player(s) in zone {zone_id:?} stand in a room this version removes, \
+                 or before a way on it removes: publish it with ?force=true (a token that may \
+                 withdraw zones; their runs go on, on the version they started on); nothing \
+                 was changed"
+            ),
+        ),
         Ok(Err(store::Refused::BadId(id))) => error(
             StatusCode::UNPROCESSABLE_ENTITY,
             format!(
@@ -559,12 +602,13 @@ pub(super) struct NoticesBody {
 pub(super) async fn notices(
     State(state): State<AppState>,
     headers: HeaderMap,
-    body: Result<Json<NoticesBody>, JsonRejection>,
+    body: Body,
 ) -> Response {
-    let body = match user_body(&state, &headers, body, "{\"user\": \"@alice:example.org\"}").await {
-        Ok(b) => b,
-        Err(r) => return r,
-    };
+    let body: NoticesBody =
+        match user_body(&state, &headers, body, "{\"user\": \"@alice:example.org\"}").await {
+            Ok(b) => b,
+            Err(r) => return r,
+        };
     match state.service.notices(&body.user).await {
         Ok(list) => Json(json!({ "notices": list })).into_response(),
         Err(e) => internal(&e),
@@ -594,9 +638,9 @@ pub(super) struct AckBody {
 pub(super) async fn ack_notices(
     State(state): State<AppState>,
     headers: HeaderMap,
-    body: Result<Json<AckBody>, JsonRejection>,
+    body: Body,
 ) -> Response {
-    let body = match user_body(
+    let body: AckBody = match user_body(
         &state,
         &headers,
         body,

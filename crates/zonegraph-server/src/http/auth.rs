@@ -122,31 +122,25 @@ pub(super) async fn caller(state: &AppState, headers: &HeaderMap) -> Result<Call
 }
 
 /// A scoped token's caller (see [`crate::tokens`]). A token of its shape not known yet
-/// has the tokens read again first (see [`tokens::TokenBook::miss_turn`]: waiting up to a
-/// second for the turn): one made on another machine a moment ago works at its first use.
+/// has the tokens read again first, at most once every [`tokens::MISS_REFRESH`] for the whole
+/// server (see [`tokens::TokenBook::miss_turn`]): one made on another machine a moment ago
+/// works at its first use. A miss while that turn is taken is refused at once, never parked:
+/// a stream of made-up tokens costs one read a second and holds no request slot.
 pub(super) async fn scoped_caller(state: &AppState, token: &str) -> Result<Caller, Response> {
     let service = &state.service;
     let mut found = service.tokens().find(token);
     if found.is_none() && tokens::has_token_shape(token) {
-        let mut turn = service.tokens().miss_turn();
-        if let Err(wait) = turn {
-            // Another miss read the tokens less than a second ago: wait for the next turn
-            // (that read may have brought this token), then take it if it is still ours.
-            tokio::time::sleep(wait).await;
-            found = service.tokens().find(token);
-            turn = if found.is_none() {
-                service.tokens().miss_turn()
-            } else {
-                Err(Duration::ZERO)
-            };
+        if service.tokens().miss_turn().is_err() {
+            return Err(unauthorized(
+                "wrong bearer token (a token made on another instance less than a second ago \
+                 works from the next second)",
+            ));
         }
-        if turn.is_ok() {
-            match service.refresh_tokens().await {
-                Ok(words) => words.iter().for_each(|w| eprintln!("zonegraph: {w}")),
-                Err(e) => return Err(internal(&e)),
-            }
-            found = service.tokens().find(token);
+        match service.refresh_tokens().await {
+            Ok(words) => words.iter().for_each(|w| eprintln!("zonegraph: {w}")),
+            Err(e) => return Err(internal(&e)),
         }
+        found = service.tokens().find(token);
     }
     match found {
         Some(g) => match g.revoked_at_ms {

@@ -68,6 +68,9 @@ pub struct Limits {
     pub rate: Option<Rate>,
     /// Longest a request may take before it is answered 503 (a command keeps going).
     pub request_timeout: Duration,
+    /// How long a request's body may take to arrive once its sender is known (408 after
+    /// it): a client that sends half a body and waits holds a request slot no longer.
+    pub body_deadline: Duration,
     /// Most requests handled at once; more are refused with a 503 at once.
     pub max_in_flight: usize,
     /// The run pages' live streams: per run link, per instance, and how long each lives.
@@ -87,6 +90,7 @@ impl Default for Limits {
         Limits {
             rate: Some(Limits::DEFAULT_RATE),
             request_timeout: Duration::from_secs(30),
+            body_deadline: Duration::from_secs(10),
             max_in_flight: 512,
             streams: StreamLimits::default(),
         }
@@ -107,11 +111,66 @@ pub struct AppState {
     pub streams: Arc<Streams>,
     /// `/healthz`'s last probe.
     pub health: Arc<HealthProbe>,
+    /// [`Limits::body_deadline`].
+    pub body_deadline: Duration,
 }
 
 /// A JSON error response.
 pub fn error(status: StatusCode, message: impl Into<String>) -> Response {
     (status, Json(json!({ "error": message.into() }))).into_response()
+}
+
+/// A request's body, read only after its caller was known (no slot is held for an anonymous
+/// body): at most `limit` bytes (413 past it, told by `Content-Length` before any byte is
+/// read), all of it within the server's [`Limits::body_deadline`] (408 after it).
+pub(super) async fn read_body(
+    state: &AppState,
+    headers: &axum::http::HeaderMap,
+    body: axum::body::Body,
+    limit: usize,
+) -> Result<axum::body::Bytes, Response> {
+    use futures_util::StreamExt;
+    let too_large = || {
+        error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the body is over this route's limit of {limit} bytes; nothing was changed"),
+        )
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    let read = async {
+        let mut data = Vec::with_capacity(declared.map_or(0, |n| n as usize));
+        let mut stream = body.into_data_stream();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| {
+                error(
+                    StatusCode::BAD_REQUEST,
+                    format!("the body could not be read: {e}; nothing was changed"),
+                )
+            })?;
+            if data.len() + chunk.len() > limit {
+                return Err(too_large());
+            }
+            data.extend_from_slice(&chunk);
+        }
+        Ok(axum::body::Bytes::from(data))
+    };
+    let deadline = state.body_deadline;
+    match tokio::time::timeout(deadline, read).await {
+        Ok(read) => read,
+        Err(_) => Err(error(
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "the body did not arrive within {} ms; nothing was changed",
+                deadline.as_millis()
+            ),
+        )),
+    }
 }
 
 fn internal(e: &anyhow::Error) -> Response {

@@ -167,6 +167,7 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
         web: viewer.clone(),
         streams,
         health: Arc::default(),
+        body_deadline: config.limits.body_deadline,
     };
     let limits = config.limits;
     let (tx, rx) = oneshot::channel::<()>();

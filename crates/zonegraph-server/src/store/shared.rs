@@ -42,8 +42,13 @@ impl Store {
     }
 
     /// Publishes a zone file (see [`Catalog::publish`]).
-    pub fn publish(&self, text: &str, author: &Author) -> Result<Result<Published, Refused>> {
-        self.catalog.publish(&self.db, text, author)
+    pub fn publish(
+        &self,
+        text: &str,
+        author: &Author,
+        force: bool,
+    ) -> Result<Result<Published, Refused>> {
+        self.catalog.publish(&self.db, text, author, force)
     }
 
     /// Withdraws a zone (see [`Catalog::withdraw`]); the players told are followed by their

@@ -169,6 +169,9 @@ pub struct Published {
     pub seq: i64,
     /// Whether the file was already the version served (nothing new was made).
     pub unchanged: bool,
+    /// Players in the zone whose room, or a way on from it, the new version removes (a
+    /// forced publish); they play on, on the version they started on.
+    pub players_affected: usize,
     /// How many zones are served now.
     pub zones: usize,
     /// Every zone's findings (warnings only), as `zonegraph check --json` reports them.
@@ -193,6 +196,9 @@ pub enum Refused {
     Unknown(String),
     /// Players have runs in the zone (and the withdrawal was not forced).
     Active { zone_id: String, players: usize },
+    /// The new version removes the room, or a way on from it, of players in the zone (and the
+    /// publish was not forced): for them it is a withdrawal in effect.
+    Strands { zone_id: String, players: usize },
 }
 
 /// What withdrawing a zone did.

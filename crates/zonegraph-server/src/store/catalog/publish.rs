@@ -14,15 +14,23 @@ use super::{
     content_hash, served_files,
 };
 
+/// What a publish made: the version, whether it replaced one, every zone's findings, and
+/// the players whose room or way on it removes.
+type Made = (i64, bool, Vec<CheckedZone>, usize);
+
 impl Catalog {
     /// Publishes a zone file: checks it together with the zones served; on success makes it
     /// the zone's newest version, serves it, and writes it into the folder (over the file of
     /// the zone with its id, else as `<zone_id>.json`). On any error it changes nothing.
+    /// A version that removes the room, or a way on from it, of a player in the zone is
+    /// refused unless `force` (as a withdrawal is); runs still going keep the version they
+    /// play (runs from before versions are given the served one first).
     pub fn publish(
         &self,
         db: &db::Database,
         text: &str,
         author: &Author,
+        force: bool,
     ) -> Result<Result<Published, Refused>> {
         let _one = self.changing.lock().unwrap_or_else(|p| p.into_inner());
         let id = match zonegraph_core::format::parse(text) {
@@ -68,24 +76,24 @@ impl Catalog {
         );
         let zone_id = id.clone();
         let outcome = db.write(
-            move |tx| -> Result<Outcome<(i64, bool, Vec<CheckedZone>)>> {
+            move |tx| -> Result<Outcome<Made>> {
                 tx.lock_zone_sequence()?;
                 let hash = content_hash(&t);
                 let mut whole: Vec<(String, String, String)> = Vec::new();
-                let mut replaced = false;
+                let mut replaced = None;
                 let mut same = None;
                 for (zid, label, text, v) in served_files(tx)? {
                     if zid == zone_id {
-                        replaced = true;
                         if v.content_hash == hash {
                             same = Some(v.seq);
                         }
+                        replaced = Some((v.seq, text));
                         whole.push((zid, l.clone(), t.clone()));
                     } else {
                         whole.push((zid, label, text));
                     }
                 }
-                if !replaced {
+                if replaced.is_none() {
                     whole.push((zone_id.clone(), l.clone(), t.clone()));
                 }
                 let sources: Vec<(String, String)> =
@@ -95,8 +103,24 @@ impl Catalog {
                     Err(findings) => return Ok(Outcome::Refused(Refused::Findings(findings))),
                 };
                 if let Some(seq) = same {
-                    return Ok(Outcome::Unchanged((seq, replaced, checked)));
+                    return Ok(Outcome::Unchanged((seq, true, checked, 0)));
                 }
+                let mut affected = 0;
+                if let Some((old_seq, old_text)) = &replaced {
+                    let rooms = tx.active_rooms(&zone_id)?;
+                    if !rooms.is_empty() {
+                        affected = stranded(old_text, &t, &rooms);
+                        if affected > 0 && !force {
+                            return Ok(Outcome::Refused(Refused::Strands {
+                                zone_id,
+                                players: affected,
+                            }));
+                        }
+                    }
+                    // Runs from before versions keep the graph they walk.
+                    tx.pin_unversioned_runs(&zone_id, *old_seq)?;
+                }
+                let replaced = replaced.is_some();
                 let now = crate::clock::now_ms();
                 let seq = tx.add_version(&NewVersion {
                     zone_id: &zone_id,
@@ -109,13 +133,13 @@ impl Catalog {
                     now,
                 })?;
                 after_change(tx, now)?;
-                Ok(Outcome::Changed((seq, replaced, checked)))
+                Ok(Outcome::Changed((seq, replaced, checked, affected)))
             },
             Outcome::keep,
         )?;
-        let (seq, replaced, findings, unchanged) = match outcome {
-            Outcome::Changed((s, r, f)) => (s, r, f, false),
-            Outcome::Unchanged((s, r, f)) => (s, r, f, true),
+        let (seq, replaced, findings, unchanged, players_affected) = match outcome {
+            Outcome::Changed((s, r, f, a)) => (s, r, f, false, a),
+            Outcome::Unchanged((s, r, f, a)) => (s, r, f, true, a),
             Outcome::Refused(r) => return Ok(Err(r)),
         };
         self.load(db)?;
@@ -138,6 +162,7 @@ impl Catalog {
             replaced,
             seq,
             unchanged,
+            players_affected,
             zones: self.served().zones.len(),
             findings,
             warning,
@@ -269,4 +294,20 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<()> {
         return Err(anyhow::Error::new(e).context(format!("cannot write {}", path.display())));
     }
     Ok(())
+}
+
+/// How many runs in the zone, standing in `rooms`, would lose their room or a way on from it
+/// if `old`, the version served, became `new` ([`zonegraph_core::review::stranded_by`]).
+fn stranded(old: &str, new: &str, rooms: &[String]) -> usize {
+    match (
+        zonegraph_core::format::parse(old),
+        zonegraph_core::format::parse(new),
+    ) {
+        (Ok(old), Ok(new)) => {
+            let impact = zonegraph_core::impact::impact(&old, &new);
+            zonegraph_core::review::stranded_by(&impact, &new, rooms)
+        }
+        // Checked already; a file that no longer parses strands every one of them.
+        _ => rooms.len(),
+    }
 }
