@@ -123,7 +123,8 @@ pub const OPERATIONS: &[Operation] = &[
         summary: "What players do in a zone version (`?version=SEQ`, the newest by default; \
                   `?since=YYYY-MM-DD`): reach and drop-off per room, the split at forks, each \
                   lock's observed pass rate against the rules' prediction, routes, the win \
-                  rate; counts under 5 read \"< 5\", no player named",
+                  rate; counts of 1 to 4, and those a sum would give them back by, read \"hidden\"; \
+                  no player named",
         access: Access::Token("publish, admin"),
         request: None,
         answer: |g| {

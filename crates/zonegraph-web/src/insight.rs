@@ -6,8 +6,9 @@
 //!
 //! The answer is read by hand from a `serde_json::Value` into the core's types (deriving
 //! `Deserialize` for them would cost the page's bundle more than this): a count is a number or
-//! `"< 5"` (1 to 4 runs, kept unreadable: [`Count::FEW`]), a rate under 5 runs is `null`, and
-//! both stay so here: nothing below 5 runs is guessed at.
+//! `"hidden"` (1 to 4 runs, or one a sum would give such a count back by: [`Count::HIDDEN`]),
+//! a rate over a hidden count or under 5 runs is `null`, and both stay so here: nothing hidden
+//! is guessed at.
 
 use serde_json::Value;
 use zonegraph_core::format::LockKind;
@@ -23,7 +24,7 @@ use crate::model::{BOX_H, BOX_W, MapModel, num, percent};
 pub struct RoomReach {
     pub id: String,
     pub reached: Count,
-    /// Runs that reached it ÷ runs; `None` under 5 runs or for "< 5".
+    /// Runs that reached it ÷ runs; `None` under 5 runs or for a hidden count.
     pub reach: Option<f64>,
     /// Runs that ended here without winning (lost, fled, abandoned, dead end, stranded).
     pub dropped: Count,
@@ -65,10 +66,12 @@ pub struct Insight {
     pub sections: Vec<(String, Vec<String>)>,
 }
 
-/// A count as the server gives it: a number, or `"< 5"`.
+/// A count as the server gives it: a number, or `"hidden"` (an older server's `"< 5"`,
+/// 1 to 4 runs, reads as [`Count::FEW`]).
 fn count(v: &Value) -> Count {
     match v.as_u64() {
         Some(n) => Count(n),
+        None if v.as_str() == Some(insight::HIDDEN_WORD) => Count::HIDDEN,
         None if v.is_string() => Count::FEW,
         None => Count(0),
     }
@@ -259,7 +262,7 @@ pub fn reach_opacity(reach: Option<f64>) -> f64 {
 }
 
 /// The stroke width of a passage's flow: from 3 (a share near 0) to 17 (every run); 2 for a
-/// passage "< 5" runs took; none for one no run took.
+/// passage a hidden count of runs took; none for one no run took.
 pub fn flow_width(f: &Flow) -> f64 {
     match (f.taken, f.share) {
         (Count(0), _) => 0.0,
@@ -356,6 +359,14 @@ pub fn url(server: &str, zone_id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hidden_count_stays_hidden_and_an_older_servers_few_stays_few() {
+        assert_eq!(count(&serde_json::json!("hidden")), Count::HIDDEN);
+        assert_eq!(count(&serde_json::json!("< 5")), Count::FEW);
+        assert_eq!(count(&serde_json::json!(7)), Count(7));
+        assert_eq!(Count::HIDDEN.to_string(), "hidden");
+    }
 
     /// An answer as the server gives it for the Crypt's first rooms: 30 runs, 24 abandoned
     /// in the corridor, 6 through the fork's first way; the lock observed outside the model.

@@ -316,14 +316,14 @@ fn small_cells_are_hidden_and_no_player_is_named() {
     let runs = play(&v1, "few", 3, &mut seen);
     let i = insight(&v1, &runs);
     let json = serde_json::to_value(&i).expect("JSON");
-    assert_eq!(json["runs"], "< 5");
+    assert_eq!(json["runs"], "hidden");
     assert!(json["win"]["observed"].is_null());
     assert!(
         json["routes"]
             .as_array()
             .expect("routes")
             .iter()
-            .all(|r| r["share"].is_null() && r["runs"] == "< 5")
+            .all(|r| r["share"].is_null() && r["runs"] == "hidden")
     );
     let text = json.to_string();
     assert!(!text.contains("few-"), "a run id is in the insight");

@@ -85,7 +85,7 @@ pub(super) fn panel(state: State) -> impl IntoView {
     view! {
         <div class="insight">
             <button class="load-insight" on:click=move |_| load(state)>{format!("Load insight of {id}")}</button>
-            <p class="hint">"On the map: each room shaded by its reach, written above it; amber bands under the passages runs took, as wide as their share of the runs; ⚑ and a dashed red frame for a room where many runs ended without winning; “⚠ play ≠ model” at a lock whose observed pass rate falls outside the model's interval. Counts of 1 to 4 runs show as “< 5”, and no rate is given under 5 runs."</p>
+            <p class="hint">"On the map: each room shaded by its reach, written above it; amber bands under the passages runs took, as wide as their share of the runs; ⚑ and a dashed red frame for a room where many runs ended without winning; “⚠ play ≠ model” at a lock whose observed pass rate falls outside the model's interval. Counts of 1 to 4 runs, and those a sum would give them back by, show as “hidden”; no rate is given over a hidden count or under 5 runs."</p>
             {body}
         </div>
     }

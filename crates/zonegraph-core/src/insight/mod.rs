@@ -8,8 +8,11 @@
 //! ([`crate::difficulty`]) for the levels the runs started at.
 //!
 //! No player id goes in or out: the input is runs, the output counts. A count of 1–4 runs is
-//! written `"< 5"`, and a rate or share over fewer than 5 runs is `null`, so no one player's
-//! path can be read off. Pure and deterministic (rooms in file order, the rest sorted).
+//! written `"hidden"`, and so is any other count from which, with the totals and parts the
+//! answer gives beside it, one of those could be worked out (complementary suppression, see
+//! [`protect`]); a rate or share is given only when both its counts are written and the
+//! whole is at least 5, so no one player's path can be read off. Pure and deterministic
+//! (rooms in file order, the rest sorted).
 //!
 //! Its words live here too ([`summary`], [`win_words`], [`room_words`], [`fork_words`],
 //! [`lock_words`], [`route_words`], gathered by [`sections`]): the command line's
@@ -27,7 +30,7 @@ use crate::format::LockKind;
 use crate::text;
 use crate::zone::Zone;
 
-/// Below this many runs a count is written "< 5" and a rate is not given.
+/// Below this many runs a count is hidden and a rate is not given.
 pub const MIN_CELL: u64 = 5;
 
 /// A room is a drop-off when at least [`MIN_CELL`] runs, and this share of all runs, ended
@@ -37,16 +40,21 @@ pub const DROP_OFF_SHARE: f64 = 0.1;
 /// How many standard deviations the interval around a predicted pass rate spans (95 %).
 const Z95: f64 = 1.96;
 
-/// A number of runs: written as itself from [`MIN_CELL`] up (and 0), else `"< 5"`.
+/// How insight writes a hidden count, whatever it hides: one word for a count of 1 to 4 and
+/// for a larger one withheld beside it, so the two cannot be told apart.
+pub const HIDDEN_WORD: &str = "hidden";
+
+/// A number of runs: written as itself from [`MIN_CELL`] up (and 0); 1 to 4 as `"< 5"` (the
+/// review's counts); [`Count::HIDDEN`] as `"hidden"` (insight's hidden counts).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Count(pub u64);
 
 impl Serialize for Count {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if self.0 == 0 || self.0 >= MIN_CELL {
-            s.serialize_u64(self.0)
-        } else {
-            s.serialize_str("< 5")
+        match self.exact() {
+            Some(n) => s.serialize_u64(n),
+            None if *self == Count::HIDDEN => s.serialize_str(HIDDEN_WORD),
+            None => s.serialize_str("< 5"),
         }
     }
 }
@@ -55,20 +63,26 @@ impl Count {
     /// A count read back from `"< 5"`: known only to be 1 to 4, written "< 5" like them.
     pub const FEW: Count = Count(1);
 
+    /// A count insight withholds: 1 to 4, or more withheld so that such a count cannot be
+    /// worked out from the others ([`protect`]). Read `"hidden"` back as this.
+    pub const HIDDEN: Count = Count(u64::MAX);
+
     /// The number, when it is written as itself (0, or [`MIN_CELL`] and up).
     pub fn exact(self) -> Option<u64> {
-        (self.0 == 0 || self.0 >= MIN_CELL).then_some(self.0)
+        (self != Count::HIDDEN && (self.0 == 0 || self.0 >= MIN_CELL)).then_some(self.0)
     }
 
-    /// The sum as it may be written: exact while both parts are; a hidden part (1 to 4) adds
-    /// nothing to a written sum over 0 (a lower bound, so the hidden part cannot be read back
-    /// off the sum), and hidden parts alone stay hidden.
+    /// The sum as it may be written: exact while both parts are; a hidden part adds nothing
+    /// to a written sum over 0 (a lower bound, so the hidden part cannot be read back off
+    /// the sum), and hidden parts alone stay hidden.
     #[must_use]
     pub fn plus(self, other: Count) -> Count {
         match (self.exact(), other.exact()) {
             (Some(a), Some(b)) => Count(a + b),
-            (Some(0), None) | (None, None) => Count::FEW,
+            (Some(0), None) => other,
             (None, Some(0)) => self,
+            (None, None) if self == Count::HIDDEN || other == Count::HIDDEN => Count::HIDDEN,
+            (None, None) => Count::FEW,
             (Some(n), None) | (None, Some(n)) => Count(n),
         }
     }
@@ -91,18 +105,22 @@ impl schemars::JsonSchema for Count {
 
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({
-            "description": "A number of runs; \"< 5\" for 1 to 4 (no one player's play can be read off)",
-            "oneOf": [{"type": "integer", "minimum": 0}, {"const": "< 5"}]
+            "description": "A number of runs: 0, or 5 and up. \"hidden\" (insight) for 1 to 4, or for a larger count withheld because, with the totals and parts given beside it, a count of 1 to 4 could be worked out from it; \"< 5\" (review) for 1 to 4. No one player's play can be read off",
+            "oneOf": [
+                {"type": "integer", "minimum": 0},
+                {"const": "hidden"},
+                {"const": "< 5"}
+            ]
         })
     }
 }
 
 impl std::fmt::Display for Count {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.0 == 0 || self.0 >= MIN_CELL {
-            write!(f, "{}", self.0)
-        } else {
-            f.write_str("< 5")
+        match self.exact() {
+            Some(n) => write!(f, "{n}"),
+            None if *self == Count::HIDDEN => f.write_str(HIDDEN_WORD),
+            None => f.write_str("< 5"),
         }
     }
 }
@@ -263,7 +281,8 @@ pub struct WayInsight {
     pub to: String,
     pub taken: Count,
     pub picked: Count,
-    /// Its share of the runs that left the fork; null under 5 runs.
+    /// Its share of the runs that left the fork; null when `taken` or the runs that left
+    /// are hidden, or under 5 runs left.
     pub share: Option<f64>,
 }
 
@@ -277,13 +296,16 @@ pub struct LockInsight {
     /// Runs whose characters met it.
     pub met: Count,
     pub passed: Count,
-    /// Null under 5 runs.
+    /// `passed` ÷ `met`; null when either is hidden or under 5 runs met it.
     pub observed: Option<f64>,
-    /// The mean of the rules' pass chance for each of those characters.
+    /// The mean of the rules' pass chance for each of those characters; null when `met` is
+    /// hidden (its spread would tell how many) or under 5.
     pub predicted: Option<f64>,
-    /// 95 % of the pass rates the prediction allows for this many runs.
+    /// 95 % of the pass rates the prediction allows for this many runs; null like
+    /// `predicted`.
     pub interval: Option<[f64; 2]>,
-    /// The observed rate falls outside the interval: play and the model disagree.
+    /// The observed rate, when given, falls outside the interval: play and the model
+    /// disagree.
     pub flagged: bool,
 }
 
@@ -293,7 +315,8 @@ pub struct LockInsight {
 pub struct RouteInsight {
     pub rooms: Vec<String>,
     pub runs: Count,
-    /// Its share of the ended runs; null under 5 runs.
+    /// Its share of the ended runs; null when `runs` or the ended runs are hidden, or under
+    /// 5 ended runs.
     pub share: Option<f64>,
     pub won: Count,
 }
@@ -305,7 +328,7 @@ pub struct WinInsight {
     /// Ended runs.
     pub ended: Count,
     pub won: Count,
-    /// Null under 5 ended runs.
+    /// `won` ÷ `ended`; null when either is hidden or under 5 ended runs.
     pub observed: Option<f64>,
     /// The model's win chance at each ended run's starting level, averaged; null when the
     /// zone is not modelled or no level is known.
@@ -327,7 +350,7 @@ pub struct Insight {
     pub forks: Vec<ForkInsight>,
     /// Every locked passage some run met, sorted by its ends.
     pub locks: Vec<LockInsight>,
-    /// The ended runs' routes, the most taken first.
+    /// The ended runs' routes, the most taken first, then those whose runs are hidden.
     pub routes: Vec<RouteInsight>,
     pub win: WinInsight,
 }
@@ -345,8 +368,14 @@ struct LockTally {
     var: f64,
 }
 
-/// Reads `runs` (of `zone`'s version) together.
+/// Reads `runs` (of `zone`'s version) together; small counts hidden ([`protect`]).
 pub fn insight(zone: &Zone, runs: &[Run]) -> Insight {
+    protect(&tally(zone, runs))
+}
+
+/// The runs read together, every count as it is and every rate over 5 runs or more: the
+/// figures before [`protect`] hides what must not be read.
+fn tally(zone: &Zone, runs: &[Run]) -> Insight {
     let ids: Vec<String> = zone
         .graph
         .node_indices()
@@ -492,7 +521,7 @@ pub fn insight(zone: &Zone, runs: &[Run]) -> Insight {
             }
         })
         .collect();
-    let mut routes: Vec<RouteInsight> = routes
+    let routes: Vec<RouteInsight> = routes
         .into_iter()
         .map(|(rooms, (n, w))| RouteInsight {
             rooms,
@@ -501,8 +530,6 @@ pub fn insight(zone: &Zone, runs: &[Run]) -> Insight {
             won: Count(w),
         })
         .collect();
-    // The most taken first; equal counts keep the routes' sorted order (stable).
-    text::sort_by(&mut routes, |a, b| b.runs.cmp(&a.runs));
     Insight {
         zone_id: zone.id.clone(),
         runs: Count(runs.len() as u64),
@@ -596,7 +623,7 @@ pub fn summary(runs: Count, outcomes: &Outcomes) -> String {
 /// started at (1, 2)."
 pub fn win_words(w: &WinInsight) -> String {
     let observed = w.observed.map_or_else(
-        || "no rate (under 5 ended runs)".to_string(),
+        || "no rate (under 5 ended runs, or hidden)".to_string(),
         |o| format!("{} observed", text::percent(o)),
     );
     let model = w.predicted.map_or_else(
@@ -617,7 +644,7 @@ pub fn win_words(w: &WinInsight) -> String {
 }
 
 /// "Corridor: reached by 30 of 30 (100%); 24 ended here without winning (abandoned 24) — a
-/// drop-off; the fork timeout chose the way on for < 5".
+/// drop-off; the fork timeout chose the way on for hidden".
 pub fn room_words(name: &str, r: &RoomInsight, runs: Count) -> String {
     let mut s = format!("{name}: reached by {} of {runs}", r.reached);
     if let Some(p) = r.reach(runs) {
@@ -642,7 +669,7 @@ pub fn room_words(name: &str, r: &RoomInsight, runs: Count) -> String {
     s
 }
 
-/// "At Fork (met by 6): Main Hall 6 (100%, < 5 by the fork timeout), Side Chapel 0 (0%)".
+/// "At Fork (met by 6): Main Hall 6 (100%, hidden by the fork timeout), Side Chapel 0 (0%)".
 pub fn fork_words(f: &ForkInsight, name: Namer) -> String {
     let ways: Vec<String> = f
         .ways
@@ -673,22 +700,23 @@ pub fn lock_words(l: &LockInsight, name: Namer) -> String {
         l.passed,
         l.met
     );
-    match (l.observed, l.predicted) {
-        (Some(o), Some(p)) => {
-            let interval = l.interval.map_or_else(String::new, |[lo, hi]| {
-                format!(
-                    " (95% interval {}–{})",
-                    text::percent(lo),
-                    text::percent(hi)
-                )
-            });
-            s.push_str(&format!(
-                " ({}); the model predicts {}{interval}",
-                text::percent(o),
-                text::percent(p)
-            ));
-        }
-        _ => s.push_str(" (under 5 runs: no rate)"),
+    match l.observed {
+        Some(o) => s.push_str(&format!(" ({})", text::percent(o))),
+        None => s.push_str(" (no rate: under 5 runs, or hidden)"),
+    }
+    // The prediction is given whenever `met` is shown, the observed rate or not.
+    if let Some(p) = l.predicted {
+        let interval = l.interval.map_or_else(String::new, |[lo, hi]| {
+            format!(
+                " (95% interval {}–{})",
+                text::percent(lo),
+                text::percent(hi)
+            )
+        });
+        s.push_str(&format!(
+            "; the model predicts {}{interval}",
+            text::percent(p)
+        ));
     }
     if l.flagged {
         s.push_str(". Play disagrees with the model.");
@@ -743,151 +771,8 @@ fn round4(x: f64) -> f64 {
     difficulty::round4(x)
 }
 
+mod protect;
+use protect::protect;
+
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn outcomes(set: &[(Standing, u64)]) -> Outcomes {
-        let mut o = Outcomes::default();
-        for (s, n) in set {
-            *o.slot(*s) = Count(*n);
-        }
-        o
-    }
-
-    /// The Crypt's first rooms: 30 runs, 24 abandoned in the corridor, 6 through the fork's
-    /// first way; the lock observed outside the model.
-    fn crypt() -> Insight {
-        let room = |id: &str, reached, ended: &[(Standing, u64)], timed_out| RoomInsight {
-            id: id.into(),
-            reached: Count(reached),
-            ended_here: outcomes(ended),
-            timed_out: Count(timed_out),
-        };
-        Insight {
-            zone_id: "c".into(),
-            runs: Count(30),
-            outcomes: outcomes(&[(Standing::Abandoned, 24), (Standing::Active, 6)]),
-            rooms: vec![
-                room("c.entry", 30, &[], 0),
-                room("c.corridor", 30, &[(Standing::Abandoned, 24)], 0),
-                room("c.fork", 6, &[(Standing::Lost, 2)], 3),
-                room("c.hall", 4, &[(Standing::Active, 4)], 0),
-            ],
-            forks: vec![ForkInsight {
-                at: "c.fork".into(),
-                met: Count(6),
-                ways: vec![
-                    WayInsight {
-                        to: "c.hall".into(),
-                        taken: Count(6),
-                        picked: Count(2),
-                        share: Some(1.0),
-                    },
-                    WayInsight {
-                        to: "c.boss".into(),
-                        taken: Count(0),
-                        picked: Count(0),
-                        share: Some(0.0),
-                    },
-                ],
-            }],
-            locks: vec![LockInsight {
-                from: "c.fork".into(),
-                to: "c.boss".into(),
-                kind: LockKind::PerceptionCheck,
-                met: Count(6),
-                passed: Count(0),
-                observed: Some(0.0),
-                predicted: Some(0.55),
-                interval: Some([0.15, 0.95]),
-                flagged: true,
-            }],
-            routes: vec![RouteInsight {
-                rooms: vec!["c.entry".into(), "c.corridor".into()],
-                runs: Count(24),
-                share: Some(1.0),
-                won: Count(0),
-            }],
-            win: WinInsight {
-                ended: Count(24),
-                won: Count(0),
-                observed: Some(0.0),
-                predicted: Some(0.4),
-                levels: vec![1, 2],
-            },
-        }
-    }
-
-    #[test]
-    fn hidden_counts_stay_hidden_when_summed() {
-        assert_eq!(Count(0).plus(Count::FEW), Count::FEW);
-        assert_eq!(Count(7).plus(Count(3)), Count(7), "a lower bound");
-        assert_eq!(Count(3).plus(Count(4)).to_string(), "< 5");
-        assert_eq!(Count(7).plus(Count(5)), Count(12));
-        assert_eq!(share(Count(3), Count(4)), None, "under 5 runs");
-        assert_eq!(share(Count(6), Count(30)), Some(0.2));
-        assert_eq!(share(Count::FEW, Count(30)), None);
-    }
-
-    #[test]
-    fn the_sections_say_the_numbers_in_words() {
-        let upper = |id: &str| id.to_ascii_uppercase();
-        let said = sections(3, &crypt(), &upper);
-        let heads: Vec<&str> = said.iter().map(|(h, _)| h.as_str()).collect();
-        assert_eq!(
-            heads,
-            [
-                "Version 3: 30 runs: abandoned 24, active 6",
-                "Rooms: reach and endings",
-                "Forks",
-                "Locks, observed and predicted",
-                "Routes"
-            ]
-        );
-        let lines: Vec<&str> = said
-            .iter()
-            .flat_map(|(_, l)| l)
-            .map(String::as_str)
-            .collect();
-        assert_eq!(
-            lines,
-            [
-                "Wins: 0 of 24 ended runs, 0% observed; the model predicts 40% at the levels the runs started at (1, 2).",
-                "C.ENTRY: reached by 30 of 30 (100%)",
-                "C.CORRIDOR: reached by 30 of 30 (100%); 24 ended here without winning (abandoned 24) — a drop-off",
-                "C.FORK: reached by 6 of 30 (20%); < 5 ended here without winning (lost < 5); the fork timeout chose the way on for < 5",
-                "C.HALL: reached by < 5 of 30",
-                "At C.FORK (met by 6): C.HALL 6 (100%, < 5 by the fork timeout), C.BOSS 0 (0%)",
-                "C.FORK → C.BOSS (Perception check): passed 0 of 6 (0%); the model predicts 55% (95% interval 15%–95%). Play disagrees with the model.",
-                "24 runs (100%), 0 won: C.ENTRY → C.CORRIDOR",
-            ]
-        );
-    }
-
-    #[test]
-    fn few_runs_give_no_rates_and_empty_sections_are_left_out() {
-        let mut i = crypt();
-        i.forks.clear();
-        i.routes.clear();
-        i.locks[0].observed = None;
-        i.locks[0].predicted = None;
-        i.win.observed = None;
-        i.win.predicted = None;
-        i.outcomes = Outcomes::default();
-        i.runs = Count(0);
-        let said = sections(1, &i, &|id: &str| id.to_string());
-        assert_eq!(said.len(), 3, "{said:?}");
-        assert_eq!(said[0].0, "Version 1: 0 runs");
-        assert_eq!(
-            said[0].1,
-            [
-                "Wins: 0 of 24 ended runs, no rate (under 5 ended runs); the model gives no odds (not modelled, or no level known)."
-            ]
-        );
-        assert!(
-            said[2].1[0]
-                .ends_with("passed 0 of 6 (under 5 runs: no rate). Play disagrees with the model.")
-        );
-    }
-}
+mod tests;
