@@ -212,6 +212,9 @@ pub struct TokenBook {
     read_at: Mutex<Option<Instant>>,
     /// When a token not known last made this instance read the tokens.
     missed_at: Mutex<Option<Instant>>,
+    /// Held by a request that looks a token up after a miss, so that a request for a token
+    /// another request is reading the tokens for waits for that read (not for the turn).
+    misses: tokio::sync::Mutex<()>,
     /// The tokens whose scope was said to be unreadable (said once, not at every read).
     told: Mutex<BTreeSet<String>>,
 }
@@ -280,6 +283,12 @@ impl TokenBook {
     /// token took the turn in the last second (then it is refused once, and works after it).
     pub fn miss_turn(&self) -> Result<(), Duration> {
         take_turn(&self.missed_at, MISS_REFRESH)
+    }
+
+    /// The turn of requests whose token was not known: one at a time, each for as long as it
+    /// takes to look again (and, at most once every [`MISS_REFRESH`], to read the tokens).
+    pub async fn miss_lock(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.misses.lock().await
     }
 }
 

@@ -357,3 +357,42 @@ fn an_allowed_origin_passes_the_cross_site_check_and_no_other_does() {
         Ok("https://game.example:8443")
     );
 }
+
+/// A token made while the server runs, first used by several requests at once (as the studio
+/// does: the zone list and a zone): every one is let in. The first reads the tokens; the
+/// others wait for that read, not for the next second's turn. A made-up token sent at once
+/// after is refused at once.
+#[test]
+fn a_new_tokens_first_requests_at_once_are_all_let_in() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = Ctx::new(dir.path())
+        .auth(Auth::Token(OPERATOR.into()))
+        .start();
+    let token = new_token(&dir.path().join("z.db").to_string_lossy(), "publish");
+    let statuses: Vec<u16> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|_| {
+                let token = token.clone();
+                s.spawn(move || {
+                    let mut c = Conn::connect(server.addr).expect("connect");
+                    with(&mut c, &token, "GET", "/api/zones", &json!(null)).status
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a request"))
+            .collect()
+    });
+    assert_eq!(statuses, vec![200; 8]);
+    let mut c = Conn::connect(server.addr).expect("connect");
+    let made_up = format!("zgt_{:08x}_{:032x}", 1, 2);
+    let started = std::time::Instant::now();
+    let r = with(&mut c, &made_up, "GET", "/api/zones", &json!(null));
+    assert_eq!(r.status, 401, "{}", r.text());
+    assert!(
+        started.elapsed() < Duration::from_millis(900),
+        "parked for {:?}",
+        started.elapsed()
+    );
+}

@@ -124,23 +124,29 @@ pub(super) async fn caller(state: &AppState, headers: &HeaderMap) -> Result<Call
 /// A scoped token's caller (see [`crate::tokens`]). A token of its shape not known yet
 /// has the tokens read again first, at most once every [`tokens::MISS_REFRESH`] for the whole
 /// server (see [`tokens::TokenBook::miss_turn`]): one made on another machine a moment ago
-/// works at its first use. A miss while that turn is taken is refused at once, never parked:
-/// a stream of made-up tokens costs one read a second and holds no request slot.
+/// works at its first use. Misses take turns ([`tokens::TokenBook::miss_lock`]): one that
+/// comes while another reads the tokens waits for that read and looks again; one that finds
+/// the turn taken less than a second ago is refused at once, never parked. A stream of
+/// made-up tokens costs one read a second and holds no request slot for long.
 pub(super) async fn scoped_caller(state: &AppState, token: &str) -> Result<Caller, Response> {
     let service = &state.service;
     let mut found = service.tokens().find(token);
     if found.is_none() && tokens::has_token_shape(token) {
-        if service.tokens().miss_turn().is_err() {
-            return Err(unauthorized(
-                "wrong bearer token (a token made on another instance less than a second ago \
-                 works from the next second)",
-            ));
-        }
-        match service.refresh_tokens().await {
-            Ok(words) => words.iter().for_each(|w| eprintln!("zonegraph: {w}")),
-            Err(e) => return Err(internal(&e)),
-        }
+        let _turn = service.tokens().miss_lock().await;
         found = service.tokens().find(token);
+        if found.is_none() {
+            if service.tokens().miss_turn().is_err() {
+                return Err(unauthorized(
+                    "wrong bearer token (a token made on another instance less than a second \
+                     ago works from the next second)",
+                ));
+            }
+            match service.refresh_tokens().await {
+                Ok(words) => words.iter().for_each(|w| eprintln!("zonegraph: {w}")),
+                Err(e) => return Err(internal(&e)),
+            }
+            found = service.tokens().find(token);
+        }
     }
     match found {
         Some(g) => match g.revoked_at_ms {
