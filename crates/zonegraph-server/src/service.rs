@@ -169,6 +169,15 @@ impl Service {
         self.store.tokens()
     }
 
+    /// The one token `token`, read from the database by its hash and added to what is known
+    /// (see [`Store::look_up_token`]).
+    pub async fn look_up_token(
+        &self,
+        token: String,
+    ) -> anyhow::Result<Option<crate::tokens::Grant>> {
+        self.blocking(move |st| st.look_up_token(&token)).await
+    }
+
     /// Reads the scoped API tokens from the database again; returns what is worth logging.
     pub async fn refresh_tokens(&self) -> anyhow::Result<Vec<String>> {
         self.blocking(|st| st.refresh_tokens()).await

@@ -13,8 +13,8 @@
 //! A token looks like `zgt_<id>_<secret>`: the id names it in lists and logs, the secret is
 //! 128 random bits. Instances load the tokens from the database every
 //! [`REFRESH_EVERY`] (a revocation is in force within that), and at once when a token of
-//! this shape is not known yet (at most every [`MISS_REFRESH`]), so a new token works on
-//! its first use.
+//! this shape is not known yet (at most every [`MISS_REFRESH`]; in between, that one token
+//! is looked up by its hash), so a new token works on its first use.
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
@@ -212,9 +212,6 @@ pub struct TokenBook {
     read_at: Mutex<Option<Instant>>,
     /// When a token not known last made this instance read the tokens.
     missed_at: Mutex<Option<Instant>>,
-    /// Held by a request that looks a token up after a miss, so that a request for a token
-    /// another request is reading the tokens for waits for that read (not for the turn).
-    misses: tokio::sync::Mutex<()>,
     /// The tokens whose scope was said to be unreadable (said once, not at every read).
     told: Mutex<BTreeSet<String>>,
 }
@@ -278,17 +275,26 @@ impl TokenBook {
 
     /// For a token not known: `Ok` when this caller is to read the tokens now (the last such
     /// read was [`MISS_REFRESH`] ago or more; marked as now), else how long until the next
-    /// may. Tokens that are not known cost the database at most one read a second however
-    /// many are sent; a token just made is read at its first use, unless another unknown
-    /// token took the turn in the last second (then it is refused once, and works after it).
+    /// may. Tokens that are not known cost the database at most one read of every token a
+    /// second however many are sent; a miss in between looks up its one token by its hash.
     pub fn miss_turn(&self) -> Result<(), Duration> {
         take_turn(&self.missed_at, MISS_REFRESH)
     }
 
-    /// The turn of requests whose token was not known: one at a time, each for as long as it
-    /// takes to look again (and, at most once every [`MISS_REFRESH`], to read the tokens).
-    pub async fn miss_lock(&self) -> tokio::sync::MutexGuard<'_, ()> {
-        self.misses.lock().await
+    /// Adds the one token `row` (found by its hash after a miss) to what is known; its grant,
+    /// or `None` when this build cannot read its scope.
+    pub fn add(&self, row: &TokenRow) -> Option<Grant> {
+        let grant = Grant {
+            token_id: row.token_id.clone(),
+            scope: row.scope.parse::<Scope>().ok()?,
+            label: row.label.clone(),
+            revoked_at_ms: row.revoked_at_ms,
+        };
+        self.by_hash
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(row.token_sha256.clone(), grant.clone());
+        Some(grant)
     }
 }
 

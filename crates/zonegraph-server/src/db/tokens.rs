@@ -45,6 +45,19 @@ impl Tx<'_> {
             .collect()
     }
 
+    /// The record of the token whose SHA-256 is `sha256` (an indexed read), if one was made.
+    pub fn api_token(&mut self, sha256: &str) -> Result<Option<TokenRow>> {
+        self.conn
+            .query(
+                "SELECT token_id, token_sha256, scope, label, created_at_ms, revoked_at_ms
+                 FROM zone_api_token WHERE token_sha256 = ?1",
+                &vals![sha256],
+            )?
+            .first()
+            .map(token_row)
+            .transpose()
+    }
+
     /// Adds a token's record.
     pub fn add_api_token(&mut self, t: &TokenRow) -> Result<()> {
         self.conn.execute(

@@ -68,6 +68,15 @@ impl Store {
     }
 
     /// Reads the scoped API tokens from the database again; returns what is worth logging.
+    pub fn look_up_token(&self, token: &str) -> Result<Option<crate::tokens::Grant>> {
+        let hash = crate::tokens::sha256_hex(token);
+        Ok(self
+            .db
+            .read(|tx| tx.api_token(&hash))?
+            .and_then(|row| self.tokens.add(&row)))
+    }
+
+    /// Reads the scoped API tokens from the database again; returns what is worth logging.
     pub fn refresh_tokens(&self) -> Result<Vec<String>> {
         let rows = self.db.read(|tx| tx.api_tokens())?;
         Ok(self.tokens.load(&rows))
