@@ -2,6 +2,7 @@
 //! themselves live in `integration/`).
 
 pub mod client;
+pub mod seed;
 
 /// A free TCP port on the loopback address (for a server the tests start as a process).
 pub fn free_port() -> u16 {

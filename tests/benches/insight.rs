@@ -12,9 +12,6 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
-use zonegraph_core::bot::{self, Authority, Context, Player};
-use zonegraph_core::command::Syntax;
-use zonegraph_core::engine::{Character, Run};
 use zonegraph_server::db::{Database, DbAt, Upgrade};
 use zonegraph_tests::client::load::env_usize;
 
@@ -34,52 +31,6 @@ fn time<T>(n: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
     (median(took), last.expect("at least one"))
 }
 
-fn play(zone: &zonegraph_core::Zone, n: usize) -> Vec<Run> {
-    let zones = std::slice::from_ref(zone);
-    (0..n)
-        .map(|i| {
-            let mut player = Player {
-                character: Character::standard(1 + (i % 4) as u32),
-                run: None,
-            };
-            let cx = Context {
-                now: 1_700_000_000_000 + i as i64,
-                new_run_id: format!("bench-{i}"),
-                run_link: None,
-                fork_timeout_ms: i64::MAX,
-                syntax: Syntax::Chat,
-                authority: Authority::Player,
-            };
-            let mut text = format!("!zone enter {}", zone.id);
-            for _ in 0..60 {
-                bot::handle(zones, &mut player, &text, &cx);
-                let run = player.run.as_ref().expect("a run");
-                if run.is_over() {
-                    break;
-                }
-                text = if run.encounter.is_some() {
-                    "!zone fight".into()
-                } else if let Some(f) = &run.pending_fork {
-                    let open: Vec<usize> = (0..f.options.len())
-                        .filter(|&k| f.options[k].open)
-                        .collect();
-                    match if i % 2 == 0 {
-                        open.first()
-                    } else {
-                        open.last()
-                    } {
-                        Some(k) => format!("!zone go {}", k + 1),
-                        None => "!zone abandon".into(),
-                    }
-                } else {
-                    "!zone advance".into()
-                };
-            }
-            player.run.expect("a run")
-        })
-        .collect()
-}
-
 fn main() -> Result<()> {
     let n = env_usize("ZONEGRAPH_BENCH_RUNS", 100_000);
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -96,29 +47,10 @@ fn main() -> Result<()> {
     let (zone, _) = zonegraph_core::zone::load(&text).map_err(|e| anyhow::anyhow!("{e}"))?;
 
     let start = Instant::now();
-    let runs = play(&zone, n);
+    let runs = zonegraph_tests::seed::played_runs(&zone, n);
     let played = start.elapsed();
     let start = Instant::now();
-    for (c, chunk) in runs.chunks(5_000).enumerate() {
-        let chunk = chunk.to_vec();
-        db.write(
-            move |tx| {
-                for (i, run) in chunk.iter().enumerate() {
-                    let k = c * 5_000 + i;
-                    let st = tx.run_insert(
-                        &format!("@p{k}:bench"),
-                        run,
-                        0,
-                        Some(seq),
-                        &format!("{k:032x}"),
-                    )?;
-                    tx.all_hold(&[st])?;
-                }
-                Ok(())
-            },
-            |_| true,
-        )?;
-    }
+    zonegraph_tests::seed::store_runs(&db, seq, &runs)?;
     let stored = start.elapsed();
     println!("{n} runs of crypt_valdris: played in {played:.2?}, stored in {stored:.2?}");
 
@@ -147,7 +79,7 @@ fn main() -> Result<()> {
     }
     let sealed = sealed.to_string();
     let (r, review) = time(3, || {
-        zonegraph_server::store::review::of_database(&db, "crypt_valdris", &sealed)
+        zonegraph_server::store::review::of_database(&db, "crypt_valdris", &sealed, n, &|| false)
     });
     let review = review?.map_err(|e| anyhow::anyhow!("{e:?}"))?;
     println!(

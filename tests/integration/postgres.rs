@@ -760,7 +760,12 @@ fn insight_and_review_read_runs_played_on_another_instance() {
     }
     let r = b
         .store
-        .review("crypt_valdris", &file.to_string())
+        .review(
+            "crypt_valdris",
+            &file.to_string(),
+            zonegraph_server::store::review::REVIEW_RUNS,
+            &|| false,
+        )
         .expect("review")
         .expect("the zone");
     let v = serde_json::to_value(&r).expect("JSON");
@@ -769,4 +774,5 @@ fn insight_and_review_read_runs_played_on_another_instance() {
     assert_eq!(v["replay"]["runs"], 5, "{v}");
     assert_eq!(v["replay"]["not_reproduced"], 0, "{v}");
     assert_eq!(v["replay"]["unchanged"], 5, "{v}");
+    assert_eq!(v["left_out"], 0, "{v}");
 }

@@ -7,11 +7,88 @@
 //! `kosaraju_scc` is iterative in 0.8.3 (an explicit DFS stack); its `tarjan_scc` is recursive
 //! and is not used.
 
+use std::sync::{Mutex, OnceLock};
+
 use petgraph::Direction::{self, Outgoing};
 use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 
+use crate::format::NodeKind;
 use crate::zone::{Edge, Zone};
+
+/// How many players' maps [`Figures`] keeps the "of Y" total of (a map differs by the secret
+/// rooms on it; few zones have more than a handful of secrets).
+const TOTALS_KEPT: usize = 64;
+
+/// What every step of every run asks of a zone again, worked out once per zone: its
+/// topological order, its secret rooms, and the "Room X of Y" total of each set of secrets a
+/// player's map shows. A run's step then costs the rooms it passes, not the zone's size (a
+/// review replays thousands of runs). Computed on first use; a [`Zone`] is not changed after
+/// [`crate::zone::build`], so what is kept stays true. A clone starts empty.
+#[derive(Default)]
+pub struct Figures {
+    topo: OnceLock<Option<Vec<NodeIndex>>>,
+    secrets: OnceLock<Vec<NodeIndex>>,
+    /// (secret rooms on the map, in index order; the total): the most recent last.
+    totals: Mutex<Vec<(Vec<NodeIndex>, Option<usize>)>>,
+}
+
+impl Clone for Figures {
+    fn clone(&self) -> Figures {
+        Figures::default()
+    }
+}
+
+impl std::fmt::Debug for Figures {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Figures")
+    }
+}
+
+/// [`topo_order`], once per zone.
+fn topo_kept(zone: &Zone) -> Option<&[NodeIndex]> {
+    zone.figures
+        .topo
+        .get_or_init(|| topo_order(zone))
+        .as_deref()
+}
+
+/// Rooms on the longest entry→boss route through the rooms on a player's map: every room but
+/// the secret ones `on_map` does not accept (as [`longest_path_len_within`]). Kept per set of
+/// secrets on the map, so a run's steps ask it for the cost of its secrets, not the zone's.
+pub fn longest_on_map(zone: &Zone, on_map: &dyn Fn(NodeIndex) -> bool) -> Option<usize> {
+    let secrets = zone.figures.secrets.get_or_init(|| {
+        zone.graph
+            .node_indices()
+            .filter(|&ix| zone.node(ix).kind == NodeKind::Secret)
+            .collect()
+    });
+    let shown: Vec<NodeIndex> = secrets.iter().copied().filter(|&ix| on_map(ix)).collect();
+    let kept = |totals: &Vec<(Vec<NodeIndex>, Option<usize>)>| {
+        totals.iter().find(|(k, _)| *k == shown).map(|(_, t)| *t)
+    };
+    if let Some(t) = kept(
+        &zone
+            .figures
+            .totals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()),
+    ) {
+        return t;
+    }
+    let keep = |ix: NodeIndex| zone.node(ix).kind != NodeKind::Secret || shown.contains(&ix);
+    let total = longest_path_len_within(zone, &keep);
+    let mut totals = zone
+        .figures
+        .totals
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    if totals.len() >= TOTALS_KEPT {
+        totals.remove(0);
+    }
+    totals.push((shown, total));
+    total
+}
 
 /// Exits per room (self-loops included), indexed by node index.
 pub(crate) fn out_degrees(zone: &Zone) -> Vec<usize> {
@@ -112,10 +189,10 @@ pub fn longest_path_len_within(zone: &Zone, keep: &dyn Fn(NodeIndex) -> bool) ->
     if !keep(entry) || !keep(boss) {
         return None;
     }
-    if let Some(order) = topo_order(zone) {
+    if let Some(order) = topo_kept(zone) {
         let mut best: Vec<Option<usize>> = vec![None; zone.graph.node_count()];
         best[entry.index()] = Some(1);
-        for n in order {
+        for &n in order {
             let Some(here) = best[n.index()] else {
                 continue;
             };

@@ -141,15 +141,32 @@ pub struct Replay {
 pub struct Review {
     pub players: PlayersNow,
     pub replay: Replay,
+    /// Ended runs of the served version not replayed: older than the most recent ones a
+    /// server replays (its `--review-runs`). 0 when every stored run was.
+    pub left_out: Count,
 }
 
 /// What changing `old` into `new` (whose [`Impact`] is `impact`) does to `runs`, the stored
 /// runs of `old`'s version.
 pub fn review(old: &Zone, new: &Zone, impact: &Impact, runs: &[Run]) -> Review {
-    Review {
+    let never = || false;
+    review_until(old, new, impact, runs, &never).unwrap_or_else(|| unreachable!())
+}
+
+/// [`review`], given up (`None`) as soon as `stop` says so; it is asked before each run is
+/// replayed, so a review nobody waits for any more ends within one run's replay.
+pub fn review_until(
+    old: &Zone,
+    new: &Zone,
+    impact: &Impact,
+    runs: &[Run],
+    stop: &dyn Fn() -> bool,
+) -> Option<Review> {
+    Some(Review {
         players: players_now(impact, runs),
-        replay: replay(old, new, &impact.renamed, runs),
-    }
+        replay: replay_until(old, new, &impact.renamed, runs, stop)?,
+        left_out: Count(0),
+    })
 }
 
 /// `id` under its new name if the change renamed it.
@@ -387,9 +404,24 @@ fn played(run: &Run) -> Played {
 
 /// `runs` (stored runs of `old`'s version) replayed on `new`.
 pub fn replay(old: &Zone, new: &Zone, renames: &[Renamed], runs: &[Run]) -> Replay {
+    let never = || false;
+    replay_until(old, new, renames, runs, &never).unwrap_or_else(|| unreachable!())
+}
+
+/// [`replay`], given up (`None`) when `stop` says so before a run.
+fn replay_until(
+    old: &Zone,
+    new: &Zone,
+    renames: &[Renamed],
+    runs: &[Run],
+    stop: &dyn Fn() -> bool,
+) -> Option<Replay> {
     let mut out = Replay::default();
     let mut changed: Vec<Example> = Vec::new();
     for stored in runs {
+        if stop() {
+            return None;
+        }
         if Standing::of(stored) == Standing::Active {
             out.still_going.0 += 1;
             continue;
@@ -477,7 +509,7 @@ pub fn replay(old: &Zone, new: &Zone, renames: &[Renamed], runs: &[Run]) -> Repl
     examples.truncate(EXAMPLES);
     out.transitions = transitions;
     out.examples = examples;
-    out
+    Some(out)
 }
 
 /// A number of runs in a sentence: "< 5 runs", "1,250 runs" (one run is "< 5").
@@ -550,8 +582,16 @@ pub fn words(version: i64, r: &Review) -> Vec<String> {
             thousands(x.not_reproduced)
         )
     };
+    let most_recent = if r.left_out.0 == 0 {
+        String::new()
+    } else {
+        format!(
+            " (the most recent; {} older are not replayed)",
+            thousands(r.left_out)
+        )
+    };
     out.push(format!(
-        "Replayed on the new version with their own rolls: the {} of version {version} that ended or are stranded{left_out}.",
+        "Replayed on the new version with their own rolls: the {} of version {version} that ended or are stranded{most_recent}{left_out}.",
         runs(x.runs)
     ));
     if x.reproduced.0 > 0 {

@@ -267,6 +267,8 @@ pub struct Zone {
     pub harvest_names: BTreeMap<String, String>,
     pub graph: DiGraph<Node, Edge>,
     index: BTreeMap<NodeId, NodeIndex>,
+    /// What runs ask of the zone again and again, worked out once ([`crate::paths::Figures`]).
+    pub(crate) figures: crate::paths::Figures,
 }
 
 impl Zone {
@@ -619,6 +621,7 @@ pub fn build_shape(file: &ZoneFile) -> (Zone, Vec<Diagnostic>) {
         harvest_names: BTreeMap::new(),
         graph,
         index,
+        figures: crate::paths::Figures::default(),
     };
     (zone, diags)
 }

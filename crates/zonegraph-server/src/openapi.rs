@@ -140,8 +140,10 @@ pub const OPERATIONS: &[Operation] = &[
         summary: "What publishing this zone file over the served version would do, written \
                   nowhere: the change and the zone's figures before and after (`impact`, as \
                   `zonegraph diff --json`), the players in the zone now whose room or fork it \
-                  removes or locks, the stored runs replayed on it with their own rolls, and \
-                  all of that in sentences (`words`)",
+                  removes or locks, the most recent ended runs (`--review-runs`) replayed on \
+                  it with their own rolls (`left_out`: the older ones not replayed), and all \
+                  of that in sentences (`words`). One review of a zone at a time: 429 with \
+                  `Retry-After` while another runs",
         access: Access::Token("publish, admin"),
         request: Some(|g| g.subschema_for::<ZoneFile>().to_value()),
         answer: |g| {
@@ -160,13 +162,15 @@ pub const OPERATIONS: &[Operation] = &[
                     ),
                     ("words", array(json!({"type": "string"}))),
                 ],
-                &["version", "impact", "players", "replay", "words"],
+                &[
+                    "version", "impact", "players", "replay", "left_out", "words",
+                ],
             );
             answer["allOf"] = json!([review]);
             answer
         },
         media: "application/json",
-        errors: &[401, 403, 404, 408, 413, 415, 422],
+        errors: &[401, 403, 404, 408, 413, 415, 422, 429],
     },
     Operation {
         method: "get",
@@ -377,7 +381,7 @@ fn reason(status: u16) -> &'static str {
         413 => "The body is too large",
         415 => "The body is not application/json",
         422 => "The body does not say what it must (which field, and why)",
-        429 => "Too many commands of that user: Retry-After says when",
+        429 => "Too many at once (a user's commands, a zone's reviews): Retry-After says when",
         503 => "The server is busy or cannot write its database",
         504 => "The request took too long",
         _ => "Error",

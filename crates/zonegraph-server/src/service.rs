@@ -4,6 +4,7 @@
 //! receives a line and how it delivers the answer.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use zonegraph_core::limits::{Rate, TokenBucket};
@@ -31,6 +32,48 @@ pub struct Service {
     pub settings: CommandSettings,
     locks: UserLocks,
     limiter: Limiter,
+    reviews: Reviews,
+}
+
+/// The reviews running, one per zone, and how many runs each replays.
+#[derive(Clone, Debug)]
+struct Reviews {
+    running: Arc<Mutex<std::collections::BTreeSet<String>>>,
+    most_recent: usize,
+}
+
+/// A zone's turn to be reviewed: the zone is free again when it is dropped.
+struct ReviewTurn {
+    running: Arc<Mutex<std::collections::BTreeSet<String>>>,
+    zone_id: String,
+    stop: Arc<AtomicBool>,
+}
+
+impl Reviews {
+    fn begin(&self, zone_id: &str) -> Option<ReviewTurn> {
+        let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        running.insert(zone_id.to_string()).then(|| ReviewTurn {
+            running: self.running.clone(),
+            zone_id: zone_id.to_string(),
+            stop: Arc::new(AtomicBool::new(false)),
+        })
+    }
+}
+
+impl Drop for ReviewTurn {
+    fn drop(&mut self) {
+        let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        running.remove(&self.zone_id);
+    }
+}
+
+/// Sets its flag when dropped.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
 
 /// Why [`Service::command`] gave no answer.
@@ -64,6 +107,10 @@ impl Service {
             settings,
             locks: UserLocks::default(),
             limiter: Limiter::new(rate),
+            reviews: Reviews {
+                running: Arc::default(),
+                most_recent: crate::store::review::REVIEW_RUNS,
+            },
         }
     }
 
@@ -228,14 +275,47 @@ impl Service {
     }
 
     /// What publishing `text` over `zone_id`'s served version would do (see
-    /// [`crate::store::review`]); nothing is written.
+    /// [`crate::store::review`]); nothing is written. One review of a zone at a time on this
+    /// instance ([`Unreviewable::Busy`] for a second); a review whose caller goes away (the
+    /// request ends or times out: this future is dropped) stops soon after
+    /// ([`Unreviewable::Stopped`]).
     pub async fn review(
         &self,
         zone_id: &str,
         text: String,
     ) -> anyhow::Result<Result<VersionReview, Unreviewable>> {
+        let Some(turn) = self.reviews.begin(zone_id) else {
+            return Ok(Err(Unreviewable::Busy));
+        };
+        let stop = turn.stop.clone();
+        // Dropped with this future: a caller that went away stops the review.
+        let _stop_on_drop = StopOnDrop(stop.clone());
         let id = zone_id.to_string();
-        self.blocking(move |st| st.review(&id, &text)).await
+        let most_recent = self.reviews.most_recent;
+        self.blocking(move |st| {
+            // The zone is free again only when the replay has stopped.
+            let _turn = turn;
+            let stopped = || stop.load(Ordering::Relaxed);
+            st.review(&id, &text, most_recent, &stopped)
+        })
+        .await
+    }
+
+    /// Whether a review of `zone_id` runs on this instance now.
+    pub fn is_reviewing(&self, zone_id: &str) -> bool {
+        let running = self
+            .reviews
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        running.contains(zone_id)
+    }
+
+    /// How many ended runs a review replays (`--review-runs`): the most recent.
+    #[must_use]
+    pub fn with_review_runs(mut self, most_recent: usize) -> Service {
+        self.reviews.most_recent = most_recent;
+        self
     }
 
     /// Publishes a zone file (see [`Store::publish`]).

@@ -2,6 +2,8 @@
 //! and `zonegraph insight --db … ZONE`, over runs played through the HTTP API, runs moved to
 //! the history included.
 
+use std::time::{Duration, Instant};
+
 use serde_json::Value;
 
 use crate::server::tokens::new_token;
@@ -306,4 +308,124 @@ fn review_tells_the_players_now_and_replays_the_stored_runs_before_publishing() 
         text.replace(&new.display().to_string(), "NEW")
             .replace(&db_arg, "DB")
     );
+}
+
+/// A new database at `db` with the shipped zones and `n` runs of the crypt's served version
+/// stored (played in memory, [`zonegraph_tests::seed`]); the runs, and how long playing them
+/// took.
+fn seeded(db: &std::path::Path, n: usize) -> (Vec<zonegraph_core::engine::Run>, Duration) {
+    use zonegraph_server::db::{Database, DbAt, Upgrade};
+    let database = Database::open_as(&DbAt::Sqlite(db.to_path_buf()), Upgrade::Migrate)
+        .expect("a new database");
+    zonegraph_server::store::catalog::Catalog::open(&database, &crate::support::zones())
+        .expect("the zones are imported");
+    let seq = database
+        .read(|tx| tx.versions_of("crypt_valdris"))
+        .expect("versions")
+        .last()
+        .expect("the crypt was imported")
+        .seq;
+    let (zone, _) = zonegraph_core::zone::load(&crate::support::zone_text("crypt_valdris"))
+        .expect("the crypt loads");
+    let started = Instant::now();
+    let runs = zonegraph_tests::seed::played_runs(&zone, n);
+    let played = started.elapsed();
+    zonegraph_tests::seed::store_runs(&database, seq, &runs).expect("stored");
+    (runs, played)
+}
+
+/// Issue 41, finding 1: a review read and replayed every stored run of the version, however
+/// many. Now it replays the most recent `--review-runs` ended runs and says how many older
+/// ones it left out. (Before: `replay.runs` was all 60, and no `left_out`.)
+#[test]
+fn a_review_replays_the_most_recent_runs_and_says_how_many_it_left_out() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("z.db");
+    let (runs, _) = seeded(&db, 60);
+    let ended = runs.iter().filter(|r| r.is_over()).count();
+    assert!(ended > 45, "most seeded runs end: {ended}");
+    let (server, mut c) = Ctx::new(dir.path())
+        .with(|c| c.limits.review_runs = 40)
+        .spawn();
+    let publish = new_token(&db.to_string_lossy(), "publish");
+    let (status, v) = review(&mut c, "crypt_valdris", &publish, &crypt_with(|_| {}));
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["replay"]["runs"], 40, "{v}");
+    assert_eq!(v["left_out"], ended - 40, "{v}");
+    let words = v["words"].to_string();
+    assert!(
+        words.contains(&format!(
+            "(the most recent; {} older are not replayed)",
+            ended - 40
+        )),
+        "{words}"
+    );
+    // Every run still going is among the players now, whatever the cap.
+    assert_eq!(v["players"]["active"], runs.len() - ended, "{v}");
+    server.stop().expect("stops");
+}
+
+/// Issue 41, finding 1: nothing capped concurrent reviews, and a review kept replaying after
+/// its request had timed out. Now a second review of a zone while one runs is told 429 with
+/// `Retry-After`, and a review whose request ended (here: the request limit, 250 ms) stops
+/// before its next run: the zone is free again long before the replay would have ended
+/// (within a quarter of the time playing the runs took; replaying them takes at least that).
+#[test]
+fn one_review_of_a_zone_at_a_time_and_a_review_nobody_waits_for_stops() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("z.db");
+    let (_, played) = seeded(&db, 4_000);
+    let (server, mut c) = Ctx::new(dir.path())
+        .with(|c| {
+            c.limits.review_runs = 4_000;
+            c.limits.request_timeout = Duration::from_millis(250);
+        })
+        .spawn();
+    let publish = new_token(&db.to_string_lossy(), "publish");
+    let service = server.state.service.clone();
+    let first = {
+        let (addr, publish) = (server.addr, publish.clone());
+        std::thread::spawn(move || {
+            let mut c = zonegraph_tests::client::Conn::connect(addr).expect("connect");
+            let (status, _) = review(&mut c, "crypt_valdris", &publish, &crypt_with(|_| {}));
+            (status, Instant::now())
+        })
+    };
+    while !service.is_reviewing("crypt_valdris") {
+        assert!(
+            !first.is_finished(),
+            "the first review ended before it was seen"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let auth = format!("Bearer {publish}");
+    let second = c
+        .request(
+            "POST",
+            "/api/zones/crypt_valdris/review",
+            &[
+                ("authorization", auth.as_str()),
+                ("content-type", "application/json"),
+            ],
+            crypt_with(|_| {}).as_bytes(),
+        )
+        .expect("request");
+    assert_eq!(second.status, 429, "{}", second.text());
+    assert_eq!(second.header("retry-after"), Some("2"));
+    assert!(second.text().contains("a review of"), "{}", second.text());
+
+    let (status, timed_out_at) = first.join().expect("the first review");
+    assert_eq!(
+        status, 503,
+        "the request limit ended the first review's request"
+    );
+    while service.is_reviewing("crypt_valdris") {
+        assert!(
+            timed_out_at.elapsed() < played / 4,
+            "the review went on after its request ended ({:?}; playing the runs took {played:?})",
+            timed_out_at.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    server.stop().expect("stops");
 }

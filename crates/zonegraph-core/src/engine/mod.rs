@@ -335,19 +335,37 @@ pub enum Refusal {
 }
 
 /// Per-call working state: the visited set (so long merge chains stay linear) and the
-/// lazily computed "of Y" total (the player's map does not change within one step).
+/// lazily computed "of Y" total (the player's map does not change within one step). The set
+/// is built only when one step meets many rooms: a step that meets a few looks them up in the
+/// run's list, so a step costs about the rooms it passes, not the run's length times a set.
 struct Ctx {
-    visited: BTreeSet<NodeId>,
+    visited: Option<BTreeSet<NodeId>>,
+    lookups: usize,
     total: Option<usize>,
 }
 
+/// Rooms one step looks up in the run's list before it builds a set of them.
+const LOOKUPS_BEFORE_SET: usize = 8;
+
 impl Ctx {
-    fn new(run: &Run) -> Ctx {
-        let mut visited = BTreeSet::new();
-        visited.extend(run.visited_nodes.iter().cloned());
+    fn new() -> Ctx {
         Ctx {
-            visited,
+            visited: None,
+            lookups: 0,
             total: None,
+        }
+    }
+
+    /// Marks `id` reached; whether this is its first visit. Called before the run's list
+    /// gets `id`.
+    fn first_visit(&mut self, run: &Run, id: &NodeId) -> bool {
+        self.lookups += 1;
+        if self.visited.is_none() && self.lookups > LOOKUPS_BEFORE_SET {
+            self.visited = Some(run.visited_nodes.iter().cloned().collect());
+        }
+        match &mut self.visited {
+            Some(set) => set.insert(id.clone()),
+            None => !run.visited_nodes.contains(id),
         }
     }
 
@@ -382,7 +400,7 @@ pub fn start(
         zone_id: zone.id.clone(),
         zone_name: zone.name.clone(),
     }];
-    let mut ctx = Ctx::new(&run);
+    let mut ctx = Ctx::new();
     travel(
         zone,
         &mut run,
@@ -431,7 +449,7 @@ pub fn advance_as(
     if fought && !resolve(zone, run, character, at, referee, now, &mut events) {
         return Ok(events);
     }
-    let mut ctx = Ctx::new(run);
+    let mut ctx = Ctx::new();
     clear_room(zone, run, at, true, &mut events);
     if let Referee::BuiltIn = referee {
         reward(zone, run, at, fought, &mut events);
@@ -1100,7 +1118,7 @@ fn take(
         });
     }
     run.last_action_at = now;
-    let mut ctx = Ctx::new(run);
+    let mut ctx = Ctx::new();
     travel(zone, run, character, Some(from), to, now, &mut ctx, ev);
     Ok(())
 }
@@ -1144,7 +1162,7 @@ fn travel(
             }
         }
         run.current_node = node.id.clone();
-        let first_visit = ctx.visited.insert(node.id.clone());
+        let first_visit = ctx.first_visit(run, &node.id);
         let room_number = if first_visit {
             run.visited_nodes.push(node.id.clone());
             run.visited_nodes.len()

@@ -150,27 +150,41 @@ pub fn knowledge(zone: &Zone, run: &Run) -> Vec<Knowledge> {
     visited.insert(run.current_node.as_str());
     zone.graph
         .node_indices()
-        .map(|ix| {
-            let n = zone.node(ix);
-            if visited.contains(n.id.as_str()) {
-                return Knowledge::Known;
-            }
-            if n.kind == NodeKind::Secret && !run.revealed_secrets.contains(&n.id) {
-                return Knowledge::Hidden;
-            }
-            let ways_in = zone.entrances(ix);
-            let all_missed = !ways_in.is_empty()
-                && ways_in.iter().all(|&e| {
-                    let from = &zone.node(zone.source(e)).id;
-                    run.missed_passages.contains(&(from.clone(), n.id.clone()))
-                });
-            if all_missed {
-                Knowledge::Unknown
-            } else {
-                Knowledge::Known
-            }
-        })
+        .map(|ix| knowledge_at(zone, run, ix, &|id| visited.contains(id.as_str())))
         .collect()
+}
+
+/// What the player of `run` may know of the room `ix`, `visited` saying which rooms the run
+/// reached (so one room costs its ways in, not the zone).
+pub(super) fn knowledge_at(
+    zone: &Zone,
+    run: &Run,
+    ix: NodeIndex,
+    visited: &dyn Fn(&NodeId) -> bool,
+) -> Knowledge {
+    let n = zone.node(ix);
+    if visited(&n.id) {
+        return Knowledge::Known;
+    }
+    if n.kind == NodeKind::Secret && !run.revealed_secrets.contains(&n.id) {
+        return Knowledge::Hidden;
+    }
+    let ways_in = zone.entrances(ix);
+    let all_missed = !ways_in.is_empty()
+        && ways_in.iter().all(|&e| {
+            let from = &zone.node(zone.source(e)).id;
+            run.missed_passages.contains(&(from.clone(), n.id.clone()))
+        });
+    if all_missed {
+        Knowledge::Unknown
+    } else {
+        Knowledge::Known
+    }
+}
+
+/// Whether `run` reached room `id` (its current room included), by its list of rooms.
+pub(super) fn reached(run: &Run, id: &NodeId) -> bool {
+    run.current_node == *id || run.visited_nodes.iter().rev().any(|v| v == id)
 }
 
 /// How much the player of `run` may know of the room `node`; [`Knowledge::Hidden`] for an id
@@ -178,10 +192,7 @@ pub fn knowledge(zone: &Zone, run: &Run) -> Vec<Knowledge> {
 pub fn knowledge_of(zone: &Zone, run: &Run, node: &str) -> Knowledge {
     match zone.node_index(node) {
         None => Knowledge::Hidden,
-        Some(ix) => knowledge(zone, run)
-            .get(ix.index())
-            .copied()
-            .unwrap_or(Knowledge::Hidden),
+        Some(ix) => knowledge_at(zone, run, ix, &|id| reached(run, id)),
     }
 }
 
@@ -193,9 +204,18 @@ pub fn visible_to_player(zone: &Zone, run: &Run, node: &str) -> bool {
 /// Y of "Room X of Y": rooms on the longest entry-to-boss route through rooms on the
 /// player's map, and never less than the rooms already reached.
 pub fn room_total(zone: &Zone, run: &Run) -> usize {
-    let k = knowledge(zone, run);
-    let on_map = |ix: NodeIndex| k.get(ix.index()).is_some_and(|k| *k != Knowledge::Hidden);
-    crate::paths::longest_path_len_within(zone, &on_map)
+    room_total_seen(zone, run, &|id| reached(run, id))
+}
+
+/// [`room_total`], `visited` saying which rooms the run reached. A room is off the map only
+/// when it is a secret the run neither found nor reached, so the total depends on the secrets
+/// on the map alone, and the zone keeps it per such set ([`crate::paths::longest_on_map`]).
+pub(super) fn room_total_seen(zone: &Zone, run: &Run, visited: &dyn Fn(&NodeId) -> bool) -> usize {
+    let on_map = |ix: NodeIndex| {
+        let id = &zone.node(ix).id;
+        run.revealed_secrets.contains(id) || visited(id)
+    };
+    crate::paths::longest_on_map(zone, &on_map)
         .unwrap_or(0)
         .max(run.room_number())
 }
@@ -255,13 +275,7 @@ pub fn status(zone: &Zone, run: &Run, character: &Character) -> Status {
 /// The exits of the current room as the player sees them: the pending fork's frozen results
 /// when there is one, otherwise the untested locks.
 pub fn exit_views(zone: &Zone, run: &Run) -> Vec<ExitView> {
-    let k = knowledge(zone, run);
-    let known = |id: &NodeId| {
-        zone.node_index(id.as_str())
-            .and_then(|ix| k.get(ix.index()).copied())
-            .unwrap_or(Knowledge::Hidden)
-            == Knowledge::Known
-    };
+    let known = |id: &NodeId| knowledge_of(zone, run, id.as_str()) == Knowledge::Known;
     if let Some(fork) = run
         .pending_fork
         .as_ref()

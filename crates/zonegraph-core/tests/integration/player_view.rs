@@ -53,6 +53,20 @@ fn play_and_check(
             continue;
         };
         let view = engine::player_view(zone, run, &player.character);
+        // "Room X of Y" kept per zone (per secrets on the map) is what working it out afresh
+        // from the player's knowledge gives.
+        let known = engine::view::knowledge(zone, run);
+        let afresh = zonegraph_core::paths::longest_path_len_within(zone, &|ix| {
+            known[ix.index()] != engine::Knowledge::Hidden
+        })
+        .unwrap_or(0)
+        .max(run.room_number());
+        if view.status.room_total != afresh {
+            return Err(format!(
+                "room total {} kept, {afresh} afresh, after {text:?}",
+                view.status.room_total
+            ));
+        }
         let view_json = serde_json::to_string(&view).map_err(|e| e.to_string())?;
         for reply in &response.replies {
             check_output(zone, &view_json, &reply.text, &format!("reply to {text:?}"))?;

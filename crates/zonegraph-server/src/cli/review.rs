@@ -18,9 +18,13 @@ pub struct Args {
     pub zone: String,
     /// The version to publish (a zone file).
     pub new: PathBuf,
-    /// The whole result as JSON (`version`, `impact`, `players`, `replay`, `words`).
+    /// The whole result as JSON (`version`, `impact`, `players`, `replay`, `left_out`,
+    /// `words`).
     #[arg(long)]
     pub json: bool,
+    /// How many ended runs to replay: the most recent.
+    #[arg(long, default_value_t = crate::store::review::REVIEW_RUNS)]
+    pub runs: usize,
 }
 
 /// Exit code 0 when nothing changes, 1 when something does (as `diff`), 2 on an error.
@@ -28,7 +32,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let db = db::Database::open_existing(&args.db.at)?;
     let text = std::fs::read_to_string(&args.new)
         .with_context(|| format!("cannot read {}", args.new.display()))?;
-    let found = match of_database(&db, &args.zone, &text)? {
+    let found = match of_database(&db, &args.zone, &text, args.runs, &|| false)? {
         Ok(found) => found,
         Err(Unreviewable::NoZone) => {
             eprintln!("zonegraph: no zone {:?} in this database", args.zone);
@@ -37,6 +41,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         Err(Unreviewable::BadFile(why)) => {
             eprintln!("zonegraph: {}: {why}", args.new.display());
             return Ok(ExitCode::from(2));
+        }
+        Err(Unreviewable::Stopped | Unreviewable::Busy) => {
+            unreachable!("nothing stops or holds a review on the command line")
         }
     };
     if args.json {

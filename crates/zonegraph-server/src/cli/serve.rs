@@ -56,6 +56,10 @@ pub struct Args {
     /// Commands per user: PER_SECOND/BURST (e.g. 0.5/5), or `off` (load tests).
     #[arg(long, default_value_t = RateLimit(Some(Limits::DEFAULT_RATE)), value_parser = parse_rate_limit)]
     pub rate_limit: RateLimit,
+    /// How many ended runs a review before publishing replays: the most recent (the answer
+    /// says how many older ones it left out).
+    #[arg(long, default_value_t = crate::store::review::REVIEW_RUNS)]
+    pub review_runs: usize,
     /// A user who may set anyone's character sheet (`!char set @user level 5`, `!char grant`,
     /// `!char revoke`); repeat for more. Every change is logged on stderr.
     #[arg(long = "admin", value_name = "USER")]
@@ -200,6 +204,7 @@ pub fn config(args: &Args) -> Result<ServerConfig> {
         (None, false) => Auth::TokenFile,
     };
     c.limits.rate = args.rate_limit.0;
+    c.limits.review_runs = args.review_runs;
     c.sweep_every = sweep_interval(args.fork_timeout.0);
     c.admins = args.admins.iter().map(|a| a.trim().to_string()).collect();
     c.characters = if args.sandbox {

@@ -41,6 +41,7 @@ pub use events::*;
 pub use legacy::*;
 pub use matrix::*;
 pub use notices::*;
+pub use played::RecentRuns;
 pub use runs::*;
 pub use schema::*;
 pub use sql::{Conn, Row, Stmt, Value, dollar_placeholders};

@@ -9,54 +9,130 @@ use zonegraph_core::engine::Run;
 use super::sql::vals;
 use super::{RunColumns, Tx};
 
+/// Only the columns insight and review read (the others are JSON they would parse for
+/// nothing).
+const COLUMNS: &str = "run_id, current_node, visited_nodes, node_choices, started_at_ms,
+                       completed_at_ms, outcome, boss_defeated, abandoned";
+
+/// Which stored runs of a version: `since` as for insight, and for review only the most
+/// recent ended ones.
+const FILTER: &str = "WHERE zone_id = ?1 AND zone_file_seq = ?2 AND current_node != ''
+                        AND started_at_ms >= ?3";
+
+/// How many runs [`Tx::recent_version_runs`] decodes between two questions to its `stop`.
+pub const STOP_EVERY: usize = 256;
+
+/// The runs a review replays: the runs still going (every one: they are the players now)
+/// and the most recent ended ones, with how many ended ones were left out.
+#[derive(Debug, Default)]
+pub struct RecentRuns {
+    pub runs: Vec<Run>,
+    /// Ended runs of the version older than the ones read.
+    pub left_out: u64,
+}
+
 impl Tx<'_> {
     /// The runs of `zone_id`'s version `seq` started at or after `since` (Unix ms), the run
     /// table's first, then the history's, each in the order they were stored: what insight
     /// reads of them (where each went and how it ended), the rest left empty.
     pub fn version_runs(&mut self, zone_id: &str, seq: i64, since: i64) -> Result<Vec<Run>> {
-        // Only the columns insight reads (the others are JSON it would parse for nothing).
-        let columns = "run_id, current_node, visited_nodes, node_choices, started_at_ms,
-                       completed_at_ms, outcome, boss_defeated, abandoned";
-        let filter = "WHERE zone_id = ?1 AND zone_file_seq = ?2 AND current_node != ''
-                        AND started_at_ms >= ?3";
         let key = self.conn.run_key();
         let mut rows = self.conn.query(
-            &format!("SELECT {columns} FROM dnd_zone_run {filter} ORDER BY {key}"),
+            &format!("SELECT {COLUMNS} FROM dnd_zone_run {FILTER} ORDER BY {key}"),
             &vals![zone_id, seq, since],
         )?;
         rows.extend(self.conn.query(
             &format!(
-                "SELECT {columns} FROM zone_run_history {filter} ORDER BY archived_at_ms, run_id"
+                "SELECT {COLUMNS} FROM zone_run_history {FILTER} ORDER BY archived_at_ms, run_id"
             ),
             &vals![zone_id, seq, since],
         )?);
-        let mut runs = Vec::with_capacity(rows.len());
-        for r in &rows {
-            let columns = RunColumns {
-                id: 0,
-                user_id: String::new(),
-                version: 0,
-                link_token: String::new(),
-                run_id: r.text(0)?,
-                zone_id: zone_id.to_string(),
-                current_node: r.text(1)?,
-                visited_nodes: r.text(2)?,
-                node_choices: r.text(3)?,
-                cleared_regions: "[]".into(),
-                harvested_nodes: "{}".into(),
-                keys_granted: "[]".into(),
-                revealed_secrets: "[]".into(),
-                started_at_ms: r.int(4)?,
-                last_action_at_ms: r.opt_int(5)?.unwrap_or(0),
-                completed_at_ms: r.opt_int(5)?,
-                boss_defeated: r.flag(7)?,
-                abandoned: r.flag(8)?,
-                outcome: r.text(6)?,
-                missed_passages: "[]".into(),
-                zone_file_seq: Some(seq),
-            };
-            runs.push(columns.decode()?.run);
-        }
-        Ok(runs)
+        rows.iter().map(|r| decode(zone_id, seq, r)).collect()
     }
+
+    /// What a review of `zone_id`'s version `seq` replays: every run going (the players
+    /// now), and the `limit` ended runs that started last, of the run table's and the
+    /// history's together, with how many ended runs were left out. In the order they started.
+    /// `None` when `stop` says so (asked every [`STOP_EVERY`] runs read).
+    pub fn recent_version_runs(
+        &mut self,
+        zone_id: &str,
+        seq: i64,
+        limit: usize,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Option<RecentRuns>> {
+        let limit_sql = i64::try_from(limit).unwrap_or(i64::MAX);
+        let key = self.conn.run_key();
+        let recent = "ORDER BY started_at_ms DESC, run_id DESC LIMIT ?4";
+        let at = vals![zone_id, seq, 0_i64, limit_sql];
+        let mut rows = self.conn.query(
+            &format!("SELECT {COLUMNS} FROM dnd_zone_run {FILTER} AND outcome = '' ORDER BY {key}"),
+            &at[..3],
+        )?;
+        let going = rows.len();
+        rows.extend(self.conn.query(
+            &format!("SELECT {COLUMNS} FROM dnd_zone_run {FILTER} AND outcome != '' {recent}"),
+            &at,
+        )?);
+        rows.extend(self.conn.query(
+            &format!("SELECT {COLUMNS} FROM zone_run_history {FILTER} {recent}"),
+            &at,
+        )?);
+        let mut ended = 0_i64;
+        for table in ["dnd_zone_run", "zone_run_history"] {
+            let n = self.conn.query(
+                &format!("SELECT count(*) FROM {table} {FILTER} AND outcome != ''"),
+                &at[..3],
+            )?;
+            ended += n
+                .first()
+                .ok_or_else(|| anyhow::anyhow!("a count gave no row"))?
+                .int(0)?;
+        }
+        let mut runs = Vec::with_capacity(rows.len());
+        for (i, r) in rows.iter().enumerate() {
+            if i % STOP_EVERY == 0 && stop() {
+                return Ok(None);
+            }
+            runs.push(decode(zone_id, seq, r)?);
+        }
+        // Of the ended runs read (up to `limit` from each table), the `limit` most recent.
+        let mut recent_ended = runs.split_off(going);
+        recent_ended.sort_by(|a, b| (b.started_at, &b.run_id).cmp(&(a.started_at, &a.run_id)));
+        recent_ended.truncate(limit);
+        let left_out = u64::try_from(ended)
+            .unwrap_or(0)
+            .saturating_sub(recent_ended.len() as u64);
+        runs.extend(recent_ended);
+        runs.sort_by(|a, b| (a.started_at, &a.run_id).cmp(&(b.started_at, &b.run_id)));
+        Ok(Some(RecentRuns { runs, left_out }))
+    }
+}
+
+/// One row of [`COLUMNS`] as a run.
+fn decode(zone_id: &str, seq: i64, r: &super::sql::Row) -> Result<Run> {
+    let columns = RunColumns {
+        id: 0,
+        user_id: String::new(),
+        version: 0,
+        link_token: String::new(),
+        run_id: r.text(0)?,
+        zone_id: zone_id.to_string(),
+        current_node: r.text(1)?,
+        visited_nodes: r.text(2)?,
+        node_choices: r.text(3)?,
+        cleared_regions: "[]".into(),
+        harvested_nodes: "{}".into(),
+        keys_granted: "[]".into(),
+        revealed_secrets: "[]".into(),
+        started_at_ms: r.int(4)?,
+        last_action_at_ms: r.opt_int(5)?.unwrap_or(0),
+        completed_at_ms: r.opt_int(5)?,
+        boss_defeated: r.flag(7)?,
+        abandoned: r.flag(8)?,
+        outcome: r.text(6)?,
+        missed_passages: "[]".into(),
+        zone_file_seq: Some(seq),
+    };
+    Ok(columns.decode()?.run)
 }

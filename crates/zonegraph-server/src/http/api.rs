@@ -424,10 +424,13 @@ pub(super) async fn zone_body(
     })
 }
 
+/// Seconds a second review of a zone is told to wait (`Retry-After`).
+const REVIEW_RETRY_AFTER: &str = "2";
+
 /// `POST /api/zones/{zone_id}/review` with a zone file: what publishing it over the zone's
 /// served version would do (see [`crate::store::review`]); nothing is written. 200 with `{"version",
-/// "impact", "players", "replay", "words"}`; 404 for a zone not served; 422 for a body that
-/// is no zone file.
+/// "impact", "players", "replay", "left_out", "words"}`; 404 for a zone not served; 422 for a
+/// body that is no zone file; 429 (with `Retry-After`) while another review of the zone runs.
 pub(super) async fn review(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -441,14 +444,30 @@ pub(super) async fn review(
         Ok(b) => b,
         Err(r) => return r,
     };
+    use crate::store::review::Unreviewable;
     match state.service.review(&zone_id, body).await {
         Ok(Ok(found)) => Json(found).into_response(),
-        Ok(Err(crate::store::review::Unreviewable::NoZone)) => {
+        Ok(Err(Unreviewable::Busy)) => {
+            let mut r = error(
+                StatusCode::TOO_MANY_REQUESTS,
+                format!("a review of {zone_id:?} is running; ask again when it is done"),
+            );
+            r.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from_static(REVIEW_RETRY_AFTER),
+            );
+            r
+        }
+        Ok(Err(Unreviewable::NoZone)) => {
             error(StatusCode::NOT_FOUND, format!("no zone {zone_id:?}"))
         }
-        Ok(Err(crate::store::review::Unreviewable::BadFile(why))) => error(
+        Ok(Err(Unreviewable::BadFile(why))) => error(
             StatusCode::UNPROCESSABLE_ENTITY,
             format!("the body is not a zone file: {why}"),
+        ),
+        Ok(Err(Unreviewable::Stopped)) => error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the review was given up before it ended",
         ),
         Err(e) => internal(&e),
     }

@@ -75,6 +75,8 @@ pub struct Limits {
     pub max_in_flight: usize,
     /// The run pages' live streams: per run link, per instance, and how long each lives.
     pub streams: StreamLimits,
+    /// Ended runs a review replays, the most recent (`--review-runs`).
+    pub review_runs: usize,
 }
 
 impl Limits {
@@ -93,6 +95,7 @@ impl Default for Limits {
             body_deadline: Duration::from_secs(10),
             max_in_flight: 512,
             streams: StreamLimits::default(),
+            review_runs: crate::store::review::REVIEW_RUNS,
         }
     }
 }

@@ -161,7 +161,8 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
     );
     let watcher = Watcher::start(store.clone(), streams.clone(), config.listen_db)?;
     let state = AppState {
-        service: Service::new(store.clone(), settings, config.limits.rate),
+        service: Service::new(store.clone(), settings, config.limits.rate)
+            .with_review_runs(config.limits.review_runs),
         access,
         allow_origins: config.allow_origins.clone().into(),
         web: viewer.clone(),

@@ -6,9 +6,15 @@
 use anyhow::{Result, bail};
 use serde::Serialize;
 use zonegraph_core::impact::{Impact, impact};
-use zonegraph_core::review::{Review, review};
+use zonegraph_core::insight::Count;
+use zonegraph_core::review::{Review, review_until};
 
 use crate::db;
+
+/// How many ended runs a review replays by default (`--review-runs`): the most recent ones.
+/// Chosen so that a review of a 1,000-room zone stays within about 2 s on a 2-core machine
+/// (BENCHMARKS.md, "Change review").
+pub const REVIEW_RUNS: usize = 10_000;
 
 /// A review of a new version against the served one.
 #[derive(Debug, Serialize)]
@@ -29,13 +35,21 @@ pub enum Unreviewable {
     NoZone,
     /// The new file does not read as a zone file: where and why.
     BadFile(String),
+    /// The review was given up: nobody waits for it any more.
+    Stopped,
+    /// Another review of this zone is running on this instance.
+    Busy,
 }
 
-/// The review of `new_text` against `zone_id`'s newest version in `db`.
+/// The review of `new_text` against `zone_id`'s newest version in `db`, over the runs going
+/// and the `most_recent` ended runs that started last; given up when `stop` says so (asked
+/// while the runs are read, and before each run is replayed).
 pub fn of_database(
     db: &db::Database,
     zone_id: &str,
     new_text: &str,
+    most_recent: usize,
+    stop: &dyn Fn() -> bool,
 ) -> Result<Result<VersionReview, Unreviewable>> {
     let versions = db.read(|tx| tx.versions_of(zone_id))?;
     let Some(row) = versions.iter().rev().find(|r| !r.withdrawn) else {
@@ -53,9 +67,14 @@ pub fn of_database(
         .map_err(|e| anyhow::anyhow!("version {seq} of {zone_id}: {}", e.located()))?;
     let (old_zone, _) = zonegraph_core::zone::build(&old_file);
     let (new_zone, _) = zonegraph_core::zone::build(&new_file);
-    let runs = db.read(|tx| tx.version_runs(zone_id, seq, 0))?;
+    let Some(read) = db.read(|tx| tx.recent_version_runs(zone_id, seq, most_recent, stop))? else {
+        return Ok(Err(Unreviewable::Stopped));
+    };
     let impact = impact(&old_file, &new_file);
-    let review = review(&old_zone, &new_zone, &impact, &runs);
+    let Some(mut review) = review_until(&old_zone, &new_zone, &impact, &read.runs, stop) else {
+        return Ok(Err(Unreviewable::Stopped));
+    };
+    review.left_out = Count(read.left_out);
     let words = zonegraph_core::review::words(seq, &review);
     Ok(Ok(VersionReview {
         version: seq,

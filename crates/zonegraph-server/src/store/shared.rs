@@ -98,14 +98,16 @@ impl Store {
         self::insight::of_database(&self.db, zone_id, version, since)
     }
 
-    /// What publishing `text` over `zone_id`'s served version would do (see
-    /// [`review`]).
+    /// What publishing `text` over `zone_id`'s served version would do, over the runs going
+    /// and the `most_recent` ended ones; given up when `stop` says so (see [`review`]).
     pub fn review(
         &self,
         zone_id: &str,
         text: &str,
+        most_recent: usize,
+        stop: &dyn Fn() -> bool,
     ) -> Result<Result<self::review::VersionReview, self::review::Unreviewable>> {
-        self::review::of_database(&self.db, zone_id, text)
+        self::review::of_database(&self.db, zone_id, text, most_recent, stop)
     }
 
     /// This instance's name, as zone versions record it.
