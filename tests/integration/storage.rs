@@ -418,3 +418,97 @@ fn old_ended_runs_move_to_the_history() {
         assert_eq!(store.history_count(user).expect("history"), 5, "{name}");
     });
 }
+
+#[test]
+fn the_outbox_gives_events_up_to_its_dead_letters_and_the_next_goes_on() {
+    use zonegraph_server::db::{DeadCause, OutboxLimits, Sent};
+    on_both(|db, name| {
+        let mut store = open(db);
+        store.set_events_out(Some(OutboxLimits {
+            per_player: 3,
+            total: 4,
+            ..OutboxLimits::default()
+        }));
+        let s = settings();
+        let events = |user: &str, texts: &[&str]| -> usize {
+            texts
+                .iter()
+                .map(|t| {
+                    store
+                        .command(user, t, &s)
+                        .expect("the command runs")
+                        .events
+                        .len()
+                })
+                .sum()
+        };
+        // Ada's queue keeps her newest three; the older are shed, the commands kept.
+        let ada = events(
+            "@ada:test",
+            &[
+                "!zone enter crypt_valdris",
+                "!zone advance",
+                "!zone advance",
+            ],
+        );
+        assert!(ada > 3, "{name}: {ada}");
+        assert_eq!(store.events_waiting().expect("waiting").0, 3, "{name}");
+        // Her oldest is refused for good: given up, her next is due at once.
+        let head = store.claim_due_events(10).expect("due");
+        assert_eq!(head.len(), 1, "{name}");
+        let refused = Sent::Dead {
+            cause: DeadCause::Refused,
+            error: "the receiver answered 400 Bad Request".into(),
+        };
+        store.event_sent(head[0].id, refused).expect("given up");
+        let next = store.claim_due_events(10).expect("due");
+        assert_eq!(next.len(), 1, "{name}");
+        assert!(next[0].id > head[0].id, "{name}");
+        // Bo's three and Ada's two are over the total of four: the oldest goes.
+        let bo = events("@bo:test", &["!zone enter crypt_valdris", "!zone advance"]);
+        assert!(bo >= 3, "{name}: {bo}");
+        let now = zonegraph_server::clock::now_ms();
+        assert_eq!(store.shed_events_out(now).expect("shed"), 1, "{name}");
+        assert_eq!(store.events_waiting().expect("waiting").0, 4, "{name}");
+
+        let dead = store.dead_events(100).expect("dead letters");
+        let causes = |cause| dead.iter().filter(|d| d.cause == cause).count();
+        assert_eq!(causes(DeadCause::PlayerCap), ada - 3 + bo - 3, "{name}");
+        assert_eq!(causes(DeadCause::Refused), 1, "{name}");
+        assert_eq!(causes(DeadCause::TotalCap), 1, "{name}");
+        let given_up = dead.iter().find(|d| d.cause == DeadCause::Refused);
+        let given_up = given_up.expect("the refused one");
+        assert_eq!(
+            (
+                given_up.event.id,
+                given_up.event.attempts,
+                given_up.event.user.as_str()
+            ),
+            (head[0].id, 1, "@ada:test"),
+            "{name}"
+        );
+        assert_eq!(given_up.last_error, "the receiver answered 400 Bad Request");
+        let counted: i64 = store
+            .events_given_up(0, now + 1)
+            .expect("counted")
+            .iter()
+            .map(|(_, n)| n)
+            .sum();
+        assert_eq!(
+            counted,
+            i64::try_from(dead.len()).expect("a count"),
+            "{name}"
+        );
+        // Kept 30 days, then pruned.
+        store.prune_events_out(now).expect("pruned");
+        assert_eq!(
+            store.dead_events(100).expect("dead").len(),
+            dead.len(),
+            "{name}"
+        );
+        store
+            .prune_events_out(now + 31 * 24 * 3600 * 1000)
+            .expect("pruned");
+        assert!(store.dead_events(100).expect("dead").is_empty(), "{name}");
+    });
+}

@@ -3,11 +3,19 @@
 //! typed [`zonegraph_core::engine::Event`]) is sent to a host game as a signed `POST`, so
 //! keys, loot and XP reach its inventory.
 //!
-//! The promise: **at least once, in order per player**. Events are queued in the command's
-//! own transaction (`db::events`), so none is lost and none is sent for a change that was
-//! not kept; a player's next event is not sent before the previous one was taken (a `2xx`);
-//! a failure is tried again after 1 s, 2 s, 4 s … up to [`MAX_BACKOFF`], for as long as it
-//! takes. The same event can arrive twice (a reply lost on the way back): its `id` says so.
+//! The promise: **at least once, in order per player, within limits**. Events are queued in
+//! the command's own transaction (`db::events`), so none is sent for a change that was not
+//! kept; a player's next event is not sent before the previous one was taken (a `2xx`) or
+//! given up; a failure is tried again after 1 s, 2 s, 4 s … up to [`MAX_BACKOFF`]. The same
+//! event can arrive twice (a reply lost on the way back): its `id` says so.
+//!
+//! The outbox sheds ([`OutboxLimits`]): an event the receiver refuses (it answered, with a
+//! status that is not "later": [`Failure::Refused`]) is given up at its `max_attempts`-th
+//! failure, and any event still failing past `max_age` at its next; a player's queue and
+//! the whole outbox past their caps give up their oldest. Given up is moved to the dead
+//! letters (`zonegraph events dead` lists them), and the player's next event goes on. A
+//! receiver that is down or says "later" ([`Failure::Unavailable`]) loses nothing younger
+//! than `max_age`, and while it fails the rounds themselves slow down ([`round_wait`]).
 //!
 //! Each request: `Content-Type: application/json`, `X-Zonegraph-Event-Id: <id>`, and
 //! `X-Zonegraph-Signature: t=<unix ms>,v1=<hex>`, where `v1` is HMAC-SHA256 with the shared
@@ -26,7 +34,7 @@ use serde::Serialize;
 use sha2::Sha256;
 
 use crate::clock::now_ms;
-use crate::db::OutEvent;
+use crate::db::{DeadCause, OutEvent, OutboxLimits, Sent, millis};
 use crate::secret::Secret;
 use crate::store::Store;
 
@@ -42,12 +50,19 @@ const PARALLEL: usize = 8;
 /// How many events one round claims.
 const ROUND: i64 = 64;
 
-/// Where events go, and the secret they are signed with.
+/// How long the sender waits between rounds that had nothing to send.
+pub const ROUND_EVERY: Duration = Duration::from_millis(200);
+
+/// The longest wait between two rounds while the receiver fails.
+pub const MAX_ROUND_WAIT: Duration = Duration::from_secs(30);
+
+/// Where events go, the secret they are signed with, and how much the outbox keeps.
 #[derive(Clone, Debug)]
 pub struct EventsOut {
     url: String,
     secret: Secret,
     client: reqwest::blocking::Client,
+    limits: OutboxLimits,
 }
 
 /// The body of one delivery.
@@ -67,9 +82,108 @@ struct Body<'a> {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Round {
     pub delivered: usize,
-    pub failed: usize,
+    /// Failed deliveries the receiver refused ([`Failure::Refused`]).
+    pub refused: usize,
+    /// Failed deliveries the receiver could not take ([`Failure::Unavailable`]).
+    pub unavailable: usize,
     /// Why the first failed delivery of the round failed.
     pub why: Option<String>,
+}
+
+impl Round {
+    /// Failed deliveries, of either kind.
+    pub fn failed(&self) -> usize {
+        self.refused + self.unavailable
+    }
+
+    /// What the round says about the receiver.
+    pub fn went(&self) -> Went {
+        if self.delivered > 0 {
+            Went::Delivered
+        } else if self.unavailable > 0 {
+            Went::Failing
+        } else {
+            Went::Idle
+        }
+    }
+}
+
+/// What a round says about the receiver, for the wait before the next ([`round_wait`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Went {
+    /// It took an event: more may be due.
+    Delivered,
+    /// It took none and could not take one (or the outbox could not be read).
+    Failing,
+    /// Nothing was due, or it only refused events (it answers: it is up).
+    Idle,
+}
+
+/// Why one delivery failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// The receiver answered with a status that refuses this event: a `4xx` other than
+    /// 401, 403, 404 (the address or the secret is wrong, not the event), 408 and 429
+    /// ("later"). Trying again is not likely to help, so it counts toward `max_attempts`.
+    Refused(String),
+    /// No answer in time, no connection, a redirect, a `5xx` or one of the `4xx` above:
+    /// the receiver's trouble, not the event's. Only `max_age` gives such an event up.
+    Unavailable(String),
+}
+
+impl Failure {
+    /// The failure an answer with `status` (not a `2xx`) is.
+    pub fn of_status(status: reqwest::StatusCode) -> Failure {
+        let why = format!("the receiver answered {status}");
+        match status.as_u16() {
+            401 | 403 | 404 | 408 | 429 => Failure::Unavailable(why),
+            400..=499 => Failure::Refused(why),
+            _ => Failure::Unavailable(why),
+        }
+    }
+
+    /// What went wrong, in words.
+    pub fn why(&self) -> &str {
+        match self {
+            Failure::Refused(why) | Failure::Unavailable(why) => why,
+        }
+    }
+}
+
+/// What becomes of event `e` whose delivery failed at `now`: given up (refused for the
+/// `max_attempts`-th time, or failing past `max_age`), or tried again after [`backoff`].
+pub fn after_failure(e: &OutEvent, failure: &Failure, limits: &OutboxLimits, now: i64) -> Sent {
+    let error = failure.why().to_string();
+    let attempts = e.attempts.saturating_add(1);
+    if matches!(failure, Failure::Refused(_)) && attempts >= limits.max_attempts {
+        Sent::Dead {
+            cause: DeadCause::Refused,
+            error,
+        }
+    } else if now.saturating_sub(e.created_at_ms) >= millis(limits.max_age) {
+        Sent::Dead {
+            cause: DeadCause::TooOld,
+            error,
+        }
+    } else {
+        Sent::Retry {
+            at: now.saturating_add(backoff(e.attempts)),
+            error,
+        }
+    }
+}
+
+/// How long the sender waits before its next round, having waited `last` before the round
+/// that `went`: not at all after a delivery (more may be due); twice as long while the
+/// receiver fails, from [`ROUND_EVERY`] up to [`MAX_ROUND_WAIT`]; else as long as before,
+/// at least [`ROUND_EVERY`]: a round with nothing due says nothing of the receiver, so one
+/// that failed keeps its slower pace until it takes an event.
+pub fn round_wait(last: Duration, went: Went) -> Duration {
+    match went {
+        Went::Delivered => Duration::ZERO,
+        Went::Failing => (last * 2).clamp(ROUND_EVERY, MAX_ROUND_WAIT),
+        Went::Idle => last.clamp(ROUND_EVERY, MAX_ROUND_WAIT),
+    }
 }
 
 impl EventsOut {
@@ -104,7 +218,14 @@ impl EventsOut {
             url: url.to_string(),
             secret: Secret::new(secret),
             client,
+            limits: OutboxLimits::default(),
         })
+    }
+
+    /// These events with the outbox kept within `limits` instead of the defaults.
+    #[must_use]
+    pub fn with_limits(self, limits: OutboxLimits) -> EventsOut {
+        EventsOut { limits, ..self }
     }
 
     /// Where events go.
@@ -112,49 +233,58 @@ impl EventsOut {
         &self.url
     }
 
+    /// How much the outbox keeps.
+    pub fn limits(&self) -> &OutboxLimits {
+        &self.limits
+    }
+
     /// Sends the events due now, each player's oldest first, [`PARALLEL`] at a time, and
-    /// records each outcome.
+    /// records each outcome ([`after_failure`] decides a failure's).
     pub fn deliver_due(&self, store: &Store) -> Result<Round> {
         let due = store.claim_due_events(ROUND)?;
         let mut round = Round::default();
         for chunk in due.chunks(PARALLEL) {
-            let outcomes: Vec<(i64, i64, Result<(), String>)> = std::thread::scope(|s| {
+            let outcomes: Vec<(&OutEvent, Result<(), Failure>)> = std::thread::scope(|s| {
                 let sending: Vec<_> = chunk
                     .iter()
-                    .map(|e| (e.id, e.attempts, s.spawn(|| self.send(e))))
+                    .map(|e| (e, s.spawn(|| self.send(e))))
                     .collect();
                 sending
                     .into_iter()
-                    .map(|(id, attempts, h)| {
-                        let r = h
-                            .join()
-                            .unwrap_or_else(|_| Err("the sender panicked".to_string()));
-                        (id, attempts, r)
+                    .map(|(e, h)| {
+                        let r = h.join().unwrap_or_else(|_| {
+                            Err(Failure::Unavailable("the sender panicked".to_string()))
+                        });
+                        (e, r)
                     })
                     .collect()
             });
-            for (id, attempts, outcome) in outcomes {
-                match outcome {
+            for (e, outcome) in outcomes {
+                let sent = match outcome {
                     Ok(()) => {
                         round.delivered += 1;
-                        store.event_sent(id, Ok(()))?;
+                        Sent::Delivered
                     }
-                    Err(why) => {
-                        round.failed += 1;
-                        round.why.get_or_insert_with(|| why.clone());
-                        let retry_at = now_ms() + backoff(attempts);
-                        store.event_sent(id, Err((retry_at, why)))?;
+                    Err(failure) => {
+                        match &failure {
+                            Failure::Refused(_) => round.refused += 1,
+                            Failure::Unavailable(_) => round.unavailable += 1,
+                        }
+                        round.why.get_or_insert_with(|| failure.why().to_string());
+                        after_failure(e, &failure, &self.limits, now_ms())
                     }
-                }
+                };
+                store.event_sent(e.id, sent)?;
             }
         }
         Ok(round)
     }
 
     /// One delivery: `Ok` on a `2xx`, else what went wrong.
-    fn send(&self, e: &OutEvent) -> Result<(), String> {
+    fn send(&self, e: &OutEvent) -> Result<(), Failure> {
+        // A stored event that is not JSON stays so: it is given up like a refused one.
         let event = serde_json::value::RawValue::from_string(e.event_json.clone())
-            .map_err(|err| format!("stored event {} is not JSON: {err}", e.id))?;
+            .map_err(|err| Failure::Refused(format!("stored event {} is not JSON: {err}", e.id)))?;
         let body = serde_json::to_vec(&Body {
             id: e.id,
             user: &e.user,
@@ -163,7 +293,7 @@ impl EventsOut {
             at_ms: e.created_at_ms,
             event: &event,
         })
-        .map_err(|err| err.to_string())?;
+        .map_err(|err| Failure::Refused(err.to_string()))?;
         let t = now_ms();
         let signature = format!(
             "t={t},v1={}",
@@ -177,14 +307,14 @@ impl EventsOut {
             .header("x-zonegraph-signature", signature)
             .body(body)
             .send()
-            .map_err(|err| without_url(&err))?;
+            .map_err(|err| Failure::Unavailable(without_url(&err)))?;
         let status = answer.status();
         // The answer's body is never read: dropping it closes the connection.
         drop(answer);
         if status.is_success() {
             Ok(())
         } else {
-            Err(format!("the receiver answered {status}"))
+            Err(Failure::of_status(status))
         }
     }
 }
@@ -258,6 +388,104 @@ mod tests {
         );
         assert_eq!(backoff(-3), 1000);
         assert_eq!(backoff(i64::MAX), 300_000);
+    }
+
+    #[test]
+    fn the_rounds_slow_down_while_the_receiver_fails_and_go_at_once_after_a_delivery() {
+        let mut wait = Duration::ZERO;
+        let mut waits = Vec::new();
+        for went in [
+            Went::Idle,
+            Went::Failing,
+            Went::Failing,
+            Went::Idle,
+            Went::Failing,
+            Went::Failing,
+            Went::Failing,
+            Went::Failing,
+            Went::Failing,
+            Went::Failing,
+            Went::Failing,
+            Went::Failing,
+            Went::Delivered,
+            Went::Idle,
+        ] {
+            wait = round_wait(wait, went);
+            waits.push(wait.as_millis());
+        }
+        assert_eq!(
+            waits,
+            [
+                200, 400, 800, 800, 1600, 3200, 6400, 12800, 25600, 30000, 30000, 30000, 0, 200
+            ]
+        );
+        // Only a receiver that could not take an event slows the rounds, not a refusal.
+        let refused = Round {
+            refused: 2,
+            ..Round::default()
+        };
+        assert_eq!(refused.went(), Went::Idle);
+        let mixed = Round {
+            delivered: 1,
+            unavailable: 3,
+            ..Round::default()
+        };
+        assert_eq!(mixed.went(), Went::Delivered);
+    }
+
+    #[test]
+    fn a_failure_is_tried_again_until_refused_too_often_or_too_old() {
+        let limits = OutboxLimits {
+            max_attempts: 3,
+            max_age: Duration::from_secs(60),
+            ..OutboxLimits::default()
+        };
+        let event = |attempts, created_at_ms| OutEvent {
+            id: 1,
+            user: "@u:test".into(),
+            zone_id: String::new(),
+            run_token: String::new(),
+            event_json: "{}".into(),
+            created_at_ms,
+            attempts,
+        };
+        let refused = Failure::of_status(reqwest::StatusCode::BAD_REQUEST);
+        let down = Failure::of_status(reqwest::StatusCode::SERVICE_UNAVAILABLE);
+        let check = |e: &OutEvent, f: &Failure, now: i64| match after_failure(e, f, &limits, now) {
+            Sent::Retry { at, .. } => format!("retry at {at}"),
+            Sent::Dead { cause, error } => format!("{cause}: {error}"),
+            Sent::Delivered => "delivered".into(),
+        };
+        assert_eq!(check(&event(0, 0), &refused, 10), "retry at 1010");
+        assert_eq!(check(&event(1, 0), &refused, 10), "retry at 2010");
+        assert_eq!(
+            check(&event(2, 0), &refused, 10),
+            "refused: the receiver answered 400 Bad Request"
+        );
+        // A receiver that is down is waited for as long as the age allows.
+        assert_eq!(check(&event(50, 0), &down, 10), "retry at 300010");
+        assert_eq!(
+            check(&event(50, 0), &down, 60_000),
+            "too old: the receiver answered 503 Service Unavailable"
+        );
+        assert_eq!(
+            check(&event(0, 0), &refused, 60_000).split(':').next(),
+            Some("too old")
+        );
+    }
+
+    #[test]
+    fn a_status_that_blames_the_event_is_a_refusal_and_one_that_blames_the_receiver_is_not() {
+        let refused: Vec<u16> = [
+            400, 401, 403, 404, 408, 409, 410, 413, 422, 429, 500, 502, 503, 302,
+        ]
+        .into_iter()
+        .filter(|s| {
+            let status = reqwest::StatusCode::from_u16(*s).unwrap_or_default();
+            matches!(Failure::of_status(status), Failure::Refused(_))
+        })
+        .collect();
+        assert_eq!(refused, [400, 409, 410, 413, 422]);
     }
 
     #[test]

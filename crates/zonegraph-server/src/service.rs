@@ -419,26 +419,36 @@ pub async fn housekeep_forever(state: Service) {
     }
 }
 
-/// How often the events outbox is looked at when the last round sent nothing.
-pub const EVENTS_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
+/// How often the events sender sheds the outbox past its total cap and says how many events
+/// were given up.
+pub const EVENTS_TRIM_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Sends the events outbox to the host game (`--events-url`) for as long as the server runs:
-/// a round at once after a round that sent something, else every [`EVENTS_EVERY`]. What it
-/// cannot reach it says once, and once more when it reaches it again. On PostgreSQL every
-/// instance sends, each event claimed by one of them.
+/// a round at once after a round that delivered, else after
+/// [`crate::events_out::round_wait`] (every 200 ms, slowing down to every 30 s while the
+/// receiver fails). What it cannot reach it says once, and once more when it reaches it
+/// again. Every [`EVENTS_TRIM_EVERY`] it sheds the oldest events past the outbox's total cap
+/// and says how many events were given up since, by cause (`zonegraph events dead` lists
+/// them); every hour it deletes the delivered events and the dead letters kept long enough.
+/// On PostgreSQL every instance sends, each event claimed by one of them.
 pub async fn send_events_forever(state: Service, out: crate::events_out::EventsOut) {
+    use crate::events_out::{Went, round_wait};
     let mut failing = Failing::default();
     // The outbox itself (the database), apart from the receiver: each logged once per outage.
     let mut outbox = Failing::default();
+    let mut wait = std::time::Duration::ZERO;
     let mut pruned_at = 0;
+    // The end of the span whose given-up events were last counted.
+    let mut counted_to = crate::clock::now_ms();
+    let trim_every = i64::try_from(EVENTS_TRIM_EVERY.as_millis()).unwrap_or(i64::MAX);
     loop {
         let o = out.clone();
         let round = state.blocking(move |st| o.deliver_due(st)).await;
         let sending = format!("sending events to {}", out.url());
-        let (busy, said): (bool, [Option<String>; 2]) = match round {
+        let (went, said): (Went, [Option<String>; 2]) = match round {
             Ok(r) => {
                 let back = outbox.ok("reading the events outbox");
-                let receiver = if r.failed > 0 && r.delivered == 0 {
+                let receiver = if r.failed() > 0 && r.delivered == 0 {
                     let why = r.why.as_deref().unwrap_or("failed");
                     failing.failed(&format!("{sending}: {why}"))
                 } else if r.delivered > 0 {
@@ -446,10 +456,10 @@ pub async fn send_events_forever(state: Service, out: crate::events_out::EventsO
                 } else {
                     None
                 };
-                (r.delivered > 0, [back, receiver])
+                (r.went(), [back, receiver])
             }
             Err(e) => (
-                false,
+                Went::Failing,
                 [
                     outbox.failed(&format!("cannot read the events outbox: {e:#}")),
                     None,
@@ -460,16 +470,54 @@ pub async fn send_events_forever(state: Service, out: crate::events_out::EventsO
             eprintln!("zonegraph: {said}");
         }
         let now = crate::clock::now_ms();
+        if now - counted_to >= trim_every {
+            if let Err(e) = state.blocking(move |st| st.shed_events_out(now)).await {
+                eprintln!("zonegraph: cannot shed the events outbox: {e:#}");
+            }
+            // Counted up to a second ago: a give-up still committing is counted next time.
+            let (after, until) = (counted_to, now - 1000);
+            match state
+                .blocking(move |st| st.events_given_up(after, until))
+                .await
+            {
+                Ok(given_up) => {
+                    counted_to = until;
+                    if let Some(line) = given_up_line(&given_up) {
+                        eprintln!("zonegraph: {line}");
+                    }
+                }
+                Err(e) => eprintln!("zonegraph: cannot count the events given up: {e:#}"),
+            }
+        }
         if now - pruned_at > 3_600_000 {
             pruned_at = now;
             if let Err(e) = state.blocking(move |st| st.prune_events_out(now)).await {
-                eprintln!("zonegraph: cannot delete old delivered events: {e:#}");
+                eprintln!("zonegraph: cannot delete old delivered events and dead letters: {e:#}");
             }
         }
-        if !busy {
-            tokio::time::sleep(EVENTS_EVERY).await;
+        wait = round_wait(wait, went);
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
         }
     }
+}
+
+/// What the events sender says of the events given up since it last counted: how many, by
+/// cause; `None` for none.
+fn given_up_line(given_up: &[(crate::db::DeadCause, i64)]) -> Option<String> {
+    let n: i64 = given_up.iter().map(|(_, n)| n).sum();
+    if n == 0 {
+        return None;
+    }
+    let causes: Vec<String> = given_up
+        .iter()
+        .map(|(cause, n)| format!("{n} {cause}"))
+        .collect();
+    Some(format!(
+        "gave up {n} event{} for the host game ({}); `zonegraph events dead` lists them",
+        if n == 1 { "" } else { "s" },
+        causes.join(", ")
+    ))
 }
 
 /// One async mutex per user with a command in flight; entries go away when unused.

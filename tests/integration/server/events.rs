@@ -1,7 +1,8 @@
 //! Events out (`serve --events-url`): a host game's receiver on loopback gets every event of
 //! every command, signed, in order per player, again after a failure; a receiver that
 //! misbehaves (fails, redirects, answers garbage, hangs) delays only the events, never a
-//! command.
+//! command; one that refuses an event forever or stays down for one player gets the rest,
+//! while the outbox gives those up to its dead letters (`zonegraph events dead`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -11,6 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
+use zonegraph_server::db::{DeadCause, OutboxLimits};
 use zonegraph_server::events_out::{EventsOut, SEND_TIMEOUT, sign};
 
 use crate::support::Ctx;
@@ -44,6 +46,17 @@ fn play(c: &mut zonegraph_tests::client::Conn, users: &[&str]) -> BTreeMap<Strin
         }
     }
     told
+}
+
+/// The events the answers to `user`'s `texts` carried, in order.
+fn say(c: &mut zonegraph_tests::client::Conn, user: &str, texts: &[&str]) -> Vec<Value> {
+    let mut events = Vec::new();
+    for text in texts {
+        let r = c.command(user, text, None).expect("request");
+        assert_eq!(r.status, 200, "{text}: {}", r.text());
+        events.extend(r.json()["events"].as_array().cloned().unwrap_or_default());
+    }
+    events
 }
 
 /// Waits until the server has no event left to send.
@@ -231,6 +244,200 @@ fn a_receiver_that_hangs_holds_no_command_and_gets_the_event_later() {
     // The hung delivery timed out and went again, first: nothing overtook it.
     assert_eq!(ids[0], ids[1], "{ids:?}");
     assert!(ids[1..].windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+}
+
+/// Waits until `done` holds, asking every 50 ms; what it says when it does not.
+fn until(within: Duration, what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < within, "{what}: not after {within:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The requests the receiver got so far: each with its user, id and event.
+fn received(rt: &tokio::runtime::Runtime, host: &MockServer) -> Vec<(String, i64, Value)> {
+    rt.block_on(host.received_requests())
+        .expect("recorded")
+        .iter()
+        .map(|r| {
+            let body: Value = serde_json::from_slice(&r.body).expect("a JSON body");
+            let user = body["user"].as_str().expect("user").to_string();
+            (
+                user,
+                body["id"].as_i64().expect("id"),
+                body["event"].clone(),
+            )
+        })
+        .collect()
+}
+
+/// `zonegraph events dead ARGS… --db DB`: its stdout and stderr.
+fn events_dead(db: &std::path::Path, args: &[&str]) -> (String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_zonegraph-under-test"))
+        .args(["events", "--db"])
+        .arg(db)
+        .arg("dead")
+        .args(args)
+        .env_remove("ZONEGRAPH_DATABASE_URL")
+        .output()
+        .expect("zonegraph events runs");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(out.status.success(), "{stderr}");
+    (stdout, stderr)
+}
+
+#[test]
+fn a_refused_event_is_given_up_the_players_next_goes_on_and_a_full_queue_sheds() {
+    const ADA: &str = "@ada:test";
+    const BO: &str = "@bo:test";
+    const CY: &str = "@cy:test";
+    let rt = runtime();
+    let host = rt.block_on(MockServer::start());
+    rt.block_on(async {
+        // Ada's `entered` is refused forever; Cy's receiver is down for good; Bo's is fine.
+        Mock::given(method("POST"))
+            .respond_with(|r: &Request| {
+                let body: Value = serde_json::from_slice(&r.body).unwrap_or_default();
+                match (body["user"].as_str(), body["event"]["event"].as_str()) {
+                    (Some(ADA), Some("entered")) => ResponseTemplate::new(400),
+                    (Some(CY), _) => ResponseTemplate::new(503),
+                    _ => ResponseTemplate::new(204),
+                }
+            })
+            .mount(&host)
+            .await;
+    });
+    let dir = tempfile::tempdir().expect("temp dir");
+    let limits = OutboxLimits {
+        max_attempts: 3,
+        per_player: 8,
+        ..OutboxLimits::default()
+    };
+    let out = EventsOut::new(&host.uri(), SECRET)
+        .expect("url")
+        .with_limits(limits);
+    let (server, mut c) = Ctx::new(dir.path())
+        .with(|c| c.events_out = Some(out))
+        .spawn();
+    let mut ada = say(&mut c, ADA, &["!zone enter crypt_valdris"]);
+    assert_eq!(ada[0]["event"], "entered", "{ada:?}");
+    let bo = say(&mut c, BO, &["!zone enter crypt_valdris", "!zone advance"]);
+    assert!(
+        ada.len() <= 4 && bo.len() <= 8,
+        "Ada's and Bo's events fit their queues: {ada:?} {bo:?}"
+    );
+    // Every command is kept, whatever the outbox holds: Cy's queue is over its cap by far.
+    let cy = play(&mut c, &[CY]).remove(CY).unwrap_or_default();
+    assert!(cy.len() > 8, "{cy:?}");
+
+    // Ada's `entered` is given up at its third refusal, and her next events go on.
+    until(
+        Duration::from_secs(60),
+        "Ada's refused event given up",
+        || {
+            let dead = server.store.dead_events(100).expect("dead letters");
+            dead.iter().any(|d| d.event.user == ADA)
+        },
+    );
+    ada.extend(say(&mut c, ADA, &["!zone advance"]));
+    let taken = |user: &str, all: &[(String, i64, Value)]| -> Vec<Value> {
+        let mut mine: Vec<&(String, i64, Value)> = all
+            .iter()
+            .filter(|(u, _, e)| u == user && !(u == ADA && e["event"] == "entered"))
+            .collect();
+        mine.dedup_by_key(|(_, id, _)| *id);
+        mine.into_iter().map(|(_, _, e)| e.clone()).collect()
+    };
+    until(
+        Duration::from_secs(60),
+        "Ada's and Bo's events taken",
+        || {
+            let all = received(&rt, &host);
+            taken(ADA, &all).len() == ada.len() - 1 && taken(BO, &all).len() == bo.len()
+        },
+    );
+    let all = received(&rt, &host);
+    assert_eq!(
+        taken(ADA, &all),
+        ada[1..],
+        "Ada's events after the refused one"
+    );
+    assert_eq!(taken(BO, &all), bo, "Bo's events, untouched by the others'");
+    let tries = all
+        .iter()
+        .filter(|(u, _, e)| u == ADA && e["event"] == "entered")
+        .count();
+    assert_eq!(tries, 3, "Ada's refused event was tried max_attempts times");
+
+    // The dead letters: Ada's refused event with its last error, and Cy's oldest, shed.
+    let dead = server.store.dead_events(100).expect("dead letters");
+    let refused: Vec<_> = dead.iter().filter(|d| d.event.user == ADA).collect();
+    assert_eq!(refused.len(), 1, "{dead:?}");
+    assert_eq!(
+        (
+            refused[0].cause,
+            refused[0].event.attempts,
+            refused[0].last_error.as_str()
+        ),
+        (
+            DeadCause::Refused,
+            3,
+            "the receiver answered 400 Bad Request"
+        )
+    );
+    let shed = dead.iter().filter(|d| d.event.user == CY).count();
+    assert_eq!(shed, cy.len() - 8, "{dead:?}");
+    assert!(
+        dead.iter()
+            .filter(|d| d.event.user == CY)
+            .all(|d| d.cause == DeadCause::PlayerCap),
+        "{dead:?}"
+    );
+    assert!(dead.iter().all(|d| d.event.user != BO), "{dead:?}");
+    // Cy's newest eight still wait for the receiver to come back.
+    assert_eq!(server.store.events_waiting().expect("outbox").0, 8);
+
+    // The operator's listing shows them, newest first, and each as JSON to send again.
+    let db = dir.path().join("z.db");
+    let (listed, summary) = events_dead(&db, &[]);
+    let ada_line = listed
+        .lines()
+        .find(|l| l.contains(ADA))
+        .unwrap_or_else(|| panic!("Ada's dead letter is listed: {listed}"));
+    for part in [
+        "crypt_valdris",
+        "3 attempts",
+        "refused",
+        "the receiver answered 400",
+    ] {
+        assert!(ada_line.contains(part), "{part}: {ada_line}");
+    }
+    assert_eq!(
+        listed
+            .lines()
+            .filter(|l| l.contains(CY) && l.contains("shed over the per-player cap"))
+            .count(),
+        shed,
+        "{listed}"
+    );
+    assert!(
+        summary.contains(&format!("{} event(s) given up", shed + 1))
+            && summary.contains("8 event(s) waiting"),
+        "{summary}"
+    );
+    let (json, _) = events_dead(&db, &["--json", "--limit", "100"]);
+    let ada_json: Value = json
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("a line of JSON"))
+        .find(|v| v["user"] == ADA)
+        .expect("Ada's dead letter as JSON");
+    assert_eq!(ada_json["event"], ada[0]);
+    assert_eq!(ada_json["cause"], "refused");
+    assert_eq!(ada_json["attempts"], 3);
 }
 
 #[test]

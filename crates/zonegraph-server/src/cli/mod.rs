@@ -8,6 +8,7 @@ pub mod args;
 pub mod character;
 pub mod check;
 pub mod diff;
+pub mod events;
 pub mod explain;
 pub mod import;
 pub mod insight;
@@ -68,6 +69,8 @@ pub enum Cmd {
     Zones(zones::Args),
     /// The API's scoped tokens: make one (publish, transport:PREFIX, admin), list, revoke.
     Token(token::Args),
+    /// The events outbox (`serve --events-url`): list the events given up.
+    Events(events::Args),
 }
 
 /// The `zonegraph` binary: parses the process's command line and runs it.
@@ -90,6 +93,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Cmd::Import(args) => import::run(&args),
         Cmd::Zones(args) => zones::run(&args),
         Cmd::Token(args) => token::run(&args),
+        Cmd::Events(args) => events::run(&args),
         Cmd::Schema => {
             print!("{}", zonegraph_core::format::json_schema());
             Ok(ExitCode::SUCCESS)

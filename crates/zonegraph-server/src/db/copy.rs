@@ -11,7 +11,7 @@ use super::pg::Pg;
 
 /// The tables copied, parents first. Row keys are kept (so notices and runs keep their
 /// order); `zone_node`'s insertion order is kept by copying in `rowid` order.
-const TABLES: [(&str, &str); 13] = [
+const TABLES: [(&str, &str); 14] = [
     ("zone_meta", "zone_id"),
     ("zone_node", "rowid"),
     ("zone_edge", "edge_id"),
@@ -25,17 +25,19 @@ const TABLES: [(&str, &str); 13] = [
     ("zone_run_history", "run_id"),
     ("zone_api_token", "token_id"),
     ("zone_event_out", "event_id"),
+    ("zone_event_dead", "event_id"),
 ];
 
 /// Tables whose rows a player plays with: the target must have none of them (a copy never
 /// merges two bots' histories).
-const MUST_BE_EMPTY: [&str; 6] = [
+const MUST_BE_EMPTY: [&str; 7] = [
     "dnd_zone_run",
     "player_character",
     "zone_notice",
     "matrix_dm",
     "zone_run_history",
     "zone_event_out",
+    "zone_event_dead",
 ];
 
 /// What was copied: each table and its row count (equal on both sides).

@@ -257,6 +257,29 @@ ALTER TABLE zone_run_history ADD COLUMN node_choices TEXT NOT NULL DEFAULT '{}';
 CREATE INDEX idx_zone_run_history_version ON zone_run_history(zone_id, zone_file_seq);
 "#;
 
+/// Version 14: the outbox's dead letters: an event given up (refused too often, failing for
+/// too long, or shed from a queue over its cap) moves here, whole, with why and its last
+/// error, and is kept a while for an operator to read (`zonegraph events dead`). The outbox
+/// gets an index of its undelivered events in id order, so the oldest of them all are found
+/// without reading the delivered ones.
+pub(super) const SCHEMA_V14: &str = r#"
+CREATE TABLE zone_event_dead (
+    event_id         INTEGER PRIMARY KEY,          -- its id in zone_event_out
+    user_id          TEXT NOT NULL,
+    zone_id          TEXT NOT NULL DEFAULT '',
+    run_token        TEXT NOT NULL DEFAULT '',
+    event_json       TEXT NOT NULL,
+    created_at_ms    INTEGER NOT NULL,
+    attempts         INTEGER NOT NULL,
+    cause            TEXT NOT NULL,                -- refused, too_old, player_cap, total_cap
+    last_error       TEXT NOT NULL DEFAULT '',
+    dead_at_ms       INTEGER NOT NULL
+);
+CREATE INDEX idx_zone_event_dead_time ON zone_event_dead(dead_at_ms);
+CREATE INDEX idx_zone_event_out_waiting ON zone_event_out(event_id)
+    WHERE delivered_at_ms IS NULL;
+"#;
+
 /// Version 8 on SQLite: [`SCHEMA_V8`] and the run's `zone_file_seq` column.
 fn zone_versions(tx: &Transaction) -> Result<()> {
     tx.execute_batch(SCHEMA_V8)?;
@@ -294,6 +317,7 @@ const MIGRATIONS: &[Migration] = &[
     Migration::Sql(SCHEMA_V11),
     Migration::Sql(SCHEMA_V12),
     Migration::Sql(SCHEMA_V13),
+    Migration::Sql(SCHEMA_V14),
 ];
 
 /// The name of the unique index that keeps one active run per player.

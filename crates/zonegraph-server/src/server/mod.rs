@@ -120,7 +120,7 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
     }
     let (mut store, opened) = Store::open_as(&config.db, &config.zones, config.upgrade)?;
     store.set_game(config.game.clone());
-    store.set_events_out(config.events_out.is_some());
+    store.set_events_out(config.events_out.as_ref().map(|o| *o.limits()));
     let store = Arc::new(store);
     let listener = TcpListener::bind(config.listen)
         .with_context(|| format!("cannot listen on {}", config.listen))?;

@@ -79,8 +79,9 @@ pub struct Store {
     changes: tokio::sync::broadcast::Sender<Arc<str>>,
     /// The scoped API tokens, as last read from the database.
     tokens: crate::tokens::TokenBook,
-    /// Whether each command's events are queued for a host game (`--events-url`).
-    events_out: bool,
+    /// Whether each command's events are queued for a host game (`--events-url`), and how
+    /// much that outbox keeps.
+    events_out: Option<db::OutboxLimits>,
 }
 
 /// Who plays the game on this server: the built-in rules, or a host game (`--host-hook`).
@@ -156,15 +157,16 @@ impl std::fmt::Debug for CommandSettings {
 }
 
 /// A command's events as the outbox keeps them (`--events-url`): JSON, with the run they
-/// belong to.
+/// belong to, and the most its player may have waiting.
 struct Outbox {
     zone_id: String,
     run_token: String,
     events: Vec<String>,
+    per_player: i64,
 }
 
 impl Outbox {
-    fn of(events: &[Event], run: Option<&RunRef>) -> Result<Outbox> {
+    fn of(events: &[Event], run: Option<&RunRef>, limits: &db::OutboxLimits) -> Result<Outbox> {
         Ok(Outbox {
             zone_id: run.map(|r| r.zone_id.clone()).unwrap_or_default(),
             run_token: run.map(|r| r.token.clone()).unwrap_or_default(),
@@ -173,7 +175,22 @@ impl Outbox {
                 .map(serde_json::to_string)
                 .collect::<Result<_, _>>()
                 .context("an event that cannot be written as JSON")?,
+            per_player: limits.per_player,
         })
+    }
+
+    /// Queues these events of `user` in the command's transaction. A queue over its cap
+    /// sheds its oldest (the command itself is kept whatever the outbox holds).
+    fn push(&self, tx: &mut db::Tx<'_>, user: &str, now: i64) -> Result<()> {
+        tx.push_events(
+            user,
+            &self.zone_id,
+            &self.run_token,
+            &self.events,
+            self.per_player,
+            now,
+        )?;
+        Ok(())
     }
 }
 
@@ -227,7 +244,7 @@ impl Store {
             game: GameSettings::default(),
             changes: tokio::sync::broadcast::channel(CHANGE_BACKLOG).0,
             tokens: crate::tokens::TokenBook::default(),
-            events_out: false,
+            events_out: None,
         };
         warnings.extend(store.refresh_tokens()?);
         Ok((store, Opened { warnings, warm_up }))
@@ -238,10 +255,10 @@ impl Store {
         self.game = game;
     }
 
-    /// Queues every command's events for a host game from now on (`--events-url`; before
-    /// the store is shared).
-    pub fn set_events_out(&mut self, on: bool) {
-        self.events_out = on;
+    /// Queues every command's events for a host game from now on, within `limits`
+    /// (`--events-url`; before the store is shared). `None`: no events are queued.
+    pub fn set_events_out(&mut self, limits: Option<db::OutboxLimits>) {
+        self.events_out = limits;
     }
 
     /// Who plays the game.
@@ -420,7 +437,7 @@ impl Store {
                 });
                 let outbox = self
                     .events_out
-                    .then(|| Outbox::of(&response.events, run_ref.as_ref()))
+                    .map(|limits| Outbox::of(&response.events, run_ref.as_ref(), &limits))
                     .transpose()?;
                 let answer = Answer {
                     notices,
@@ -461,7 +478,7 @@ impl Store {
                         write_back_gogobee(tx, &u, &before.character, &after.character)?;
                     }
                     if let (true, Some(o)) = (held, &outbox) {
-                        tx.push_events(&u, &o.zone_id, &o.run_token, &o.events, now)?;
+                        o.push(tx, &u, now)?;
                     }
                     Ok(held)
                 });

@@ -1,5 +1,6 @@
 //! The events outbox (`--events-url`): each command's events queued for the host game,
-//! claimed by one instance, marked delivered or failed, and pruned.
+//! claimed by one instance, marked delivered, failed or given up, shed past its caps, and
+//! pruned.
 
 use std::sync::mpsc;
 
@@ -36,14 +37,11 @@ impl Store {
             .map_err(|_| anyhow::anyhow!("the database writer has stopped"))
     }
 
-    /// Records how the delivery of event `id` went: delivered, or failed and tried again at
-    /// `retry_at` with the reason kept.
-    pub fn event_sent(&self, id: i64, outcome: Result<(), (i64, String)>) -> Result<()> {
+    /// Records how the delivery of event `id` went (see [`db::Tx::event_sent`]): delivered,
+    /// tried again later, or given up.
+    pub fn event_sent(&self, id: i64, sent: db::Sent) -> Result<()> {
         self.write(move |tx| {
-            match &outcome {
-                Ok(()) => tx.event_delivered(id, now_ms())?,
-                Err((retry_at, why)) => tx.event_failed(id, *retry_at, why)?,
-            }
+            tx.event_sent(id, &sent, now_ms())?;
             Ok(Wrote {
                 applied: true,
                 count: 1,
@@ -57,10 +55,32 @@ impl Store {
         self.read(|tx| tx.events_waiting())
     }
 
-    /// Deletes the events delivered more than [`KEEP_DELIVERED_NOTICES_MS`] before `now`.
-    pub fn prune_events_out(&self, now: i64) -> Result<u64> {
-        let before = now.saturating_sub(KEEP_DELIVERED_NOTICES_MS);
+    /// The newest `limit` events given up, newest first.
+    pub fn dead_events(&self, limit: i64) -> Result<Vec<db::DeadEvent>> {
+        self.read(|tx| tx.dead_events(limit))
+    }
+
+    /// How many events were given up at `after` < dead_at ≤ `until`, by cause.
+    pub fn events_given_up(&self, after: i64, until: i64) -> Result<Vec<(db::DeadCause, i64)>> {
+        self.read(|tx| tx.events_given_up(after, until))
+    }
+
+    /// Gives up the oldest undelivered events past the outbox's total cap; how many.
+    pub fn shed_events_out(&self, now: i64) -> Result<u64> {
+        let total = self.events_out.map_or(i64::MAX, |l| l.total);
         self.db
-            .write(move |tx| tx.prune_delivered_events(before), |_| true)
+            .write(move |tx| tx.shed_over_total(total, now), |_| true)
+    }
+
+    /// Deletes the events delivered more than [`KEEP_DELIVERED_NOTICES_MS`] before `now`, and
+    /// the dead letters older than the outbox keeps them.
+    pub fn prune_events_out(&self, now: i64) -> Result<u64> {
+        let keep_dead = self.events_out.unwrap_or_default().keep_dead;
+        let delivered_before = now.saturating_sub(KEEP_DELIVERED_NOTICES_MS);
+        let dead_before = now.saturating_sub(db::millis(keep_dead));
+        self.db.write(
+            move |tx| tx.prune_events_out(delivered_before, dead_before),
+            |_| true,
+        )
     }
 }

@@ -85,14 +85,15 @@ impl Store {
                 let Some((notice, events)) = bot::sweep_told(&zones, &mut player, &cx) else {
                     return Ok((false, None));
                 };
-                let outbox = match (&stored, self.events_out) {
-                    (Some(row), true) => Some(Outbox::of(
+                let outbox = match (&stored, &self.events_out) {
+                    (Some(row), Some(limits)) => Some(Outbox::of(
                         &events,
                         player
                             .run
                             .as_ref()
                             .map(|run| RunRef::of(run, &row.link_token, &s.public_url))
                             .as_ref(),
+                        limits,
                     )?),
                     _ => None,
                 };
@@ -113,7 +114,7 @@ impl Store {
                     if held {
                         tx.push_notice(&u, &run_id, &notice.text, &notice.html, now)?;
                         if let Some(o) = &outbox {
-                            tx.push_events(&u, &o.zone_id, &o.run_token, &o.events, now)?;
+                            o.push(tx, &u, now)?;
                         }
                     }
                     Ok(held)
