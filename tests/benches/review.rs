@@ -1,7 +1,7 @@
 //! Change review within its budget (issue 41): how long `POST /api/zones/{id}/review` takes
 //! as zones and their stored runs grow, with the server's default `--review-runs`
 //! ([`REVIEW_RUNS`]: the most recent ended runs replayed), and the replay's cost per run as
-//! a run gets longer (a corridor of 100 rooms and one of 1,000: linear in the run's length).
+//! a run gets longer (corridors of 100, 300 and 1,000 rooms that every run walks whole).
 //!
 //! Each zone is imported into a new SQLite database; its runs are played through the bot's
 //! command pipeline in memory ([`zonegraph_tests::seed`]) and stored with the server's own
@@ -15,13 +15,14 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
-use zonegraph_core::format::ZoneFile;
+use zonegraph_core::format::{NodeKind, ZoneFile};
 use zonegraph_server::db::{Database, DbAt, Upgrade};
 use zonegraph_server::store::review::{REVIEW_RUNS, of_database};
 use zonegraph_tests::client::load::env_usize;
 
-/// A database of its own holding `file` and `n` played runs of it.
-fn stored(file: &ZoneFile, n: usize) -> Result<(tempfile::TempDir, Database, Duration)> {
+/// A database of its own holding `file` and `n` played runs of it; how long playing them
+/// took, and how many rooms a run reached on average.
+fn stored(file: &ZoneFile, n: usize) -> Result<(tempfile::TempDir, Database, Duration, f64)> {
     let dir = tempfile::tempdir()?;
     let zones = dir.path().join("zones");
     std::fs::create_dir(&zones)?;
@@ -40,8 +41,9 @@ fn stored(file: &ZoneFile, n: usize) -> Result<(tempfile::TempDir, Database, Dur
     let start = Instant::now();
     let runs = zonegraph_tests::seed::played_runs(&zone, n);
     let played = start.elapsed();
+    let rooms = runs.iter().map(|r| r.visited_nodes.len()).sum::<usize>() as f64 / n as f64;
     zonegraph_tests::seed::store_runs(&db, seq, &runs)?;
-    Ok((dir, db, played))
+    Ok((dir, db, played, rooms))
 }
 
 /// The median of 3 reviews of `file` renamed, replaying at most `most_recent` runs; and
@@ -84,7 +86,7 @@ fn main() -> Result<()> {
         ),
     ];
     for (name, file, n) in &cases {
-        let (_dir, db, played) = stored(file, *n)?;
+        let (_dir, db, played, _) = stored(file, *n)?;
         let (took, replayed) = review(&db, file, REVIEW_RUNS)?;
         println!(
             "| {name} | {} | {n} | {replayed} | {took:.2?} |",
@@ -95,15 +97,24 @@ fn main() -> Result<()> {
 
     // The replay's cost per run as runs get longer: corridors, every run walks all of it.
     println!();
-    println!("| corridor | rooms a run passes | runs | review, all replayed | per run |");
-    println!("|---|---|---|---|---|");
-    for rooms in [100, 1_000] {
-        let file = zonegraph_core::synth::layered(&format!("corridor_{rooms}"), rooms, 1, 7);
+    println!("| corridor | rooms a run reaches (mean) | runs | review, all replayed | per run | per room reached |");
+    println!("|---|---|---|---|---|---|");
+    for rooms in [100, 300, 1_000] {
+        // A plain chain of exploration rooms: every run walks all of it to the boss.
+        let mut file = zonegraph_core::synth::layered(&format!("corridor_{rooms}"), rooms, 1, 7);
+        for node in file.nodes.iter_mut().flatten() {
+            if !matches!(node.kind, NodeKind::Entry | NodeKind::Boss) {
+                node.kind = NodeKind::Exploration;
+            }
+        }
         let n = 1_000;
-        let (_dir, db, _) = stored(&file, n)?;
+        let (_dir, db, _, reached) = stored(&file, n)?;
         let (took, replayed) = review(&db, &file, n)?;
         let per_run = took / u32::try_from(replayed.max(1))?;
-        println!("| {rooms} rooms | {rooms} | {replayed} | {took:.2?} | {per_run:.2?} |");
+        let per_room = per_run.as_secs_f64() * 1e6 / reached;
+        println!(
+            "| {rooms} rooms | {reached:.0} | {replayed} | {took:.2?} | {per_run:.2?} | {per_room:.2} µs |"
+        );
     }
     Ok(())
 }

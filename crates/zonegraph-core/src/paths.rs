@@ -53,40 +53,34 @@ fn topo_kept(zone: &Zone) -> Option<&[NodeIndex]> {
         .as_deref()
 }
 
-/// Rooms on the longest entry→boss route through the rooms on a player's map: every room but
-/// the secret ones `on_map` does not accept (as [`longest_path_len_within`]). Kept per set of
-/// secrets on the map, so a run's steps ask it for the cost of its secrets, not the zone's.
-pub fn longest_on_map(zone: &Zone, on_map: &dyn Fn(NodeIndex) -> bool) -> Option<usize> {
-    let secrets = zone.figures.secrets.get_or_init(|| {
+/// The zone's secret rooms, in index order, once per zone.
+pub fn secret_rooms(zone: &Zone) -> &[NodeIndex] {
+    zone.figures.secrets.get_or_init(|| {
         zone.graph
             .node_indices()
             .filter(|&ix| zone.node(ix).kind == NodeKind::Secret)
             .collect()
-    });
-    let shown: Vec<NodeIndex> = secrets.iter().copied().filter(|&ix| on_map(ix)).collect();
+    })
+}
+
+/// Rooms on the longest entry→boss route through the rooms on a player's map: every room but
+/// the secret ones not in `shown` (the secrets on the map, in index order), as
+/// [`longest_path_len_within`]. Kept per `shown`, so a run's steps pay a look-up, not the
+/// zone's size.
+pub fn longest_on_map(zone: &Zone, shown: &[NodeIndex]) -> Option<usize> {
     let kept = |totals: &Vec<(Vec<NodeIndex>, Option<usize>)>| {
-        totals.iter().find(|(k, _)| *k == shown).map(|(_, t)| *t)
+        totals.iter().find(|(k, _)| k == shown).map(|(_, t)| *t)
     };
-    if let Some(t) = kept(
-        &zone
-            .figures
-            .totals
-            .lock()
-            .unwrap_or_else(|p| p.into_inner()),
-    ) {
+    if let Some(t) = kept(&zone.figures.totals.lock().unwrap_or_else(|p| p.into_inner())) {
         return t;
     }
     let keep = |ix: NodeIndex| zone.node(ix).kind != NodeKind::Secret || shown.contains(&ix);
     let total = longest_path_len_within(zone, &keep);
-    let mut totals = zone
-        .figures
-        .totals
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
+    let mut totals = zone.figures.totals.lock().unwrap_or_else(|p| p.into_inner());
     if totals.len() >= TOTALS_KEPT {
         totals.remove(0);
     }
-    totals.push((shown, total));
+    totals.push((shown.to_vec(), total));
     total
 }
 

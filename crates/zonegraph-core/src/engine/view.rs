@@ -202,20 +202,25 @@ pub fn visible_to_player(zone: &Zone, run: &Run, node: &str) -> bool {
 }
 
 /// Y of "Room X of Y": rooms on the longest entry-to-boss route through rooms on the
-/// player's map, and never less than the rooms already reached.
-pub fn room_total(zone: &Zone, run: &Run) -> usize {
-    room_total_seen(zone, run, &|id| reached(run, id))
-}
-
-/// [`room_total`], `visited` saying which rooms the run reached. A room is off the map only
+/// player's map, and never less than the rooms already reached. A room is off the map only
 /// when it is a secret the run neither found nor reached, so the total depends on the secrets
-/// on the map alone, and the zone keeps it per such set ([`crate::paths::longest_on_map`]).
-pub(super) fn room_total_seen(zone: &Zone, run: &Run, visited: &dyn Fn(&NodeId) -> bool) -> usize {
-    let on_map = |ix: NodeIndex| {
-        let id = &zone.node(ix).id;
-        run.revealed_secrets.contains(id) || visited(id)
+/// on the map alone, and the zone keeps it per such set ([`crate::paths::longest_on_map`]):
+/// a step costs the run's rooms and found secrets, looked up, not the zone's size.
+pub fn room_total(zone: &Zone, run: &Run) -> usize {
+    let shown: Vec<NodeIndex> = if crate::paths::secret_rooms(zone).is_empty() {
+        Vec::new()
+    } else {
+        run.revealed_secrets
+            .iter()
+            .chain(&run.visited_nodes)
+            .chain(std::iter::once(&run.current_node))
+            .filter_map(|id| zone.node_index(id.as_str()))
+            .filter(|&ix| zone.node(ix).kind == NodeKind::Secret)
+            .collect::<BTreeSet<NodeIndex>>()
+            .into_iter()
+            .collect()
     };
-    crate::paths::longest_on_map(zone, &on_map)
+    crate::paths::longest_on_map(zone, &shown)
         .unwrap_or(0)
         .max(run.room_number())
 }

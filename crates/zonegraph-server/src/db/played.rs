@@ -23,7 +23,8 @@ const FILTER: &str = "WHERE zone_id = ?1 AND zone_file_seq = ?2 AND current_node
 pub const STOP_EVERY: usize = 256;
 
 /// The runs a review replays: the runs still going (every one: they are the players now)
-/// and the most recent ended ones, with how many ended ones were left out.
+/// and the most recent ended ones, with how many ended ones were left out (the version's
+/// rows not read, legacy rows with no room among them).
 #[derive(Debug, Default)]
 pub struct RecentRuns {
     pub runs: Vec<Run>,
@@ -78,11 +79,13 @@ impl Tx<'_> {
             &format!("SELECT {COLUMNS} FROM zone_run_history {FILTER} {recent}"),
             &at,
         )?);
-        let mut ended = 0_i64;
+        // Ended runs in all, counted from the version's index alone (`SCHEMA_V15`): every row
+        // of the version but the runs going; the history holds ended runs only.
+        let mut ended = -i64::try_from(going).unwrap_or(0);
         for table in ["dnd_zone_run", "zone_run_history"] {
             let n = self.conn.query(
-                &format!("SELECT count(*) FROM {table} {FILTER} AND outcome != ''"),
-                &at[..3],
+                &format!("SELECT count(*) FROM {table} WHERE zone_id = ?1 AND zone_file_seq = ?2"),
+                &at[..2],
             )?;
             ended += n
                 .first()

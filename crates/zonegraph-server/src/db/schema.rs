@@ -280,6 +280,14 @@ CREATE INDEX idx_zone_event_out_waiting ON zone_event_out(event_id)
     WHERE delivered_at_ms IS NULL;
 "#;
 
+/// Version 15: a review reads a version's most recent runs through these (`ORDER BY
+/// started_at_ms DESC LIMIT n`) and counts the rest from them, without reading every run.
+pub(super) const SCHEMA_V15: &str = r#"
+CREATE INDEX idx_zone_run_version_started ON dnd_zone_run(zone_id, zone_file_seq, started_at_ms);
+CREATE INDEX idx_zone_run_history_version_started
+    ON zone_run_history(zone_id, zone_file_seq, started_at_ms);
+"#;
+
 /// Version 8 on SQLite: [`SCHEMA_V8`] and the run's `zone_file_seq` column.
 fn zone_versions(tx: &Transaction) -> Result<()> {
     tx.execute_batch(SCHEMA_V8)?;
@@ -318,6 +326,7 @@ const MIGRATIONS: &[Migration] = &[
     Migration::Sql(SCHEMA_V12),
     Migration::Sql(SCHEMA_V13),
     Migration::Sql(SCHEMA_V14),
+    Migration::Sql(SCHEMA_V15),
 ];
 
 /// The name of the unique index that keeps one active run per player.

@@ -118,7 +118,7 @@ fn pg_types(sql: &str) -> String {
 
 /// The migrations, one per SQLite version (the same numbers: version `i + 1` after
 /// migration `i`).
-pub(super) fn migrations() -> [String; 14] {
+pub(super) fn migrations() -> [String; 15] {
     [
         SCHEMA_V1.to_string(),
         run_columns_sql(),
@@ -160,6 +160,8 @@ pub(super) fn migrations() -> [String; 14] {
         pg_types(crate::db::schema::SCHEMA_V13),
         // Version 14: the outbox's dead letters, as SQLite's.
         pg_types(crate::db::schema::SCHEMA_V14),
+        // Version 15: the runs of a version by start, as SQLite's.
+        pg_types(crate::db::schema::SCHEMA_V15),
     ]
 }
 
