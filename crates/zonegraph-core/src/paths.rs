@@ -7,8 +7,6 @@
 //! `kosaraju_scc` is iterative in 0.8.3 (an explicit DFS stack); its `tarjan_scc` is recursive
 //! and is not used.
 
-use std::sync::{Mutex, OnceLock};
-
 use petgraph::Direction::{self, Outgoing};
 use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
@@ -16,34 +14,9 @@ use petgraph::visit::EdgeRef;
 use crate::format::NodeKind;
 use crate::zone::{Edge, Zone};
 
-/// How many players' maps [`Figures`] keeps the "of Y" total of (a map differs by the secret
+/// How many players' maps [`crate::zone::Figures`] keeps the "of Y" total of (a map differs by the secret
 /// rooms on it; few zones have more than a handful of secrets).
 const TOTALS_KEPT: usize = 64;
-
-/// What every step of every run asks of a zone again, worked out once per zone: its
-/// topological order, its secret rooms, and the "Room X of Y" total of each set of secrets a
-/// player's map shows. A run's step then costs the rooms it passes, not the zone's size (a
-/// review replays thousands of runs). Computed on first use; a [`Zone`] is not changed after
-/// [`crate::zone::build`], so what is kept stays true. A clone starts empty.
-#[derive(Default)]
-pub struct Figures {
-    topo: OnceLock<Option<Vec<NodeIndex>>>,
-    secrets: OnceLock<Vec<NodeIndex>>,
-    /// (secret rooms on the map, in index order; the total): the most recent last.
-    totals: Mutex<Vec<(Vec<NodeIndex>, Option<usize>)>>,
-}
-
-impl Clone for Figures {
-    fn clone(&self) -> Figures {
-        Figures::default()
-    }
-}
-
-impl std::fmt::Debug for Figures {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Figures")
-    }
-}
 
 /// [`topo_order`], once per zone.
 fn topo_kept(zone: &Zone) -> Option<&[NodeIndex]> {
@@ -71,12 +44,22 @@ pub fn longest_on_map(zone: &Zone, shown: &[NodeIndex]) -> Option<usize> {
     let kept = |totals: &Vec<(Vec<NodeIndex>, Option<usize>)>| {
         totals.iter().find(|(k, _)| k == shown).map(|(_, t)| *t)
     };
-    if let Some(t) = kept(&zone.figures.totals.lock().unwrap_or_else(|p| p.into_inner())) {
+    if let Some(t) = kept(
+        &zone
+            .figures
+            .totals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()),
+    ) {
         return t;
     }
     let keep = |ix: NodeIndex| zone.node(ix).kind != NodeKind::Secret || shown.contains(&ix);
     let total = longest_path_len_within(zone, &keep);
-    let mut totals = zone.figures.totals.lock().unwrap_or_else(|p| p.into_inner());
+    let mut totals = zone
+        .figures
+        .totals
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
     if totals.len() >= TOTALS_KEPT {
         totals.remove(0);
     }

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::{Mutex, OnceLock};
 
 use petgraph::Direction;
 use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
@@ -267,8 +268,33 @@ pub struct Zone {
     pub harvest_names: BTreeMap<String, String>,
     pub graph: DiGraph<Node, Edge>,
     index: BTreeMap<NodeId, NodeIndex>,
-    /// What runs ask of the zone again and again, worked out once ([`crate::paths::Figures`]).
-    pub(crate) figures: crate::paths::Figures,
+    /// What runs ask of the zone again and again, worked out once ([`Figures`]).
+    pub(crate) figures: Figures,
+}
+
+/// What every step of every run asks of a zone again, worked out once per zone (by
+/// [`crate::paths`]): its topological order, its secret rooms, and the "Room X of Y" total of
+/// each set of secrets a player's map shows. A run's step then costs the rooms it passes, not
+/// the zone's size (a review replays thousands of runs). Computed on first use; a [`Zone`] is
+/// not changed after [`build`], so what is kept stays true. A clone starts empty.
+#[derive(Default)]
+pub struct Figures {
+    pub(crate) topo: OnceLock<Option<Vec<NodeIndex>>>,
+    pub(crate) secrets: OnceLock<Vec<NodeIndex>>,
+    /// (secret rooms on the map, in index order; the total): the most recent last.
+    pub(crate) totals: Mutex<Vec<(Vec<NodeIndex>, Option<usize>)>>,
+}
+
+impl Clone for Figures {
+    fn clone(&self) -> Figures {
+        Figures::default()
+    }
+}
+
+impl std::fmt::Debug for Figures {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Figures")
+    }
 }
 
 impl Zone {
@@ -621,7 +647,7 @@ pub fn build_shape(file: &ZoneFile) -> (Zone, Vec<Diagnostic>) {
         harvest_names: BTreeMap::new(),
         graph,
         index,
-        figures: crate::paths::Figures::default(),
+        figures: Figures::default(),
     };
     (zone, diags)
 }
