@@ -97,7 +97,9 @@ fn main() -> Result<()> {
 
     // The replay's cost per run as runs get longer: corridors, every run walks all of it.
     println!();
-    println!("| corridor | rooms a run reaches (mean) | runs | review, all replayed | per run | per room reached |");
+    println!(
+        "| corridor | rooms a run reaches (mean) | runs | review, all replayed | per run | per room reached |"
+    );
     println!("|---|---|---|---|---|---|");
     for rooms in [100, 300, 1_000] {
         // A plain chain of exploration rooms: every run walks all of it to the boss.
