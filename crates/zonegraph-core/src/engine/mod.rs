@@ -361,7 +361,11 @@ impl Ctx {
     fn first_visit(&mut self, run: &Run, id: &NodeId) -> bool {
         self.lookups += 1;
         if self.visited.is_none() && self.lookups > LOOKUPS_BEFORE_SET {
-            self.visited = Some(run.visited_nodes.iter().cloned().collect());
+            // `extend`, not `collect`: collecting sorts first, a second copy of the sort in
+            // the wasm module (BENCHMARKS.md, "WebAssembly module size").
+            let mut set = BTreeSet::new();
+            set.extend(run.visited_nodes.iter().cloned());
+            self.visited = Some(set);
         }
         match &mut self.visited {
             Some(set) => set.insert(id.clone()),

@@ -207,19 +207,25 @@ pub fn visible_to_player(zone: &Zone, run: &Run, node: &str) -> bool {
 /// on the map alone, and the zone keeps it per such set ([`crate::paths::longest_on_map`]):
 /// a step costs the run's rooms and found secrets, looked up, not the zone's size.
 pub fn room_total(zone: &Zone, run: &Run) -> usize {
-    let shown: Vec<NodeIndex> = if crate::paths::secret_rooms(zone).is_empty() {
-        Vec::new()
-    } else {
-        run.revealed_secrets
-            .iter()
-            .chain(&run.visited_nodes)
-            .chain(std::iter::once(&run.current_node))
-            .filter_map(|id| zone.node_index(id.as_str()))
-            .filter(|&ix| zone.node(ix).kind == NodeKind::Secret)
-            .collect::<BTreeSet<NodeIndex>>()
-            .into_iter()
-            .collect()
-    };
+    let secrets = crate::paths::secret_rooms(zone);
+    // Marks the zone's secrets (kept in index order) the run found or reached: no set nor sort.
+    let mut on_map = vec![false; secrets.len()];
+    if !secrets.is_empty() {
+        let ids = run.revealed_secrets.iter().chain(&run.visited_nodes);
+        for id in ids.chain(std::iter::once(&run.current_node)) {
+            if let Some(at) = zone
+                .node_index(id.as_str())
+                .and_then(|ix| secrets.binary_search(&ix).ok())
+            {
+                on_map[at] = true;
+            }
+        }
+    }
+    let shown: Vec<NodeIndex> = secrets
+        .iter()
+        .zip(&on_map)
+        .filter_map(|(&ix, &on)| on.then_some(ix))
+        .collect();
     crate::paths::longest_on_map(zone, &shown)
         .unwrap_or(0)
         .max(run.room_number())
