@@ -212,13 +212,25 @@ pub mod load {
         players: usize,
         runs: usize,
     ) -> Result<(Duration, Vec<Duration>)> {
+        crypt_runs_from(addrs, token, 0, players, runs)
+    }
+
+    /// [`crypt_runs`] played by `@player{first}:bench` and the `players - 1` after it: which
+    /// players a database already knows, or new ones.
+    pub fn crypt_runs_from(
+        addrs: &[SocketAddr],
+        token: &str,
+        first: usize,
+        players: usize,
+        runs: usize,
+    ) -> Result<(Duration, Vec<Duration>)> {
         let barrier = Arc::new(Barrier::new(players + 1));
         let threads: Vec<_> = (0..players)
             .map(|i| {
                 let (barrier, addr, token) =
                     (barrier.clone(), addrs[i % addrs.len()], token.to_string());
                 std::thread::spawn(move || -> Result<Vec<Duration>> {
-                    let user = format!("@player{i}:bench");
+                    let user = format!("@player{}:bench", first + i);
                     let mut c = Conn::connect(addr)?.with_token(Some(&token));
                     let mut lat = Vec::with_capacity(runs * (OPENING.len() + 2));
                     barrier.wait();

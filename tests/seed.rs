@@ -7,16 +7,19 @@ use zonegraph_core::command::Syntax;
 use zonegraph_core::engine::{Character, Run};
 use zonegraph_server::db::Database;
 
-/// `n` runs of `zone`, ended or stopped after 60 commands more than four a room: players of levels 1–4, the even
-/// ones taking the first open way at each fork, the odd ones the last; a fork with no open
-/// way is abandoned. Run `i` is `bench-{i}`, started at a millisecond of its own.
+/// `n` runs of `zone`, ended or stopped after 60 commands more than four a room: players of
+/// the zone's four lowest levels (1–4 in the Crypt), the even ones taking the first open way
+/// at each fork, the odd ones the last; a fork with no open way is abandoned. Run `i` is
+/// `bench-{i}`, started at a millisecond of its own.
 pub fn played_runs(zone: &zonegraph_core::Zone, n: usize) -> Vec<Run> {
     let zones = std::slice::from_ref(zone);
     let most = 4 * zone.graph.node_count() + 60;
     (0..n)
         .map(|i| {
             let mut player = Player {
-                character: Character::standard(1 + (i % 4) as u32),
+                character: Character::standard(
+                    (zone.min_level + (i % 4) as u32).min(zone.max_level),
+                ),
                 run: None,
             };
             let cx = Context {

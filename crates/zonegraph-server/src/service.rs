@@ -384,6 +384,9 @@ impl Limiter {
 /// How often [`housekeep_forever`] runs.
 pub const HOUSEKEEPING_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// How many ended runs [`housekeep_forever`] moves to the history in one round.
+pub const ARCHIVE_EACH_ROUND: i64 = 1000;
+
 /// Keeps what grows bounded, off the commands' path: every [`HOUSEKEEPING_EVERY`] the rate
 /// limiter forgets its full buckets, and every hour (and at start) each player's ended runs
 /// past their newest 20 move to the history (`Store::archive_runs`, a thousand at a time) and
@@ -399,7 +402,7 @@ pub async fn housekeep_forever(state: Service) {
         state.limiter.prune(crate::clock::now_ms());
         if ticks.is_multiple_of(60) {
             match state
-                .blocking(|st| st.archive_runs(1000, crate::clock::now_ms()))
+                .blocking(|st| st.archive_runs(ARCHIVE_EACH_ROUND, crate::clock::now_ms()))
                 .await
             {
                 Ok(0) => {}

@@ -104,11 +104,18 @@ fn character_of(user: &str, mut rows: Vec<Row>) -> Result<Option<StoredCharacter
     }))
 }
 
-/// A player's active run, or else their latest one (`?1`: the user).
+/// A player's active run, or else their latest one (`?1`: the user). Each is found by its
+/// key alone (the active one through the one-active-run index) and only that row is read:
+/// sorting all of a player's rows (their last 20 ended runs, JSON and all) made a regular's
+/// every command read twenty rows (BENCHMARKS.md, "A season's data").
 fn player_run_sql(key: &str) -> String {
     format!(
-        "{} WHERE user_id = ?1 AND current_node != ''
-         ORDER BY (outcome = '') DESC, {key} DESC LIMIT 1",
+        "{} WHERE {key} = COALESCE(
+           (SELECT {key} FROM dnd_zone_run
+            WHERE user_id = ?1 AND outcome = '' AND current_node != ''
+            ORDER BY {key} DESC LIMIT 1),
+           (SELECT {key} FROM dnd_zone_run WHERE user_id = ?1 AND current_node != ''
+            ORDER BY {key} DESC LIMIT 1))",
         run_select(key)
     )
 }
