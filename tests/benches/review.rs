@@ -1,7 +1,7 @@
 //! Change review within its budget (issue 41): how long `POST /api/zones/{id}/review` takes
 //! as zones and their stored runs grow, with the server's default `--review-runs`
 //! ([`REVIEW_RUNS`]: the most recent ended runs replayed), and the replay's cost per run as
-//! a run gets longer (corridors of 100, 300 and 1,000 rooms that every run walks whole).
+//! a run gets longer (corridors of 100, 300, 1,000 and 3,000 rooms that every run walks whole).
 //!
 //! Each zone is imported into a new SQLite database; its runs are played through the bot's
 //! command pipeline in memory ([`zonegraph_tests::seed`]) and stored with the server's own
@@ -101,7 +101,7 @@ fn main() -> Result<()> {
         "| corridor | rooms a run reaches (mean) | runs | review, all replayed | per run | per room reached |"
     );
     println!("|---|---|---|---|---|---|");
-    for rooms in [100, 300, 1_000] {
+    for rooms in [100, 300, 1_000, 3_000] {
         // A plain chain of exploration rooms: every run walks all of it to the boss.
         let mut file = zonegraph_core::synth::layered(&format!("corridor_{rooms}"), rooms, 1, 7);
         for node in file.nodes.iter_mut().flatten() {

@@ -122,5 +122,6 @@ fn not_begun(zone: &Zone) -> Run {
         boss_defeated: false,
         abandoned: false,
         outcome: None,
+        visited_index: Default::default(),
     }
 }

@@ -354,6 +354,7 @@ fn a_run_round_trips_through_its_row_exactly() {
         boss_defeated: true,
         abandoned: false,
         outcome: Some(zonegraph_core::Outcome::Victory),
+        visited_index: Default::default(),
     };
     // The encounter state, the forks met and the starting level ride in `node_choices`, with
     // or without a fork beside it.

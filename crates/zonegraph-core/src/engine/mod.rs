@@ -334,43 +334,15 @@ pub enum Refusal {
     },
 }
 
-/// Per-call working state: the visited set (so long merge chains stay linear) and the
-/// lazily computed "of Y" total (the player's map does not change within one step). The set
-/// is built only when one step meets many rooms: a step that meets a few looks them up in the
-/// run's list, so a step costs about the rooms it passes, not the run's length times a set.
+/// Per-call working state: the lazily computed "of Y" total (the player's map does not
+/// change within one step).
 struct Ctx {
-    visited: Option<BTreeSet<NodeId>>,
-    lookups: usize,
     total: Option<usize>,
 }
 
-/// Rooms one step looks up in the run's list before it builds a set of them.
-const LOOKUPS_BEFORE_SET: usize = 8;
-
 impl Ctx {
     fn new() -> Ctx {
-        Ctx {
-            visited: None,
-            lookups: 0,
-            total: None,
-        }
-    }
-
-    /// Marks `id` reached; whether this is its first visit. Called before the run's list
-    /// gets `id`.
-    fn first_visit(&mut self, run: &Run, id: &NodeId) -> bool {
-        self.lookups += 1;
-        if self.visited.is_none() && self.lookups > LOOKUPS_BEFORE_SET {
-            // `extend`, not `collect`: collecting sorts first, a second copy of the sort in
-            // the wasm module (BENCHMARKS.md, "WebAssembly module size").
-            let mut set = BTreeSet::new();
-            set.extend(run.visited_nodes.iter().cloned());
-            self.visited = Some(set);
-        }
-        match &mut self.visited {
-            Some(set) => set.insert(id.clone()),
-            None => !run.visited_nodes.contains(id),
-        }
+        Ctx { total: None }
     }
 
     fn total(&mut self, zone: &Zone, run: &Run) -> usize {
@@ -1166,7 +1138,7 @@ fn travel(
             }
         }
         run.current_node = node.id.clone();
-        let first_visit = ctx.first_visit(run, &node.id);
+        let first_visit = !run.has_visited(&node.id);
         let room_number = if first_visit {
             run.visited_nodes.push(node.id.clone());
             run.visited_nodes.len()

@@ -290,6 +290,38 @@ pub struct Run {
     pub abandoned: bool,
     #[serde(default)]
     pub outcome: Option<Outcome>,
+    /// `visited_nodes` as a set, for [`Run::has_visited`]; never stored nor compared.
+    #[serde(skip)]
+    pub visited_index: VisitedIndex,
+}
+
+/// Rooms of a run's list up to which [`Run::has_visited`] reads the list itself.
+const VISITED_SCAN: usize = 16;
+
+/// A run's `visited_nodes` as a set, built on the first look-up past [`VISITED_SCAN`] rooms and
+/// then extended by the rooms added since (the list only ever grows at its end; a list that
+/// changed otherwise is seen by its length or last room and read again). So a step's look-up
+/// costs log n, and a replay that steps a long run stays linear in its length. A clone starts
+/// empty; two are always equal.
+#[derive(Default)]
+pub struct VisitedIndex(std::sync::Mutex<Option<(usize, BTreeSet<NodeId>)>>);
+
+impl Clone for VisitedIndex {
+    fn clone(&self) -> VisitedIndex {
+        VisitedIndex::default()
+    }
+}
+
+impl PartialEq for VisitedIndex {
+    fn eq(&self, _: &VisitedIndex) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for VisitedIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("VisitedIndex")
+    }
 }
 
 impl Run {
@@ -325,7 +357,30 @@ impl Run {
             boss_defeated: false,
             abandoned: false,
             outcome: None,
+            visited_index: VisitedIndex::default(),
         }
+    }
+
+    /// Whether `id` is in the run's list of rooms reached (`visited_nodes`), in log n.
+    pub fn has_visited(&self, id: &NodeId) -> bool {
+        let list = &self.visited_nodes;
+        if list.len() <= VISITED_SCAN {
+            return list.contains(id);
+        }
+        let mut kept = self
+            .visited_index
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let (seen, set) = kept.get_or_insert_with(|| (0, BTreeSet::new()));
+        let same = *seen <= list.len() && (*seen == 0 || set.contains(&list[*seen - 1]));
+        if !same || set.len() != *seen {
+            *seen = 0;
+            set.clear();
+        }
+        set.extend(list[*seen..].iter().cloned());
+        *seen = list.len();
+        set.contains(id)
     }
 
     /// Whether the run has ended (victory, dead end or abandoned).
@@ -693,5 +748,45 @@ mod check_repr_tests {
                 .contains("unknown field `x`")
         );
         assert!(err(r#"{"lock":"teleport"}"#).contains("unknown variant `teleport`"));
+    }
+}
+
+#[cfg(test)]
+mod visited_index_tests {
+    use super::*;
+
+    /// [`Run::has_visited`] answers what the list says: as the list grows past the scan
+    /// length one room at a time and many at once, after a clone, and after the list is
+    /// replaced by a shorter or a different one.
+    #[test]
+    fn has_visited_agrees_with_the_list_however_it_changes() {
+        let (zone, _) = crate::zone::build(&crate::synth::layered("v", 3, 1, 1));
+        let id = |i: usize| NodeId(format!("room_{i}"));
+        let mut run = Run::fresh("r", &zone, id(0), Vec::new(), 0);
+        let agrees = |run: &Run, upto: usize| {
+            for i in 0..upto {
+                assert_eq!(
+                    run.has_visited(&id(i)),
+                    run.visited_nodes.contains(&id(i)),
+                    "room {i} of {} listed",
+                    run.visited_nodes.len()
+                );
+            }
+        };
+        for i in 0..3 * VISITED_SCAN {
+            run.visited_nodes.push(id(i));
+            agrees(&run, 4 * VISITED_SCAN);
+        }
+        run.visited_nodes
+            .extend((3 * VISITED_SCAN..5 * VISITED_SCAN).map(id));
+        agrees(&run, 6 * VISITED_SCAN);
+        let copy = run.clone();
+        agrees(&copy, 6 * VISITED_SCAN);
+        run.visited_nodes.truncate(2 * VISITED_SCAN);
+        agrees(&run, 6 * VISITED_SCAN);
+        run.visited_nodes = (100..100 + 3 * VISITED_SCAN).map(id).collect();
+        agrees(&run, 200);
+        run.visited_nodes = (0..4 * VISITED_SCAN).rev().map(id).collect();
+        agrees(&run, 200);
     }
 }

@@ -184,7 +184,7 @@ pub(super) fn knowledge_at(
 
 /// Whether `run` reached room `id` (its current room included), by its list of rooms.
 pub(super) fn reached(run: &Run, id: &NodeId) -> bool {
-    run.current_node == *id || run.visited_nodes.iter().rev().any(|v| v == id)
+    run.current_node == *id || run.has_visited(id)
 }
 
 /// How much the player of `run` may know of the room `node`; [`Knowledge::Hidden`] for an id
@@ -208,9 +208,19 @@ pub fn visible_to_player(zone: &Zone, run: &Run, node: &str) -> bool {
 /// a step costs the run's rooms and found secrets, looked up, not the zone's size.
 pub fn room_total(zone: &Zone, run: &Run) -> usize {
     let secrets = crate::paths::secret_rooms(zone);
-    // Marks the zone's secrets (kept in index order) the run found or reached: no set nor sort.
-    let mut on_map = vec![false; secrets.len()];
-    if !secrets.is_empty() {
+    // The zone's secrets (kept in index order) the run found or reached, found from whichever
+    // is shorter, the secrets or the run's rooms: no set nor sort.
+    let shown: Vec<NodeIndex> = if secrets.len() <= run.visited_nodes.len() {
+        secrets
+            .iter()
+            .copied()
+            .filter(|&ix| {
+                let id = &zone.node(ix).id;
+                run.revealed_secrets.contains(id) || reached(run, id)
+            })
+            .collect()
+    } else {
+        let mut on_map = vec![false; secrets.len()];
         let ids = run.revealed_secrets.iter().chain(&run.visited_nodes);
         for id in ids.chain(std::iter::once(&run.current_node)) {
             if let Some(at) = zone
@@ -220,12 +230,12 @@ pub fn room_total(zone: &Zone, run: &Run) -> usize {
                 on_map[at] = true;
             }
         }
-    }
-    let shown: Vec<NodeIndex> = secrets
-        .iter()
-        .zip(&on_map)
-        .filter_map(|(&ix, &on)| on.then_some(ix))
-        .collect();
+        secrets
+            .iter()
+            .zip(&on_map)
+            .filter_map(|(&ix, &on)| on.then_some(ix))
+            .collect()
+    };
     crate::paths::longest_on_map(zone, &shown)
         .unwrap_or(0)
         .max(run.room_number())

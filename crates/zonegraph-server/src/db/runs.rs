@@ -137,6 +137,7 @@ impl RunColumns {
                 boss_defeated: self.boss_defeated,
                 abandoned: self.abandoned,
                 outcome,
+                visited_index: Default::default(),
             },
         })
     }
