@@ -74,29 +74,7 @@ impl RunColumns {
         ) -> Result<T, BadColumn> {
             serde_json::from_str(text).map_err(|error| BadColumn { column, error })
         }
-        let mut node_choices: serde_json::Value = json("node_choices", &self.node_choices)?;
-        let bad = |error| BadColumn {
-            column: "node_choices",
-            error,
-        };
-        let game: RunGame = match node_choices
-            .as_object_mut()
-            .and_then(|o| o.remove(GAME_KEY))
-        {
-            Some(v) => serde_json::from_value(v).map_err(bad)?,
-            None => RunGame::default(),
-        };
-        let pending_fork: Option<PendingFork> = if node_choices
-            .as_object()
-            .is_none_or(|o| o.is_empty() || is_gogobee_choices(o))
-        {
-            // A fork in gogobee's shape is carried over by the warm-up
-            // (`crate::db::warm_up_legacy`); one it could not carry stays as gogobee wrote it
-            // and reads as no fork.
-            None
-        } else {
-            Some(serde_json::from_value(node_choices).map_err(bad)?)
-        };
+        let (game, pending_fork) = choices(&self.node_choices)?;
         let outcome: Option<Outcome> = if self.outcome.is_empty() {
             None
         } else {
@@ -140,6 +118,92 @@ impl RunColumns {
                 visited_index: Default::default(),
             },
         })
+    }
+}
+
+/// A run's encounter state and pending fork from its `node_choices` text, the state decoded
+/// straight into its types in one pass ([`Choices`]); a text that is not an object goes
+/// through [`choices_by_value`], which says what is wrong with it.
+fn choices(text: &str) -> Result<(RunGame, Option<PendingFork>), BadColumn> {
+    match serde_json::from_str::<Choices>(text) {
+        Ok(Choices { game, fork }) => Ok((game, fork_of(fork).map_err(bad_choices)?)),
+        Err(_) => choices_by_value(text),
+    }
+}
+
+/// [`choices`] through a `serde_json::Value` of the whole text: the reading of record, which
+/// [`choices`] must agree with (`choices_agree_with_the_reading_by_value`).
+fn choices_by_value(text: &str) -> Result<(RunGame, Option<PendingFork>), BadColumn> {
+    let mut node_choices: serde_json::Value = serde_json::from_str(text).map_err(bad_choices)?;
+    let game: RunGame = match node_choices
+        .as_object_mut()
+        .and_then(|o| o.remove(GAME_KEY))
+    {
+        Some(v) => serde_json::from_value(v).map_err(bad_choices)?,
+        None => RunGame::default(),
+    };
+    let fork = match node_choices {
+        serde_json::Value::Object(o) => o,
+        _ => serde_json::Map::new(),
+    };
+    Ok((game, fork_of(fork).map_err(bad_choices)?))
+}
+
+/// The pending fork of `node_choices` with its [`GAME_KEY`] taken out: none when it is empty
+/// or in gogobee's shape. A fork in gogobee's shape is carried over by the warm-up
+/// (`crate::db::warm_up_legacy`); one it could not carry stays as gogobee wrote it and reads
+/// as no fork.
+fn fork_of(
+    fork: serde_json::Map<String, serde_json::Value>,
+) -> Result<Option<PendingFork>, serde_json::Error> {
+    if fork.is_empty() || is_gogobee_choices(&fork) {
+        return Ok(None);
+    }
+    serde_json::from_value(serde_json::Value::Object(fork)).map(Some)
+}
+
+fn bad_choices(error: serde_json::Error) -> BadColumn {
+    BadColumn {
+        column: "node_choices",
+        error,
+    }
+}
+
+/// `node_choices` as an object: its [`GAME_KEY`] decoded as a [`RunGame`] directly (most of
+/// the text: the forks met), every other key kept as a value for [`fork_of`]. Reading it
+/// through a `serde_json::Value` first was most of a season's insight (BENCHMARKS.md, "A
+/// season's data").
+struct Choices {
+    game: RunGame,
+    fork: serde_json::Map<String, serde_json::Value>,
+}
+
+impl<'de> serde::Deserialize<'de> for Choices {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Choices, D::Error> {
+        struct Keys;
+        impl<'de> serde::de::Visitor<'de> for Keys {
+            type Value = Choices;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<Choices, A::Error> {
+                let mut game = RunGame::default();
+                let mut fork = serde_json::Map::new();
+                while let Some(key) = m.next_key::<String>()? {
+                    if key == GAME_KEY {
+                        game = m.next_value()?;
+                    } else {
+                        let value = m.next_value()?;
+                        fork.insert(key, value);
+                    }
+                }
+                Ok(Choices { game, fork })
+            }
+        }
+        d.deserialize_map(Keys)
     }
 }
 
@@ -285,4 +349,60 @@ pub(super) fn values(run: &Run) -> Result<RunValues> {
         fork_created: run.pending_fork.as_ref().map(|f| f.created_at),
         current_room: run.visited_nodes.len().saturating_sub(1) as i64,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one-pass reading of `node_choices` gives what the reading through a value gives,
+    /// or fails where it fails: ours with and without a fork and state, gogobee's shape,
+    /// empty, not an object, a key twice, a bad state, a bad fork, broken text.
+    #[test]
+    fn choices_agree_with_the_reading_by_value() {
+        let fork = r#""at":"b","created_at":42,"options":[{"to_node":"c","open":true,"check":{"lock":"none"}}]"#;
+        let game = r#""game":{"wounds":1,"level":3,"forks_met":[{"at":"a","options":[],"taken":0,"picked":false}]}"#;
+        let texts = [
+            "{}".to_string(),
+            format!("{{{fork}}}"),
+            format!("{{{game}}}"),
+            format!("{{{fork},{game}}}"),
+            format!("{{{game},{fork}}}"),
+            r#"{"options":[{"to":"x"}],"pending_at":"2026-01-01 00:00:00"}"#.to_string(),
+            format!(r#"{{"options":[],"pending_at":1,{game}}}"#),
+            r#"{"game":{"wounds":1},"game":{"wounds":2}}"#.to_string(),
+            "null".to_string(),
+            "[]".to_string(),
+            "7".to_string(),
+            r#"{"game":{"wounds":"many"}}"#.to_string(),
+            r#"{"game":{"nonsense":1}}"#.to_string(),
+            r#"{"at":"b"}"#.to_string(),
+            r#"{"at":"b","created_at":1,"options":[],"extra":1}"#.to_string(),
+            r#"{"game":"#.to_string(),
+        ];
+        let mut read_ok = 0;
+        for text in &texts {
+            let fast = choices(text);
+            let by_value = choices_by_value(text);
+            match (&fast, &by_value) {
+                (Ok(a), Ok(b)) => {
+                    assert_eq!(a.0, b.0, "{text}");
+                    assert_eq!(a.1, b.1, "{text}");
+                    read_ok += 1;
+                }
+                (Err(_), Err(_)) => {}
+                _ => panic!(
+                    "{text}: one pass {:?}, by value {:?}",
+                    fast.is_ok(),
+                    by_value.is_ok()
+                ),
+            }
+        }
+        // Both kinds are among the cases: the check is not vacuous.
+        assert!(read_ok >= 8 && read_ok < texts.len(), "{read_ok} read");
+        assert_eq!(choices(&texts[7]).ok().map(|c| c.0.wounds), Some(2));
+        assert!(
+            choices(&format!("{{{fork},{game}}}")).is_ok_and(|c| c.1.is_some() && c.0.level == 3)
+        );
+    }
 }
