@@ -576,7 +576,8 @@ fn chores(base: &Base) -> Result<Chores> {
     let (mut read, mut core) = (Vec::new(), Vec::new());
     for _ in 0..3 {
         let t = Instant::now();
-        let runs = db.read(|tx| tx.version_runs(INSIGHT_ZONE, seq, 0))?;
+        let mut runs = Vec::new();
+        db.read(|tx| tx.each_version_run(INSIGHT_ZONE, seq, 0, &mut |run| runs.push(run)))?;
         read.push(t.elapsed());
         let t = Instant::now();
         zonegraph_core::insight::insight(&zone, &runs);

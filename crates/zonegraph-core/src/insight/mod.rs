@@ -20,6 +20,8 @@
 
 use std::collections::BTreeMap;
 
+use petgraph::graph::NodeIndex;
+
 use serde::{Serialize, Serializer};
 
 use crate::chat;
@@ -358,50 +360,90 @@ pub struct Insight {
 /// A way out of a fork as counted: where it goes, runs that took it, of them picked.
 type Way = (String, u64, u64);
 
-/// Observations of one passage's lock: met, passed, and the predicted chances summed.
-#[derive(Default)]
+/// Observations of one passage's lock: met, passed, and the predicted chances summed in
+/// twentieths (a chance is the d20 faces that pass, of 20), so that the sums are exact and
+/// do not depend on the order the runs are added in.
+#[derive(Debug, Default)]
 struct LockTally {
     kind: Option<LockKind>,
     met: u64,
     passed: u64,
-    mean: f64,
-    var: f64,
+    /// Σ faces that pass: the predicted passes × 20.
+    faces: u64,
+    /// Σ faces × (20 − faces): the predicted variance × 400.
+    spread: u64,
 }
 
 /// Reads `runs` (of `zone`'s version) together; small counts hidden ([`protect`]).
 pub fn insight(zone: &Zone, runs: &[Run]) -> Insight {
-    protect(&tally(zone, runs))
+    let mut tally = Tally::new(zone);
+    for run in runs {
+        tally.add(run);
+    }
+    tally.insight()
 }
 
-/// The runs read together, every count as it is and every rate over 5 runs or more: the
-/// figures before [`protect`] hides what must not be read.
-fn tally(zone: &Zone, runs: &[Run]) -> Insight {
-    let ids: Vec<String> = zone
-        .graph
-        .node_indices()
-        .map(|ix| zone.node(ix).id.0.clone())
-        .collect();
-    let at = |id: &str| zone.node_index(id).map(|ix| ix.index());
-    let mut reached = vec![0u64; ids.len()];
-    let mut ended: Vec<Outcomes> = vec![Outcomes::default(); ids.len()];
-    let mut timed_out = vec![0u64; ids.len()];
-    let mut outcomes = Outcomes::default();
-    // Per fork room: met, and per way (to) taken and picked.
-    let mut forks: BTreeMap<usize, (u64, Vec<Way>)> = BTreeMap::new();
-    let mut locks: BTreeMap<(String, String), LockTally> = BTreeMap::new();
-    let mut routes: BTreeMap<Vec<String>, (u64, u64)> = BTreeMap::new();
-    let mut win_levels: BTreeMap<u32, Option<f64>> = BTreeMap::new();
-    let (mut ended_runs, mut won, mut predicted_sum, mut predicted_n) = (0u64, 0u64, 0.0, 0u64);
+/// Runs read together one at a time, so that a caller reading a season of them from a
+/// database holds one run, not all: [`Tally::add`] each, then [`Tally::insight`]. The answer
+/// does not depend on the order the runs are added in (every sum is of integers, the floats
+/// are worked out at the end), so a database may hand them over in any order; [`insight`]
+/// over the same runs gives the same answer.
+#[derive(Debug)]
+pub struct Tally<'z> {
+    zone: &'z Zone,
+    runs: u64,
+    reached: Vec<u64>,
+    ended: Vec<Outcomes>,
+    timed_out: Vec<u64>,
+    outcomes: Outcomes,
+    /// Per fork room: met, and per way (to) taken and picked.
+    forks: BTreeMap<usize, (u64, Vec<Way>)>,
+    locks: BTreeMap<(String, String), LockTally>,
+    routes: BTreeMap<Vec<String>, (u64, u64)>,
+    /// Per starting level of an ended run: the model's win chance there, and how many.
+    win_levels: BTreeMap<u32, (Option<f64>, u64)>,
+    ended_runs: u64,
+    won: u64,
+}
 
-    for run in runs {
-        outcomes.add(run);
+impl<'z> Tally<'z> {
+    /// No run read yet, of `zone`'s version.
+    pub fn new(zone: &'z Zone) -> Tally<'z> {
+        let rooms = zone.graph.node_count();
+        Tally {
+            zone,
+            runs: 0,
+            reached: vec![0; rooms],
+            ended: vec![Outcomes::default(); rooms],
+            timed_out: vec![0; rooms],
+            outcomes: Outcomes::default(),
+            forks: BTreeMap::new(),
+            locks: BTreeMap::new(),
+            routes: BTreeMap::new(),
+            win_levels: BTreeMap::new(),
+            ended_runs: 0,
+            won: 0,
+        }
+    }
+
+    /// How many runs were added.
+    pub fn runs(&self) -> u64 {
+        self.runs
+    }
+
+    /// One more run of the zone's version.
+    pub fn add(&mut self, run: &Run) {
+        let zone = self.zone;
+        let at = |id: &str| zone.node_index(id).map(|ix| ix.index());
+        self.runs += 1;
+        self.outcomes.add(run);
         for v in &run.visited_nodes {
             if let Some(i) = at(v.as_str()) {
-                reached[i] += 1;
+                self.reached[i] += 1;
             }
         }
         if let Some(i) = at(run.current_node.as_str()) {
-            ended[i].add(run);
+            self.ended[i].add(run);
         }
         let met = run
             .forks_met
@@ -412,18 +454,18 @@ fn tally(zone: &Zone, runs: &[Run]) -> Insight {
             if options.len() >= 2
                 && let Some(i) = at(from.as_str())
             {
-                let fork = forks.entry(i).or_insert_with(|| {
-                    (
-                        0,
-                        options
-                            .iter()
-                            .map(|o| (o.to_node.0.clone(), 0, 0))
-                            .collect(),
-                    )
+                // The fork's ways in the zone's order, whichever run met it first.
+                let fork = self.forks.entry(i).or_insert_with(|| {
+                    let ways = zone
+                        .exits(NodeIndex::new(i))
+                        .into_iter()
+                        .map(|e| (zone.node(zone.target(e)).id.0.clone(), 0, 0))
+                        .collect();
+                    (0, ways)
                 });
                 fork.0 += 1;
                 if let Some((_, true)) = taken {
-                    timed_out[i] += 1;
+                    self.timed_out[i] += 1;
                 }
                 if let Some((t, picked)) = taken
                     && let Some(o) = options.get(t)
@@ -434,117 +476,155 @@ fn tally(zone: &Zone, runs: &[Run]) -> Insight {
                 }
             }
             for o in options.iter().filter(|o| o.check != Check::None) {
-                let t = locks
+                let t = self
+                    .locks
                     .entry((from.0.clone(), o.to_node.0.clone()))
                     .or_default();
-                let p = pass_chance(&o.check);
+                let faces = passing_faces(&o.check);
                 t.kind = Some(o.check.lock_kind());
                 t.met += 1;
                 t.passed += u64::from(o.open);
-                t.mean += p;
-                t.var += p * (1.0 - p);
+                t.faces += faces;
+                t.spread += faces * (20 - faces);
             }
         }
         if run.outcome.is_some() {
-            ended_runs += 1;
+            self.ended_runs += 1;
             let victory = run.outcome == Some(Outcome::Victory);
-            won += u64::from(victory);
-            let route = routes
+            self.won += u64::from(victory);
+            let route = self
+                .routes
                 .entry(run.visited_nodes.iter().map(|n| n.0.clone()).collect())
                 .or_default();
             route.0 += 1;
             route.1 += u64::from(victory);
             if run.level > 0 {
-                let p = *win_levels
+                self.win_levels
                     .entry(run.level)
-                    .or_insert_with(|| difficulty::at_level(zone, run.level).map(|d| d.win_chance));
-                if let Some(p) = p {
-                    predicted_sum += p;
-                    predicted_n += 1;
-                }
+                    .or_insert_with(|| {
+                        let p = difficulty::at_level(zone, run.level).map(|d| d.win_chance);
+                        (p, 0)
+                    })
+                    .1 += 1;
             }
         }
     }
 
-    let rate = |k: u64, n: u64| (n >= MIN_CELL).then(|| round4(k as f64 / n as f64));
-    let rooms = ids
-        .iter()
-        .zip(reached.iter().zip(ended).zip(&timed_out))
-        .map(|(id, ((&r, e), &t))| RoomInsight {
-            id: id.clone(),
-            reached: Count(r),
-            ended_here: e,
-            timed_out: Count(t),
-        })
-        .collect();
-    let forks = forks
-        .into_iter()
-        .map(|(i, (met, ways))| {
-            let left: u64 = ways.iter().map(|w| w.1).sum();
-            ForkInsight {
-                at: ids[i].clone(),
-                met: Count(met),
-                ways: ways
-                    .into_iter()
-                    .map(|(to, taken, picked)| WayInsight {
-                        to,
-                        taken: Count(taken),
-                        picked: Count(picked),
-                        share: rate(taken, left),
-                    })
-                    .collect(),
-            }
-        })
-        .collect();
-    let locks = locks
-        .into_iter()
-        .map(|((from, to), t)| {
-            let enough = t.met >= MIN_CELL;
-            let n = t.met as f64;
-            let (lo, hi) = (
-                ((t.mean - Z95 * t.var.sqrt()) / n).max(0.0),
-                ((t.mean + Z95 * t.var.sqrt()) / n).min(1.0),
-            );
-            let observed = t.passed as f64 / n;
-            // A tiny tolerance: with no variance the interval is one point.
-            let flagged = enough && (observed < lo - 1e-9 || observed > hi + 1e-9);
-            LockInsight {
-                from,
-                to,
-                kind: t.kind.unwrap_or(LockKind::None),
-                met: Count(t.met),
-                passed: Count(t.passed),
-                observed: rate(t.passed, t.met),
-                predicted: enough.then(|| round4(t.mean / n)),
-                interval: enough.then(|| [round4(lo), round4(hi)]),
-                flagged,
-            }
-        })
-        .collect();
-    let routes: Vec<RouteInsight> = routes
-        .into_iter()
-        .map(|(rooms, (n, w))| RouteInsight {
+    /// The runs added, read together; small counts hidden ([`protect`]).
+    pub fn insight(self) -> Insight {
+        protect(&self.figures())
+    }
+
+    /// The runs read together, every count as it is and every rate over 5 runs or more: the
+    /// figures before [`protect`] hides what must not be read.
+    fn figures(self) -> Insight {
+        let Tally {
+            zone,
+            runs,
+            reached,
+            ended,
+            timed_out,
+            outcomes,
+            forks,
+            locks,
+            routes,
+            win_levels,
+            ended_runs,
+            won,
+        } = self;
+        // The model's win chance over the ended runs, the levels added up in order.
+        let (predicted_sum, predicted_n) = win_levels
+            .values()
+            .filter_map(|&(p, n)| Some((p?, n)))
+            .fold((0.0, 0u64), |(sum, all), (p, n)| {
+                (sum + p * n as f64, all + n)
+            });
+        let ids: Vec<String> = zone
+            .graph
+            .node_indices()
+            .map(|ix| zone.node(ix).id.0.clone())
+            .collect();
+        let rate = |k: u64, n: u64| (n >= MIN_CELL).then(|| round4(k as f64 / n as f64));
+        let rooms = ids
+            .iter()
+            .zip(reached.iter().zip(ended).zip(&timed_out))
+            .map(|(id, ((&r, e), &t))| RoomInsight {
+                id: id.clone(),
+                reached: Count(r),
+                ended_here: e,
+                timed_out: Count(t),
+            })
+            .collect();
+        let forks = forks
+            .into_iter()
+            .map(|(i, (met, ways))| {
+                let left: u64 = ways.iter().map(|w| w.1).sum();
+                ForkInsight {
+                    at: ids[i].clone(),
+                    met: Count(met),
+                    ways: ways
+                        .into_iter()
+                        .map(|(to, taken, picked)| WayInsight {
+                            to,
+                            taken: Count(taken),
+                            picked: Count(picked),
+                            share: rate(taken, left),
+                        })
+                        .collect(),
+                }
+            })
+            .collect();
+        let locks = locks
+            .into_iter()
+            .map(|((from, to), t)| {
+                let enough = t.met >= MIN_CELL;
+                let n = t.met as f64;
+                let (mean, var) = (t.faces as f64 / 20.0, t.spread as f64 / 400.0);
+                let (lo, hi) = (
+                    ((mean - Z95 * var.sqrt()) / n).max(0.0),
+                    ((mean + Z95 * var.sqrt()) / n).min(1.0),
+                );
+                let observed = t.passed as f64 / n;
+                // A tiny tolerance: with no variance the interval is one point.
+                let flagged = enough && (observed < lo - 1e-9 || observed > hi + 1e-9);
+                LockInsight {
+                    from,
+                    to,
+                    kind: t.kind.unwrap_or(LockKind::None),
+                    met: Count(t.met),
+                    passed: Count(t.passed),
+                    observed: rate(t.passed, t.met),
+                    predicted: enough.then(|| round4(mean / n)),
+                    interval: enough.then(|| [round4(lo), round4(hi)]),
+                    flagged,
+                }
+            })
+            .collect();
+        let routes: Vec<RouteInsight> = routes
+            .into_iter()
+            .map(|(rooms, (n, w))| RouteInsight {
+                rooms,
+                runs: Count(n),
+                share: rate(n, ended_runs),
+                won: Count(w),
+            })
+            .collect();
+        Insight {
+            zone_id: zone.id.clone(),
+            runs: Count(runs),
+            outcomes,
             rooms,
-            runs: Count(n),
-            share: rate(n, ended_runs),
-            won: Count(w),
-        })
-        .collect();
-    Insight {
-        zone_id: zone.id.clone(),
-        runs: Count(runs.len() as u64),
-        outcomes,
-        rooms,
-        forks,
-        locks,
-        routes,
-        win: WinInsight {
-            ended: Count(ended_runs),
-            won: Count(won),
-            observed: rate(won, ended_runs),
-            predicted: (predicted_n > 0).then(|| round4(predicted_sum / predicted_n as f64)),
-            levels: win_levels.into_keys().collect(),
-        },
+            forks,
+            locks,
+            routes,
+            win: WinInsight {
+                ended: Count(ended_runs),
+                won: Count(won),
+                observed: rate(won, ended_runs),
+                predicted: (predicted_n > 0).then(|| round4(predicted_sum / predicted_n as f64)),
+                levels: win_levels.into_keys().collect(),
+            },
+        }
     }
 }
 
@@ -552,6 +632,11 @@ fn tally(zone: &Zone, runs: &[Run]) -> Insight {
 /// through the engine's own test; a lock decided by the sheet alone (a key, a level, a
 /// region) is 1 or 0 as it went.
 pub fn pass_chance(check: &Check) -> f64 {
+    passing_faces(check) as f64 / 20.0
+}
+
+/// Of the d20's 20 faces, how many pass `check` for its character ([`pass_chance`] × 20).
+fn passing_faces(check: &Check) -> u64 {
     let with = |d20: u32| match check {
         Check::PerceptionCheck { modifier, dc, .. } => Check::PerceptionCheck {
             d20,
@@ -571,8 +656,7 @@ pub fn pass_chance(check: &Check) -> f64 {
         },
         other => other.clone(),
     };
-    let passes = (1..=20).filter(|&d| with(d).passes()).count();
-    passes as f64 / 20.0
+    (1..=20).filter(|&d| with(d).passes()).count() as u64
 }
 
 impl RoomInsight {

@@ -1,5 +1,14 @@
 use super::*;
 
+/// The figures before [`protect`], of `runs` added in order.
+fn tally(zone: &Zone, runs: &[Run]) -> Insight {
+    let mut t = Tally::new(zone);
+    for run in runs {
+        t.add(run);
+    }
+    t.figures()
+}
+
 fn outcomes(set: &[(Standing, u64)]) -> Outcomes {
     let mut o = Outcomes::default();
     for (s, n) in set {
@@ -576,5 +585,26 @@ proptest::proptest! {
             proptest::prop_assert_eq!(&said, &read);
             proptest::prop_assert!(text.contains(&said), "{text}");
         }
+    }
+
+    /// The answer does not depend on the order the runs come in (a database hands them over
+    /// in whatever order its plan reads them): the same runs, reversed and rotated, read the
+    /// same, to the last bit of every rate.
+    #[test]
+    fn the_order_of_the_runs_changes_nothing(
+        players in proptest::collection::vec(
+            (1u32..=4, 8i32..=18, proptest::prelude::any::<u8>(), 0u8..14,
+             proptest::prelude::any::<bool>(), proptest::prelude::any::<bool>()),
+            1..60,
+        ),
+        turn in 0usize..60,
+    ) {
+        let (zone, _) = crate::zone::load(CRYPT).expect("the crypt loads");
+        let runs = play(&zone, &players);
+        let mut other = runs.clone();
+        other.reverse();
+        other.rotate_left(turn % runs.len());
+        proptest::prop_assert_eq!(tally(&zone, &runs), tally(&zone, &other));
+        proptest::prop_assert_eq!(insight(&zone, &runs), insight(&zone, &other));
     }
 }

@@ -44,7 +44,7 @@ pub use notices::*;
 pub use played::RecentRuns;
 pub use runs::*;
 pub use schema::*;
-pub use sql::{Conn, Row, Stmt, Value, dollar_placeholders};
+pub use sql::{Conn, Row, RowRef, Stmt, Value, dollar_placeholders};
 pub use tokens::*;
 pub use tx::{PlayerRows, Tx};
 pub use versions::*;

@@ -7,7 +7,7 @@ use anyhow::Result;
 use zonegraph_core::engine::Run;
 
 use super::sql::vals;
-use super::{RunColumns, Tx};
+use super::{RowRef, RunColumns, Tx};
 
 /// Only the columns insight and review read (the others are JSON they would parse for
 /// nothing).
@@ -33,22 +33,32 @@ pub struct RecentRuns {
 }
 
 impl Tx<'_> {
-    /// The runs of `zone_id`'s version `seq` started at or after `since` (Unix ms), the run
-    /// table's first, then the history's, each in the order they were stored: what insight
-    /// reads of them (where each went and how it ended), the rest left empty.
-    pub fn version_runs(&mut self, zone_id: &str, seq: i64, since: i64) -> Result<Vec<Run>> {
-        let key = self.conn.run_key();
-        let mut rows = self.conn.query(
-            &format!("SELECT {COLUMNS} FROM dnd_zone_run {FILTER} ORDER BY {key}"),
-            &vals![zone_id, seq, since],
-        )?;
-        rows.extend(self.conn.query(
-            &format!(
-                "SELECT {COLUMNS} FROM zone_run_history {FILTER} ORDER BY archived_at_ms, run_id"
-            ),
-            &vals![zone_id, seq, since],
-        )?);
-        rows.iter().map(|r| decode(zone_id, seq, r)).collect()
+    /// The runs of `zone_id`'s version `seq` started at or after `since` (Unix ms), handed to
+    /// `each` one at a time as they are decoded (a season's runs are never all held), the
+    /// run table's then the history's, in no order: insight's tally does not depend on it
+    /// ([`zonegraph_core::insight::Tally`]), and a sort of a season's rows cost more than the
+    /// rest of the read (BENCHMARKS.md). What insight reads of them (where each went and how
+    /// it ended), the rest left empty; how many runs were read.
+    pub fn each_version_run(
+        &mut self,
+        zone_id: &str,
+        seq: i64,
+        since: i64,
+        each: &mut dyn FnMut(Run),
+    ) -> Result<u64> {
+        let mut n = 0;
+        for table in ["dnd_zone_run", "zone_run_history"] {
+            self.conn.each_row(
+                &format!("SELECT {COLUMNS} FROM {table} {FILTER}"),
+                &vals![zone_id, seq, since],
+                &mut |r| {
+                    each(decode(zone_id, seq, r)?);
+                    n += 1;
+                    Ok(())
+                },
+            )?;
+        }
+        Ok(n)
     }
 
     /// What a review of `zone_id`'s version `seq` replays: every run going (the players
@@ -113,17 +123,17 @@ impl Tx<'_> {
 }
 
 /// One row of [`COLUMNS`] as a run.
-fn decode(zone_id: &str, seq: i64, r: &super::sql::Row) -> Result<Run> {
+fn decode(zone_id: &str, seq: i64, r: &dyn RowRef) -> Result<Run> {
     let columns = RunColumns {
         id: 0,
         user_id: String::new(),
         version: 0,
         link_token: String::new(),
-        run_id: r.text(0)?,
+        run_id: r.str(0)?.to_owned(),
         zone_id: zone_id.to_string(),
-        current_node: r.text(1)?,
-        visited_nodes: r.text(2)?,
-        node_choices: r.text(3)?,
+        current_node: r.str(1)?.to_owned(),
+        visited_nodes: r.str(2)?.to_owned(),
+        node_choices: r.str(3)?.to_owned(),
         cleared_regions: "[]".into(),
         harvested_nodes: "{}".into(),
         keys_granted: "[]".into(),
@@ -133,7 +143,7 @@ fn decode(zone_id: &str, seq: i64, r: &super::sql::Row) -> Result<Run> {
         completed_at_ms: r.opt_int(5)?,
         boss_defeated: r.flag(7)?,
         abandoned: r.flag(8)?,
-        outcome: r.text(6)?,
+        outcome: r.str(6)?.to_owned(),
         missed_passages: "[]".into(),
         zone_file_seq: Some(seq),
     };

@@ -117,6 +117,60 @@ impl Row {
     }
 }
 
+/// A row read in place, its text borrowed from the database's own buffer: what a caller
+/// that decodes many rows one at a time reads ([`Conn::each_row`]), copying nothing it does
+/// not keep.
+pub trait RowRef {
+    /// Column `i` as an integer, NULL as `None`.
+    fn opt_int(&self, i: usize) -> Result<Option<i64>>;
+    /// Column `i` as text.
+    fn str(&self, i: usize) -> Result<&str>;
+
+    /// Column `i` as an integer.
+    fn int(&self, i: usize) -> Result<i64> {
+        self.opt_int(i)?
+            .ok_or_else(|| anyhow!("column {i} is NULL where an integer was expected"))
+    }
+
+    /// Column `i` as a 0/1 flag (any non-zero integer is set).
+    fn flag(&self, i: usize) -> Result<bool> {
+        Ok(self.int(i)? != 0)
+    }
+}
+
+impl RowRef for Row {
+    fn opt_int(&self, i: usize) -> Result<Option<i64>> {
+        Row::opt_int(self, i)
+    }
+
+    fn str(&self, i: usize) -> Result<&str> {
+        match self.at(i)? {
+            Value::Text(v) => Ok(v),
+            other => bail!("column {i} is {other:?} where text was expected"),
+        }
+    }
+}
+
+impl RowRef for rusqlite::Row<'_> {
+    fn opt_int(&self, i: usize) -> Result<Option<i64>> {
+        use rusqlite::types::ValueRef;
+        match self.get_ref(i)? {
+            ValueRef::Null => Ok(None),
+            ValueRef::Integer(v) => Ok(Some(v)),
+            other => bail!("column {i} is {other:?} where an integer was expected"),
+        }
+    }
+
+    fn str(&self, i: usize) -> Result<&str> {
+        match self.get_ref(i)? {
+            rusqlite::types::ValueRef::Text(t) => {
+                std::str::from_utf8(t).map_err(|_| anyhow!("column {i} is not UTF-8 text"))
+            }
+            other => bail!("column {i} is {other:?} where text was expected"),
+        }
+    }
+}
+
 /// One statement and its values, for the statements a transaction sends together.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stmt {
@@ -139,6 +193,19 @@ pub trait Conn {
     fn execute(&self, sql: &str, params: &[Value]) -> Result<u64>;
     /// Runs a statement and returns its rows.
     fn query(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>>;
+    /// Runs a statement and hands its rows to `each`, one at a time and read in place, in
+    /// the order the database gives them; the first error `each` returns stops it.
+    fn each_row(
+        &self,
+        sql: &str,
+        params: &[Value],
+        each: &mut dyn FnMut(&dyn RowRef) -> Result<()>,
+    ) -> Result<()> {
+        for row in self.query(sql, params)? {
+            each(&row)?;
+        }
+        Ok(())
+    }
     /// The rows of each of `stmts`, run in order. PostgreSQL sends them together: one round
     /// trip for all (SQLite, in-process, just runs them).
     fn query_all(&self, stmts: &[Stmt]) -> Result<Vec<Vec<Row>>> {
@@ -232,6 +299,20 @@ impl Conn for rusqlite::Connection {
             out.push(Row(row));
         }
         Ok(out)
+    }
+
+    fn each_row(
+        &self,
+        sql: &str,
+        params: &[Value],
+        each: &mut dyn FnMut(&dyn RowRef) -> Result<()>,
+    ) -> Result<()> {
+        let mut st = self.prepare_cached(sql)?;
+        let mut rows = st.query(rusqlite::params_from_iter(params))?;
+        while let Some(r) = rows.next()? {
+            each(r)?;
+        }
+        Ok(())
     }
 
     fn run_key(&self) -> &'static str {

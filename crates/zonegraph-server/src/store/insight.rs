@@ -4,7 +4,7 @@
 
 use anyhow::{Result, bail};
 use serde::Serialize;
-use zonegraph_core::insight::{Insight, insight};
+use zonegraph_core::insight::{Insight, Tally};
 
 use crate::db;
 
@@ -38,9 +38,11 @@ pub fn of_database(
     };
     let (zone, _) = zonegraph_core::zone::load(&text)
         .map_err(|e| anyhow::anyhow!("version {seq} of {zone_id}: {}", e.located()))?;
-    let runs = db.read(|tx| tx.version_runs(zone_id, seq, since))?;
+    // Each run is added as it is read: a season of runs is never held at once.
+    let mut tally = Tally::new(&zone);
+    db.read(|tx| tx.each_version_run(zone_id, seq, since, &mut |run| tally.add(&run)))?;
     Ok(Some(VersionInsight {
         version: seq,
-        insight: insight(&zone, &runs),
+        insight: tally.insight(),
     }))
 }

@@ -14,7 +14,7 @@ use tokio_postgres::Statement;
 use tokio_postgres::types::{ToSql, Type};
 
 use super::Pg;
-use crate::db::{Conn, Row, Stmt, Value, dollar_placeholders};
+use crate::db::{Conn, Row, RowRef, Stmt, Value, dollar_placeholders};
 
 /// [`Conn`] in one PostgreSQL transaction on one pooled connection: each statement's `?N`
 /// placeholders become `$N`, and values are bound as the types PostgreSQL inferred for them.
@@ -214,6 +214,20 @@ fn column(r: &tokio_postgres::Row, i: usize) -> Result<Value> {
     Ok(v.unwrap_or(Value::Null))
 }
 
+impl RowRef for tokio_postgres::Row {
+    fn opt_int(&self, i: usize) -> Result<Option<i64>> {
+        match column(self, i)? {
+            Value::Null => Ok(None),
+            Value::Int(v) => Ok(Some(v)),
+            Value::Text(_) => bail!("column {i} is text where an integer was expected"),
+        }
+    }
+
+    fn str(&self, i: usize) -> Result<&str> {
+        Ok(self.try_get::<_, &str>(i)?)
+    }
+}
+
 /// Our row of a row PostgreSQL sent.
 fn row_of(r: &tokio_postgres::Row) -> Result<Row> {
     Ok(Row((0..r.len())
@@ -231,6 +245,24 @@ impl Conn for PgConn<'_> {
             .query_all(&[Stmt::new(sql, params)])?
             .pop()
             .unwrap_or_default())
+    }
+
+    /// The rows as PostgreSQL sent them, read in place: none copied into our [`Row`].
+    fn each_row(
+        &self,
+        sql: &str,
+        params: &[Value],
+        each: &mut dyn FnMut(&dyn RowRef) -> Result<()>,
+    ) -> Result<()> {
+        for answer in self.send(&[Stmt::new(sql, params)], true)? {
+            let Answer::Rows(rows) = answer else {
+                bail!("a query answered without rows");
+            };
+            for row in &rows {
+                each(row)?;
+            }
+        }
+        Ok(())
     }
 
     fn query_all(&self, stmts: &[Stmt]) -> Result<Vec<Vec<Row>>> {
