@@ -288,9 +288,9 @@ fn a_failing_host_game_is_left_alone_for_a_while() {
 }
 
 /// A host's sheet with more keys than the rules keep (64 of at most 64 bytes) is refused
-/// with the reason, not cut short: the store logs the refusal ("host hook: character of …")
-/// and tells the player the host refused their character; 64 keys, the most there may be,
-/// pass.
+/// with the reason, not cut short: the store logs the refusal ("host hook: character", with
+/// the user and why) and tells the player the host refused their character; 64 keys, the
+/// most there may be, pass.
 #[test]
 fn a_host_sheet_the_rules_would_cut_is_refused_not_cut() {
     let answering = |keys: Vec<String>| {

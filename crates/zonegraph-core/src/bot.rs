@@ -119,6 +119,27 @@ pub struct Response {
     /// this command can be answered. The command's replies and state are to be dropped.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub encounter_request: Option<EncounterRequest>,
+    /// The command's word ([`Command::verb`]); `None` when the text was no command. For a
+    /// host's log, never the text itself.
+    #[serde(skip)]
+    pub verb: Option<&'static str>,
+    /// Whether the command was carried out, as data beside its words (a host's log).
+    #[serde(skip)]
+    pub handled: Handled,
+}
+
+/// What became of the command of a [`Response`], beside its words: for a host's log or
+/// metrics. A refused command changed nothing of the command's own (a fork that timed out
+/// before it did still move).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Handled {
+    /// Carried out (or, for an admin's edit of another sheet, handed to the host).
+    #[default]
+    Done,
+    /// Understood, and refused: no run, a locked way, not an admin…
+    Refused(Refusal),
+    /// The text was not a command the bot understands.
+    NotUnderstood(command::CommandError),
 }
 
 /// Applies one line of `player`'s chat `text`: a fork that timed out before it is resolved
@@ -144,6 +165,7 @@ pub fn handle_as(
     }
     match command::parse_with(text, cx.syntax) {
         Ok(cmd) => {
+            out.verb = Some(cmd.verb());
             // A run whose zone was withdrawn must not keep the player from other zones.
             if matches!(cmd, Command::Enter { .. })
                 && let Some(reply) = abandon_withdrawn(zones, player, cx.now)
@@ -155,6 +177,7 @@ pub fn handle_as(
                     Authority::Admin => out.admin_edit = Some(AdminEdit { user, edit }),
                     Authority::Player | Authority::Sandbox => {
                         out.replies.push(chat::refusal(&Refusal::AdminsOnly));
+                        out.handled = Handled::Refused(Refusal::AdminsOnly);
                     }
                 }
                 return out;
@@ -163,10 +186,16 @@ pub fn handle_as(
                 // A command waiting for the host's decision has nothing to say yet.
                 Ok(_) if out.encounter_request.is_some() => {}
                 Ok(reply) => out.replies.push(reply),
-                Err(refusal) => out.replies.push(chat::refusal(&refusal)),
+                Err(refusal) => {
+                    out.replies.push(chat::refusal(&refusal));
+                    out.handled = Handled::Refused(refusal);
+                }
             }
         }
-        Err(e) => out.replies.push(chat::command_error(&e)),
+        Err(e) => {
+            out.replies.push(chat::command_error(&e));
+            out.handled = Handled::NotUnderstood(e);
+        }
     }
     out
 }

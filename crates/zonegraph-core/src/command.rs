@@ -55,6 +55,36 @@ pub enum Command {
     },
 }
 
+impl Command {
+    /// The command as one stable word (two or three for `!char`'s), for a host's log or
+    /// metrics: `"advance"`, `"go"` (also for `choose`), `"char level"`, `"char set"`. Never
+    /// what the player typed after it (a zone's name, a choice, a key).
+    pub fn verb(&self) -> &'static str {
+        match self {
+            Command::Help => "help",
+            Command::List => "list",
+            Command::Enter { .. } => "enter",
+            Command::Status => "status",
+            Command::Advance => "advance",
+            Command::Go { .. } => "go",
+            Command::Map => "map",
+            Command::Abandon => "abandon",
+            Command::Fight => "fight",
+            Command::Flee => "flee",
+            Command::CharShow => "char",
+            Command::CharLevel { .. } => "char level",
+            Command::CharScore { .. } => "char score",
+            Command::CharKeyAdd { .. } => "char key add",
+            Command::CharKeyRemove { .. } => "char key remove",
+            Command::CharAdmin { edit, .. } => match edit {
+                CharEdit::Level { .. } | CharEdit::Score { .. } => "char set",
+                CharEdit::Grant { .. } => "char grant",
+                CharEdit::Revoke { .. } => "char revoke",
+            },
+        }
+    }
+}
+
 /// What was wrong with a command, as data: [`crate::chat::command_error`] words it (and
 /// `Display`, lowercase with no trailing period, says the same words).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -11,8 +11,9 @@
 //!   the zones served by `catalog`, the live feeds of `streams`, the API's `tokens`, a host
 //!   game's hook (`host`) and outbox (`events_out`).
 //! - `gogobee`: reading gogobee's Go zone sources for `import`, and taking over its database.
-//! - Shared small owners: `clock` (the time), `secret` (a value kept out of logs), `zones`
-//!   (zone files on disk), `openapi`.
+//! - Shared small owners: `logging` (the process's log: `tracing` events, text or JSON
+//!   lines), `clock` (the time), `secret` (a value kept out of logs), `zones` (zone files on
+//!   disk), `openapi`.
 
 pub mod cli;
 pub mod clock;
@@ -21,6 +22,7 @@ pub mod events_out;
 pub mod gogobee;
 pub mod host;
 pub mod http;
+pub mod logging;
 #[cfg(feature = "matrix")]
 pub mod matrix;
 pub mod openapi;

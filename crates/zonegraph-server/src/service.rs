@@ -143,31 +143,50 @@ impl Service {
     /// and once started a command runs to its end holding the user's lock even if the caller
     /// goes away (a client that hangs up, a request that times out), so the next command of
     /// that user sees its result.
-    pub async fn command(&self, user: &str, text: &str) -> Result<Answer, CommandError> {
+    ///
+    /// Each command that ran, or was turned away here, is one event of the log
+    /// ([`log_command`]), also when its caller went away.
+    pub async fn command(
+        &self,
+        via: Platform,
+        user: &str,
+        text: &str,
+    ) -> Result<Answer, CommandError> {
+        let started = std::time::Instant::now();
         if text.len() > MAX_TEXT_LEN {
+            log_command(via, user, None, Turned::TooLong, started);
             return Err(CommandError::TooLong {
                 limit: MAX_TEXT_LEN,
             });
         }
-        self.limiter
-            .take(user, crate::clock::now_ms())
-            .map_err(|retry_after_ms| CommandError::SlowDown { retry_after_ms })?;
+        if let Err(retry_after_ms) = self.limiter.take(user, crate::clock::now_ms()) {
+            log_command(via, user, verb_of(text), Turned::RateLimited, started);
+            return Err(CommandError::SlowDown { retry_after_ms });
+        }
         let guard = self.locks.lock(user).await;
         let service = self.clone();
         let (u, t) = (user.to_string(), text.to_string());
+        let verb = verb_of(text);
         let task = tokio::spawn(async move {
             let settings = service.settings.clone();
+            let user = u.clone();
             let answer = service
                 .blocking(move |st| st.command(&u, &t, &settings))
                 .await;
             drop(guard);
+            match &answer {
+                Ok(a) => log_command(via, &user, a.handled.verb, Turned::Answered(a), started),
+                Err(e) => log_command(via, &user, verb, Turned::Failed(e), started),
+            }
             answer
         });
         match task.await {
             Ok(answer) => answer.map_err(CommandError::Failed),
-            Err(e) => Err(CommandError::Failed(anyhow::anyhow!(
-                "command task failed: {e}"
-            ))),
+            Err(e) => {
+                let e = anyhow::anyhow!("command task failed: {e}");
+                log_command(via, user, verb, Turned::Failed(&e), started);
+                Err(CommandError::Failed(e))
+            }
         }
     }
 
@@ -342,6 +361,85 @@ impl Service {
     }
 }
 
+/// The transport a command came by, as the log names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Platform {
+    /// `POST /api/command`.
+    Http,
+    /// A message in a Matrix room.
+    Matrix,
+}
+
+impl Platform {
+    /// As the log writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Platform::Http => "http",
+            Platform::Matrix => "matrix",
+        }
+    }
+}
+
+/// What became of a command, as [`log_command`] tells it.
+enum Turned<'a> {
+    /// Answered by the store: carried out, refused or not understood ([`Answer::handled`]).
+    Answered(&'a Answer),
+    /// Longer than [`MAX_TEXT_LEN`]: not read.
+    TooLong,
+    /// Over the user's rate limit: not run.
+    RateLimited,
+    /// The server failed (the transport logs why).
+    Failed(&'a anyhow::Error),
+}
+
+/// The verb of chat `text` (see [`zonegraph_core::command::Command::verb`]), for a command
+/// the store did not answer; the text itself is never logged.
+fn verb_of(text: &str) -> Option<&'static str> {
+    zonegraph_core::command::parse(text).ok().map(|c| c.verb())
+}
+
+/// The one log event of a command: `platform`, `user`, `verb` (never the text typed), `zone`
+/// (of the player's run after it), `outcome` (`ok`, `refused`, `not_understood`,
+/// `host_failed`, `too_long`, `rate_limited`, `error`), `reason` (the kind of refusal or
+/// failure) and `latency_us` (from its arrival at the service to its answer, the user's lock
+/// and the commit included). A warning when the server failed, else info.
+fn log_command(
+    via: Platform,
+    user: &str,
+    verb: Option<&'static str>,
+    turned: Turned<'_>,
+    started: std::time::Instant,
+) {
+    let latency_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+    let platform = via.as_str();
+    let (zone, outcome, reason) = match &turned {
+        Turned::Answered(a) => (
+            a.run.as_ref().map(|r| r.zone_id.as_str()),
+            a.handled.outcome.as_str(),
+            a.handled.reason.as_deref(),
+        ),
+        Turned::TooLong => (None, "too_long", None),
+        Turned::RateLimited => (None, "rate_limited", None),
+        Turned::Failed(e) => {
+            let why = if db::is_unavailable(e) {
+                "database_unavailable"
+            } else {
+                "internal"
+            };
+            (None, "error", Some(why))
+        }
+    };
+    if let Turned::Failed(_) = turned {
+        tracing::warn!(
+            platform, user, verb, zone, outcome, reason, latency_us, "command"
+        );
+    } else {
+        tracing::info!(
+            platform, user, verb, zone, outcome, reason, latency_us, "command"
+        );
+    }
+}
+
 /// Each user's token bucket (the core's), for every transport alike.
 #[derive(Clone, Debug, Default)]
 pub struct Limiter {
@@ -406,16 +504,22 @@ pub async fn housekeep_forever(state: Service) {
                 .await
             {
                 Ok(0) => {}
-                Ok(n) => eprintln!("zonegraph: moved {n} old ended runs to the history"),
-                Err(e) => eprintln!("zonegraph: cannot move old ended runs: {e:#}"),
+                Ok(n) => tracing::info!(runs = n, "moved old ended runs to the history"),
+                Err(e) => tracing::warn!(
+                    error = %format_args!("{e:#}"),
+                    "cannot move old ended runs"
+                ),
             }
             match state
                 .blocking(|st| st.prune_notices(crate::clock::now_ms()))
                 .await
             {
                 Ok(0) => {}
-                Ok(n) => eprintln!("zonegraph: deleted {n} notices delivered over 30 days ago"),
-                Err(e) => eprintln!("zonegraph: cannot delete old notices: {e:#}"),
+                Ok(n) => tracing::info!(notices = n, "deleted notices delivered over 30 days ago"),
+                Err(e) => tracing::warn!(
+                    error = %format_args!("{e:#}"),
+                    "cannot delete old notices"
+                ),
             }
         }
         ticks += 1;
@@ -470,12 +574,12 @@ pub async fn send_events_forever(state: Service, out: crate::events_out::EventsO
             ),
         };
         for said in said.into_iter().flatten() {
-            eprintln!("zonegraph: {said}");
+            tracing::warn!("{said}");
         }
         let now = crate::clock::now_ms();
         if now - counted_to >= trim_every {
             if let Err(e) = state.blocking(move |st| st.shed_events_out(now)).await {
-                eprintln!("zonegraph: cannot shed the events outbox: {e:#}");
+                tracing::warn!(error = %format_args!("{e:#}"), "cannot shed the events outbox");
             }
             // Counted up to a second ago: a give-up still committing is counted next time.
             let (after, until) = (counted_to, now - 1000);
@@ -486,16 +590,22 @@ pub async fn send_events_forever(state: Service, out: crate::events_out::EventsO
                 Ok(given_up) => {
                     counted_to = until;
                     if let Some(line) = given_up_line(&given_up) {
-                        eprintln!("zonegraph: {line}");
+                        tracing::warn!("{line}");
                     }
                 }
-                Err(e) => eprintln!("zonegraph: cannot count the events given up: {e:#}"),
+                Err(e) => tracing::warn!(
+                    error = %format_args!("{e:#}"),
+                    "cannot count the events given up"
+                ),
             }
         }
         if now - pruned_at > 3_600_000 {
             pruned_at = now;
             if let Err(e) = state.blocking(move |st| st.prune_events_out(now)).await {
-                eprintln!("zonegraph: cannot delete old delivered events and dead letters: {e:#}");
+                tracing::warn!(
+                    error = %format_args!("{e:#}"),
+                    "cannot delete old delivered events and dead letters"
+                );
             }
         }
         wait = round_wait(wait, went);
@@ -634,13 +744,13 @@ pub async fn sweep_forever(state: Service, every: std::time::Duration) {
         let users = match due {
             Ok(users) => {
                 if let Some(line) = db.ok("the database is back") {
-                    eprintln!("zonegraph: sweeper: {line}");
+                    tracing::info!("sweeper: {line}");
                 }
                 users
             }
             Err(e) => {
                 if let Some(line) = db.failed(&format!("{e:#}")) {
-                    eprintln!("zonegraph: sweeper: {line}");
+                    tracing::warn!("sweeper: {line}");
                 }
                 continue;
             }
@@ -665,7 +775,11 @@ pub async fn sweep_forever(state: Service, every: std::time::Duration) {
                 Ok(false) => {
                     stuck.insert(user, version);
                 }
-                Err(e) => eprintln!("zonegraph: sweeper: {user}: {e:#}"),
+                Err(e) => tracing::warn!(
+                    %user,
+                    error = %format_args!("{e:#}"),
+                    "sweeper: the fork timeout was not applied"
+                ),
             }
         }
     }

@@ -280,12 +280,12 @@ async fn follow(
                         true
                     });
                 }
-                Err(e) => eprintln!("zonegraph: run events: cannot write the run view: {e}"),
+                Err(e) => tracing::error!(error = %e, "run events: cannot write the run view"),
             },
             // The run is gone: the streams end (the sender drops).
             Ok(Ok(None)) => return,
-            Ok(Err(e)) => eprintln!("zonegraph: run events: {e:#}"),
-            Err(e) => eprintln!("zonegraph: run events: {e}"),
+            Ok(Err(e)) => tracing::warn!(error = %format_args!("{e:#}"), "run events"),
+            Err(e) => tracing::error!(error = %e, "run events"),
         }
         loop {
             tokio::select! {

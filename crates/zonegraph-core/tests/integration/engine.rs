@@ -2163,3 +2163,41 @@ fn a_run_stored_before_encounters_fights_the_room_it_stands_in() {
         "{events:?}"
     );
 }
+
+/// A response says, as data, which command it answered and whether it was carried out,
+/// refused or not understood: what a host logs, without reading the words back or logging
+/// the text typed.
+#[test]
+fn a_response_names_its_command_and_whether_it_was_carried_out() {
+    let crypt = crypt();
+    let mut host = Host::new(&crypt, "v-1", Character::default());
+    let mut said = |line: &str| {
+        host.now += 1000;
+        let cx = host.context();
+        let r = bot::handle(&host.zones, &mut host.player, line, &cx);
+        (r.verb, r.handled)
+    };
+    assert_eq!(
+        said("status"),
+        (Some("status"), bot::Handled::Refused(Refusal::NoRun))
+    );
+    assert_eq!(
+        said("enter crypt_valdris"),
+        (Some("enter"), bot::Handled::Done)
+    );
+    assert_eq!(said("choose 1").0, Some("go"));
+    assert_eq!(
+        said("char wis 14"),
+        (Some("char score"), bot::Handled::Done)
+    );
+    assert_eq!(said("char set @a:x level 3").0, Some("char set"));
+    let (verb, handled) = said("xyzzy plugh");
+    assert_eq!(verb, None);
+    assert!(
+        matches!(
+            handled,
+            bot::Handled::NotUnderstood(command::CommandError::Unknown { .. })
+        ),
+        "{handled:?}"
+    );
+}

@@ -1,6 +1,7 @@
 //! Arguments several commands share, each default written once: the database
-//! ([`DbArg`], `--db` / `ZONEGRAPH_DATABASE_URL`), durations, scores and rate limits. Each
-//! parsed type prints as its flag is written, so a flag shows its default from the constant.
+//! ([`DbArg`], `--db` / `ZONEGRAPH_DATABASE_URL`), the log ([`LogArgs`]), durations, scores
+//! and rate limits. Each parsed type prints as its flag is written, so a flag shows its
+//! default from the constant.
 
 use std::fmt;
 use std::time::Duration;
@@ -9,6 +10,58 @@ use zonegraph_core::limits::Rate;
 use zonegraph_core::rules::{SCORE_RANGE, STARTING_SCORES};
 
 use crate::db::DbAt;
+use crate::logging::{self, LogFormat, LogSettings};
+
+/// The log's flags, taken by every subcommand (`serve` is the one that logs much): what to
+/// log and how it is written on stderr.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LogArgs {
+    /// What to log, as RUST_LOG directives: `info`, `warn,zonegraph_server=debug`,
+    /// `warn,zonegraph_server=info,matrix_sdk=info`. Also RUST_LOG.
+    #[arg(
+        long = "log",
+        global = true,
+        env = "RUST_LOG",
+        value_name = "DIRECTIVES",
+        default_value = logging::DEFAULT_FILTER,
+        value_parser = parse_log_filter,
+    )]
+    pub filter: String,
+    /// How the log's lines are written on stderr: text, or json (one object per line, for
+    /// log shippers).
+    #[arg(
+        long,
+        global = true,
+        value_name = "text|json",
+        default_value = "text",
+        value_parser = parse_log_format,
+    )]
+    pub log_format: LogFormat,
+}
+
+impl LogArgs {
+    /// The settings of [`logging::init`].
+    pub fn settings(&self) -> LogSettings {
+        LogSettings {
+            filter: self.filter.clone(),
+            format: self.log_format,
+        }
+    }
+}
+
+/// `--log` / `RUST_LOG`: directives the filter takes, kept as written; none (an empty
+/// `RUST_LOG`) is the default.
+pub fn parse_log_filter(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        return Ok(logging::DEFAULT_FILTER.to_string());
+    }
+    logging::filter(s).map(|_| s.to_string())
+}
+
+/// `--log-format`: `text` or `json`.
+pub fn parse_log_format(s: &str) -> Result<LogFormat, String> {
+    s.parse()
+}
 
 /// `--starting-scores`: six ability scores.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

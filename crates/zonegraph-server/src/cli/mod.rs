@@ -1,8 +1,9 @@
 //! The command line: the only module that knows the argument parser (clap). [`Cli`] and
 //! [`Cmd`] name the subcommands, [`run`] dispatches them and turns errors into
 //! [`EXIT_ERROR`]; the arguments several commands share (the database, durations, scores,
-//! rates) live in `args`, each with its default written once. Each subcommand is a file of
-//! its own that turns its arguments into calls of the library.
+//! rates, the log's `--log` and `--log-format`) live in `args`, each with its default
+//! written once. Each subcommand is a file of its own that turns its arguments into calls of
+//! the library.
 
 pub mod args;
 pub mod character;
@@ -36,6 +37,8 @@ pub const EXIT_ERROR: u8 = 2;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Cmd,
+    #[command(flatten)]
+    pub log: args::LogArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -78,8 +81,13 @@ pub fn main() -> ExitCode {
     run(Cli::parse())
 }
 
-/// Runs a parsed command line; errors become [`EXIT_ERROR`] with the message on stderr.
+/// Runs a parsed command line, its log set up first (see [`crate::logging`]); errors become
+/// [`EXIT_ERROR`] with the message on stderr.
 pub fn run(cli: Cli) -> ExitCode {
+    if let Err(e) = crate::logging::init(&cli.log.settings()) {
+        eprintln!("error: {e}");
+        return ExitCode::from(EXIT_ERROR);
+    }
     let result = match cli.command {
         Cmd::Check(args) => check::run(&args),
         Cmd::Diff(args) => diff::run(&args),
@@ -114,5 +122,36 @@ mod tests {
     fn the_command_line_is_valid() {
         use clap::CommandFactory as _;
         super::Cli::command().debug_assert();
+    }
+
+    /// `--log` and `--log-format` are taken by every subcommand, before or after its name;
+    /// a filter that is none is refused before anything runs.
+    #[test]
+    fn the_log_flags_go_with_every_subcommand() {
+        use clap::Parser as _;
+
+        use crate::logging::LogFormat;
+        let parse = |argv: &[&str]| super::Cli::try_parse_from(argv).map(|c| c.log.settings());
+        let s = parse(&[
+            "zonegraph",
+            "serve",
+            "--log-format",
+            "json",
+            "--log",
+            "debug",
+        ])
+        .expect("serve's log flags");
+        assert_eq!((s.filter.as_str(), s.format), ("debug", LogFormat::Json));
+        let s = parse(&[
+            "zonegraph",
+            "--log",
+            "zonegraph_server=debug",
+            "check",
+            "zones",
+        ])
+        .expect("the log flags before the subcommand");
+        assert_eq!(s.filter, "zonegraph_server=debug");
+        assert!(parse(&["zonegraph", "serve", "--log", "zonegraph_server=loud"]).is_err());
+        assert!(parse(&["zonegraph", "serve", "--log-format", "xml"]).is_err());
     }
 }

@@ -260,12 +260,15 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let web = config.web.clone();
     let server = server::spawn(config)?;
     for w in &server.opened.warnings {
-        eprintln!("zonegraph: {w}");
+        tracing::warn!("{w}");
+    }
+    for line in &server.opened.imported {
+        tracing::info!("{line}");
     }
     let warm = &server.opened.warm_up;
     if warm.warmed > 0 || warm.forks > 0 || !warm.stuck.is_empty() || !warm.abandoned.is_empty() {
         for line in warm.report() {
-            eprintln!("zonegraph: {line}");
+            tracing::info!("{line}");
         }
     }
     let url = server.url();
@@ -298,10 +301,10 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         }
         (None, Some(_)) => " -H \"authorization: Bearer $ZONEGRAPH_API_TOKEN\"".to_string(),
         (None, None) => {
-            eprintln!(
-                "zonegraph: WARNING: --no-auth: the API needs no token. Anyone on this machine \
-                 can play as anyone; only requests for localhost, 127.0.0.1, [::1] or {url} by \
-                 name are answered. For local experiments only."
+            tracing::warn!(
+                "--no-auth: the API needs no token. Anyone on this machine can play as anyone; \
+                 only requests for localhost, 127.0.0.1, [::1] or {url} by name are answered. \
+                 For local experiments only."
             );
             String::new()
         }
@@ -356,7 +359,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         .enable_all()
         .build()?;
     rt.block_on(server::stop_signal());
-    eprintln!("zonegraph: stopping");
+    tracing::info!("stopping");
     server.stop()?;
     Ok(ExitCode::SUCCESS)
 }

@@ -606,7 +606,7 @@ fn run_batch(conn: &mut Connection, legacy: LegacyColumns, batch: Vec<WriteJob>)
         Err(e) => {
             // Say why to every job (another process holding the write lock past the busy
             // timeout, a read-only file), not that the writer stopped: it goes on.
-            eprintln!("zonegraph: cannot start a write transaction: {e}");
+            tracing::warn!(error = %e, "cannot start a write transaction");
             for job in batch {
                 (job.done)(Some(anyhow::anyhow!(
                     "cannot start a write transaction: {e}"
@@ -647,7 +647,7 @@ fn run_batch(conn: &mut Connection, legacy: LegacyColumns, batch: Vec<WriteJob>)
         tell(failed);
     }
     if let Err(e) = committed {
-        eprintln!("zonegraph: a write transaction failed: {e:#}");
+        tracing::warn!(error = %format_args!("{e:#}"), "a write transaction failed");
     }
 }
 

@@ -484,7 +484,7 @@ pub fn random_hex() -> Result<String> {
 
 /// Before an irreversible step: a copy of `conn`'s database as `<db>.<step>.bak` beside it
 /// (`<db>.<step>-<unix seconds>.bak` when that exists already: an older copy is never
-/// overwritten), said on stderr. An in-memory database has nothing to copy.
+/// overwritten), said in the log. An in-memory database has nothing to copy.
 pub fn keep_a_copy(conn: &Connection, step: &str) -> Result<Option<std::path::PathBuf>> {
     let Some(path) = conn
         .path()
@@ -500,10 +500,11 @@ pub fn keep_a_copy(conn: &Connection, step: &str) -> Result<Option<std::path::Pa
     }
     vacuum_into(conn, &copy)
         .with_context(|| format!("cannot copy {} to {} first", path.display(), copy.display()))?;
-    eprintln!(
-        "zonegraph: copied {} to {} before changing it ({step})",
-        path.display(),
-        copy.display()
+    tracing::info!(
+        from = %path.display(),
+        to = %copy.display(),
+        step,
+        "copied the database before changing it"
     );
     Ok(Some(copy))
 }

@@ -73,7 +73,7 @@ impl FirstSheet {
         match self.carried(&g) {
             Ok(c) => Ok(c),
             Err(why) => {
-                eprintln!("zonegraph: gogobee's character of {user} is not carried over: {why}");
+                tracing::warn!(%user, why, "gogobee's character is not carried over");
                 Ok(starting)
             }
         }
@@ -129,12 +129,14 @@ pub fn write_back_gogobee(
         return Ok(());
     };
     if tx.put_gogobee_progress(user, &old, &new)? {
-        eprintln!(
-            "zonegraph: gogobee's character of {user}: level {} ({} XP toward the next)",
-            new.level, new.xp
+        tracing::info!(
+            %user,
+            level = new.level,
+            xp = new.xp,
+            "gogobee's character written back (XP toward the next level)"
         );
     } else {
-        eprintln!("zonegraph: gogobee's character of {user} changed meanwhile; not written back");
+        tracing::info!(%user, "gogobee's character changed meanwhile; not written back");
     }
     Ok(())
 }

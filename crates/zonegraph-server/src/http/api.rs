@@ -20,7 +20,7 @@ use super::health::healthz;
 use super::{
     AppState, BODY_LIMIT, MAX_ACK_IDS, MAX_USER_LEN, ZONE_BODY_LIMIT, error, internal, read_body,
 };
-use crate::service::CommandError;
+use crate::service::{CommandError, Platform};
 use crate::store;
 use crate::tokens::{Caller, Need};
 
@@ -153,7 +153,11 @@ pub(super) async fn command(
         Ok(b) => b,
         Err(r) => return r,
     };
-    match state.service.command(&body.user, &body.text).await {
+    match state
+        .service
+        .command(Platform::Http, &body.user, &body.text)
+        .await
+    {
         Ok(answer) => Json(answer).into_response(),
         Err(CommandError::TooLong { limit }) => error(
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -345,9 +349,12 @@ pub(super) async fn withdraw(
     let by = author(&headers, &caller, "DELETE /api/zones");
     match state.service.withdraw(&zone_id, force, by).await {
         Ok(Ok(w)) => {
-            eprintln!(
-                "zonegraph: withdrew zone {} (version {}); {} players told; serving {} zones",
-                w.zone_id, w.seq, w.players_told, w.zones
+            tracing::info!(
+                zone = w.zone_id,
+                seq = w.seq,
+                players_told = w.players_told,
+                zones = w.zones,
+                "withdrew zone"
             );
             Json(json!({
                 "withdrawn": w.zone_id,
@@ -499,9 +506,14 @@ pub(super) async fn publish(
     let by = author(&headers, &caller, "POST /api/zones");
     match state.service.publish(body, by, force).await {
         Ok(Ok(p)) => {
-            eprintln!(
-                "zonegraph: published zone {} as version {} ({}); serving {} zones",
-                p.zone_id, p.seq, p.file, p.zones
+            tracing::info!(
+                zone = p.zone_id,
+                seq = p.seq,
+                file = p.file,
+                unchanged = p.unchanged,
+                players_affected = p.players_affected,
+                zones = p.zones,
+                "published zone"
             );
             Json(json!({
                 "published": p.zone_id,

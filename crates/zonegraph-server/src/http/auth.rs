@@ -132,7 +132,7 @@ pub(super) async fn scoped_caller(state: &AppState, token: &str) -> Result<Calle
     if found.is_none() && tokens::has_token_shape(token) {
         if service.tokens().miss_turn().is_ok() {
             match service.refresh_tokens().await {
-                Ok(words) => words.iter().for_each(|w| eprintln!("zonegraph: {w}")),
+                Ok(words) => words.iter().for_each(|w| tracing::warn!("{w}")),
                 Err(e) => return Err(internal(&e)),
             }
             found = service.tokens().find(token);

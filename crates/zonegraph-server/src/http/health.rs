@@ -33,7 +33,7 @@ pub(super) async fn healthz(State(state): State<AppState>, headers: HeaderMap) -
                     Err(e) => Some(format!("{e:#}")),
                 };
                 if let Some(why) = &failed {
-                    eprintln!("zonegraph: healthz: {why}");
+                    tracing::warn!(error = %why, "healthz: a write cannot be committed");
                 }
                 *last = Some((tokio::time::Instant::now(), failed.clone()));
                 failed

@@ -178,7 +178,7 @@ pub(super) async fn read_body(
 
 fn internal(e: &anyhow::Error) -> Response {
     if crate::db::is_unavailable(e) {
-        eprintln!("zonegraph: {e:#}");
+        tracing::warn!(error = %format_args!("{e:#}"), "the database is unavailable");
         let mut r = error(
             StatusCode::SERVICE_UNAVAILABLE,
             "the database is unavailable; nothing was changed: try again shortly",
@@ -187,7 +187,7 @@ fn internal(e: &anyhow::Error) -> Response {
             .insert(header::RETRY_AFTER, header::HeaderValue::from_static("2"));
         return r;
     }
-    eprintln!("zonegraph: internal error: {e:#}");
+    tracing::error!(error = %format_args!("{e:#}"), "internal error");
     error(
         StatusCode::INTERNAL_SERVER_ERROR,
         "internal error; see the server log",

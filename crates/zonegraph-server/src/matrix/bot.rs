@@ -28,7 +28,7 @@ use zonegraph_core::chat::{self, Reply};
 use super::queue::{Queues, Refused};
 use super::send::{notice, send_notice};
 use crate::db::Notice;
-use crate::service::{CommandError, Service};
+use crate::service::{CommandError, Platform, Service};
 use crate::store::Answer;
 
 /// Whose invites the bot accepts and whose commands it answers (`--matrix-allow`).
@@ -110,7 +110,7 @@ struct Shared {
 }
 
 impl Shared {
-    /// Logs `line` the first time `key` is seen.
+    /// Logs `line` (a warning) the first time `key` is seen.
     fn log_once(&self, key: String, line: impl FnOnce() -> String) {
         if self
             .logged
@@ -118,7 +118,7 @@ impl Shared {
             .unwrap_or_else(|p| p.into_inner())
             .insert(key)
         {
-            eprintln!("zonegraph: matrix: {}", line());
+            tracing::warn!("{}", line());
         }
     }
 }
@@ -151,7 +151,11 @@ impl Bot {
                     } => answer(&s, &user, &event_id, &room, &body).await,
                     Job::Notices { client } => {
                         if let Err(e) = deliver(&s, &client, &user).await {
-                            eprintln!("zonegraph: matrix: notices for {user}: {e:#}");
+                            tracing::warn!(
+                                %user,
+                                error = %format_args!("{e:#}"),
+                                "notices not delivered"
+                            );
                         }
                     }
                 }
@@ -269,9 +273,10 @@ impl Bot {
             Ok(true) => {}
             Ok(false) => return,
             Err(e) => {
-                eprintln!(
-                    "zonegraph: matrix: cannot record event {}: {e:#}",
-                    ev.event_id
+                tracing::warn!(
+                    event = %ev.event_id,
+                    error = %format_args!("{e:#}"),
+                    "cannot record event"
                 );
                 return;
             }
@@ -285,17 +290,16 @@ impl Bot {
         if !first {
             return;
         }
-        eprintln!(
-            "zonegraph: matrix: cannot decrypt a message from {} in {} (no room key for this \
-             device)",
-            ev.sender,
-            room.room_id()
+        tracing::warn!(
+            sender = %ev.sender,
+            room = %room.room_id(),
+            "cannot decrypt a message (no room key for this device)"
         );
         if is_private_with(room, &ev.sender).await {
             let room = room.clone();
             tokio::spawn(async move {
                 if let Err(e) = send_notice(&room, notice(&chat::undecryptable())).await {
-                    eprintln!("zonegraph: matrix: {e:#}");
+                    tracing::warn!(error = %format_args!("{e:#}"), "not sent");
                 }
             });
         }
@@ -319,16 +323,12 @@ impl Bot {
                 });
             tokio::spawn(async move {
                 if let Err(e) = room.leave().await {
-                    eprintln!("zonegraph: matrix: cannot decline {}: {e}", room.room_id());
+                    tracing::warn!(room = %room.room_id(), error = %e, "cannot decline the invite");
                 }
             });
             return;
         }
-        eprintln!(
-            "zonegraph: matrix: invited to {} by {}",
-            room.room_id(),
-            ev.sender
-        );
+        tracing::info!(room = %room.room_id(), by = %ev.sender, "invited");
         tokio::spawn(join_with_retry(room));
     }
 
@@ -350,7 +350,7 @@ impl Bot {
                 .blocking(move |s| s.set_dm_room(&user, &room_id, false))
                 .await
             {
-                eprintln!("zonegraph: matrix: {e:#}");
+                tracing::warn!(error = %format_args!("{e:#}"), "cannot forget the DM room");
             }
             leave_if_alone(&room).await;
         });
@@ -395,9 +395,10 @@ async fn from_backup(
         Ok(true) => {}
         Ok(false) => return None,
         Err(e) => {
-            eprintln!(
-                "zonegraph: matrix: cannot fetch a room key of {} from the key backup: {e}",
-                room.room_id()
+            tracing::warn!(
+                room = %room.room_id(),
+                error = %e,
+                "cannot fetch a room key from the key backup"
             );
             return None;
         }
@@ -410,10 +411,10 @@ async fn from_backup(
         .raw()
         .deserialize_as_unchecked::<OriginalSyncRoomMessageEvent>()
         .ok()?;
-    eprintln!(
-        "zonegraph: matrix: read a message of {} in {} with its room key from the key backup",
-        ev.sender,
-        room.room_id()
+    tracing::info!(
+        sender = %ev.sender,
+        room = %room.room_id(),
+        "read a message with its room key from the key backup"
     );
     Some(message)
 }
@@ -456,12 +457,9 @@ pub async fn is_private_with(room: &Room, player: &UserId) -> bool {
 /// room whose counts are not known yet reads 0 and is left alone).
 pub async fn leave_if_alone(room: &Room) {
     if room.state() == RoomState::Joined && room.active_members_count() == 1 {
-        eprintln!(
-            "zonegraph: matrix: leaving {}: no one else is in it",
-            room.room_id()
-        );
+        tracing::info!(room = %room.room_id(), "leaving: no one else is in it");
         if let Err(e) = room.leave().await {
-            eprintln!("zonegraph: matrix: cannot leave {}: {e}", room.room_id());
+            tracing::warn!(room = %room.room_id(), error = %e, "cannot leave");
         }
     }
 }
@@ -473,20 +471,21 @@ pub async fn join_with_retry(room: Room) {
     for _ in 0..8 {
         match room.join().await {
             Ok(()) => {
-                eprintln!("zonegraph: matrix: joined {}", room.room_id());
+                tracing::info!(room = %room.room_id(), "joined");
                 return;
             }
             Err(e) => {
-                eprintln!(
-                    "zonegraph: matrix: joining {} failed ({e}); retrying in {delay:?}",
-                    room.room_id()
+                tracing::warn!(
+                    room = %room.room_id(),
+                    error = %e,
+                    "joining failed; retrying in {delay:?}"
                 );
                 tokio::time::sleep(delay).await;
                 delay = (delay * 2).min(std::time::Duration::from_secs(60));
             }
         }
     }
-    eprintln!("zonegraph: matrix: gave up joining {}", room.room_id());
+    tracing::warn!(room = %room.room_id(), "gave up joining");
 }
 
 /// One command, in the sender's queue: claimed (at most once per event id), run through the
@@ -500,14 +499,18 @@ async fn answer(s: &Shared, user: &UserId, event_id: &OwnedEventId, room: &Room,
         Ok(true) => {}
         Ok(false) => return,
         Err(e) => {
-            eprintln!("zonegraph: matrix: cannot record event {event_id}, not answered: {e:#}");
+            tracing::warn!(
+                event = %event_id,
+                error = %format_args!("{e:#}"),
+                "cannot record event, not answered"
+            );
             return;
         }
     }
     if is_private_with(room, user).await {
         remember_dm(s, user, room.room_id()).await;
     }
-    let answer = match s.state.command(user.as_str(), body).await {
+    let answer = match s.state.command(Platform::Matrix, user.as_str(), body).await {
         Ok(answer) => {
             s.slowed
                 .lock()
@@ -525,18 +528,18 @@ async fn answer(s: &Shared, user: &UserId, event_id: &OwnedEventId, room: &Room,
             if first
                 && let Err(e) = send_notice(room, notice(&chat::slow_down(retry_after_ms))).await
             {
-                eprintln!("zonegraph: matrix: {e:#}");
+                tracing::warn!(error = %format_args!("{e:#}"), "not sent");
             }
             return;
         }
         Err(CommandError::TooLong { limit }) => {
             if let Err(e) = send_notice(room, notice(&chat::too_long(limit))).await {
-                eprintln!("zonegraph: matrix: {e:#}");
+                tracing::warn!(error = %format_args!("{e:#}"), "not sent");
             }
             return;
         }
         Err(CommandError::Failed(e)) => {
-            eprintln!("zonegraph: matrix: {user}: {e:#}");
+            tracing::error!(%user, error = %format_args!("{e:#}"), "the command failed");
             Answer {
                 replies: vec![chat::server_error()],
                 ..Answer::default()
@@ -556,7 +559,11 @@ async fn send_answer(s: &Shared, user: &UserId, room: &Room, answer: &Answer) {
             match private_room(s, user, room).await {
                 Ok(dm) => Some(dm),
                 Err(e) => {
-                    eprintln!("zonegraph: matrix: no direct messages with {user}: {e:#}");
+                    tracing::warn!(
+                        %user,
+                        error = %format_args!("{e:#}"),
+                        "no direct messages"
+                    );
                     None
                 }
             }
@@ -569,7 +576,11 @@ async fn send_answer(s: &Shared, user: &UserId, room: &Room, answer: &Answer) {
         if let Some(to) = to {
             let sent = send_notices(to, user, &answer.notices).await;
             if let Err(e) = s.state.ack_notices(user.as_str(), sent.done).await {
-                eprintln!("zonegraph: matrix: {user}: cannot acknowledge notices: {e:#}");
+                tracing::warn!(
+                    %user,
+                    error = %format_args!("{e:#}"),
+                    "cannot acknowledge notices"
+                );
             }
             // A reply must not overtake a notice in the same room.
             if !sent.all && !shared {
@@ -594,13 +605,13 @@ async fn send_answer(s: &Shared, user: &UserId, room: &Room, answer: &Answer) {
     if let Some(reply) = chat::one_message(&here)
         && let Err(e) = send_notice(room, notice(&reply)).await
     {
-        eprintln!("zonegraph: matrix: {e:#}");
+        tracing::warn!(error = %format_args!("{e:#}"), "not sent");
         return;
     }
     if let (Some(dm), Some(reply)) = (&private, chat::one_message(&mine))
         && let Err(e) = send_notice(dm, notice(&reply)).await
     {
-        eprintln!("zonegraph: matrix: {e:#}");
+        tracing::warn!(error = %format_args!("{e:#}"), "not sent");
     }
 }
 
@@ -617,7 +628,11 @@ async fn remember_dm(s: &Shared, user: &UserId, room: &RoomId) {
         })
         .await
     {
-        eprintln!("zonegraph: matrix: cannot remember the DM of {user}: {e:#}");
+        tracing::warn!(
+            %user,
+            error = %format_args!("{e:#}"),
+            "cannot remember the DM room"
+        );
     }
 }
 
@@ -658,10 +673,7 @@ async fn private_room(s: &Shared, user: &UserId, here: &Room) -> Result<Room> {
         .create_dm(user)
         .await
         .with_context(|| format!("cannot open a direct-message room with {user}"))?;
-    eprintln!(
-        "zonegraph: matrix: opened the direct-message room {} with {user}",
-        room.room_id()
-    );
+    tracing::info!(%user, room = %room.room_id(), "opened the direct-message room");
     remember_dm(s, user, room.room_id()).await;
     Ok(room)
 }
@@ -706,17 +718,20 @@ pub(super) async fn send_notices(room: &Room, user: &UserId, notices: &[Notice])
         match send_notice(room, notice(&reply)).await {
             Ok(()) => out.done.push(n.id),
             Err(e) if e.permanent => {
-                eprintln!(
-                    "zonegraph: matrix: notice for {user} refused, dropped ({e}): {}",
-                    n.text
+                tracing::warn!(
+                    %user,
+                    notice = n.id,
+                    error = %e,
+                    "notice refused, dropped"
                 );
                 out.done.push(n.id);
             }
             Err(e) => {
-                eprintln!(
-                    "zonegraph: matrix: notice for {user} not delivered ({e}); {} notice(s) stay \
-                     queued",
-                    notices.len() - i
+                tracing::warn!(
+                    %user,
+                    error = %e,
+                    queued = notices.len() - i,
+                    "notice not delivered; the rest stay queued"
                 );
                 return out;
             }

@@ -223,7 +223,7 @@ pub async fn sync_settings(client: &Client) -> SyncSettings {
     match client.get_or_upload_filter("zonegraph-2", filter).await {
         Ok(id) => settings.filter(Filter::FilterId(id)),
         Err(e) => {
-            eprintln!("zonegraph: matrix: cannot upload the sync filter ({e}); syncing without");
+            tracing::warn!(error = %e, "cannot upload the sync filter; syncing without");
             settings
         }
     }
@@ -237,7 +237,7 @@ async fn sync_once_retrying(client: &Client, settings: &SyncSettings) {
         match client.sync_once(settings.clone()).await {
             Ok(_) => return,
             Err(e) => {
-                eprintln!("zonegraph: matrix: sync failed ({e}); retrying in {delay:?}");
+                tracing::warn!(error = %e, "sync failed; retrying in {delay:?}");
                 tokio::time::sleep(delay).await;
                 delay = (delay * 2).min(Duration::from_secs(60));
             }
@@ -265,14 +265,17 @@ pub async fn run(client: Client, bot: Bot, settings: SyncSettings) {
             let mut failing = Failing::default();
             loop {
                 tokio::time::sleep(NOTICE_EVERY).await;
-                say_if(match bot.deliver_notices(&client).await {
-                    Ok(()) => failing.ok("notices are looked for again"),
-                    Err(e) => failing.failed(&format!("cannot look for notices ({e:#})")),
-                });
+                match bot.deliver_notices(&client).await {
+                    Ok(()) => back(failing.ok("notices are looked for again")),
+                    Err(e) => warn(failing.failed(&format!("cannot look for notices ({e:#})"))),
+                }
                 if pruned.elapsed() >= PRUNE_EVERY {
                     pruned = tokio::time::Instant::now();
                     if let Err(e) = bot.state().blocking(|s| s.prune_events()).await {
-                        eprintln!("zonegraph: matrix: cannot forget old events: {e:#}");
+                        tracing::warn!(
+                            error = %format_args!("{e:#}"),
+                            "cannot forget old events"
+                        );
                     }
                 }
             }
@@ -281,20 +284,22 @@ pub async fn run(client: Client, bot: Bot, settings: SyncSettings) {
     loop {
         sync_once_retrying(&client, &settings).await;
         if notices.0.is_finished() {
-            eprintln!("zonegraph: matrix: the notice task stopped");
+            tracing::error!("the notice task stopped");
         }
     }
 }
 
-/// Writes a line of the log.
-fn say(line: String) {
-    eprintln!("zonegraph: matrix: {line}");
+/// Logs what ends a run of failures ([`Failing::ok`]), if it does.
+fn back(line: Option<String>) {
+    if let Some(line) = line {
+        tracing::info!("{line}");
+    }
 }
 
-/// Writes a line of the log, if there is one.
-fn say_if(line: Option<String>) {
+/// Logs what starts a run of failures ([`Failing::failed`]), if it does.
+fn warn(line: Option<String>) {
     if let Some(line) = line {
-        say(line);
+        tracing::warn!("{line}");
     }
 }
 
@@ -323,7 +328,7 @@ pub fn start_when_held(
         Ok(connected) => Some(connected),
         Err(e) if identity::is_refusal(&e) => return Err(e),
         Err(e) => {
-            eprintln!("zonegraph: matrix: cannot log in: {e:#}; trying again in 30 s");
+            tracing::warn!(error = %format_args!("{e:#}"), "cannot log in; trying again in 30 s");
             None
         }
     };
@@ -336,12 +341,13 @@ pub fn start_when_held(
                 match connect(&config).await {
                     Ok(connected) => break connected,
                     Err(e) if identity::is_refusal(&e) => {
-                        eprintln!("zonegraph: matrix: {e:#}; the bot stays off");
+                        tracing::error!("{e:#}; the bot stays off");
                         return;
                     }
-                    Err(e) => {
-                        eprintln!("zonegraph: matrix: cannot log in: {e:#}; trying again in 30 s")
-                    }
+                    Err(e) => tracing::warn!(
+                        error = %format_args!("{e:#}"),
+                        "cannot log in; trying again in 30 s"
+                    ),
                 }
             },
         };
@@ -362,20 +368,20 @@ pub fn start_when_held(
             let u = user.clone();
             let lock = match state.blocking(move |s| s.hold_sync_lock(&u)).await {
                 Ok(Some(lock)) => {
-                    say_if(db.ok("database back"));
+                    back(db.ok("database back"));
                     lock
                 }
                 Ok(None) => {
-                    say_if(db.ok("database back"));
+                    back(db.ok("database back"));
                     if !waiting_said {
-                        say(format!("another instance runs {user}; standing by"));
+                        tracing::info!("another instance runs {user}; standing by");
                         waiting_said = true;
                     }
                     tokio::time::sleep(LOCK_EVERY).await;
                     continue;
                 }
                 Err(e) => {
-                    say_if(db.failed(&format!(
+                    warn(db.failed(&format!(
                         "database unreachable, cannot take the sync lock ({e:#})"
                     )));
                     tokio::time::sleep(LOCK_EVERY).await;
@@ -383,13 +389,13 @@ pub fn start_when_held(
                 }
             };
             waiting_said = false;
-            say(format!("took the sync lock for {user}"));
+            tracing::info!("took the sync lock for {user}");
             let (b, settings) = match &bot {
                 Some(running) => running.clone(),
                 None => match prepare(&client, &state, &config).await {
                     Ok(running) => bot.insert(running).clone(),
                     Err(e) => {
-                        eprintln!("zonegraph: matrix: cannot start: {e:#}");
+                        tracing::error!(error = %format_args!("{e:#}"), "cannot start");
                         drop(lock);
                         tokio::time::sleep(LOCK_EVERY * 6).await;
                         continue;
@@ -420,7 +426,7 @@ pub fn start_when_held(
                 if !holds {
                     // Another instance may take over now: stop answering at once.
                     task.abort();
-                    say("lost the sync lock (the database?); standing by".into());
+                    tracing::warn!("lost the sync lock (the database?); standing by");
                     break;
                 }
             }
@@ -453,7 +459,7 @@ async fn connect(config: &Config) -> Result<Connected> {
             if identity::is_refusal(&e) {
                 // Leave no device behind that nobody signed (players' clients would list it).
                 if let Err(out) = client.logout().await {
-                    eprintln!("zonegraph: matrix: cannot log the refused device out: {out}");
+                    tracing::warn!(error = %out, "cannot log the refused device out");
                 }
                 let _ = std::fs::remove_file(config.state_dir.join("session.json"));
             }
@@ -461,27 +467,26 @@ async fn connect(config: &Config) -> Result<Connected> {
         }
     };
     match outcome {
-        identity::Outcome::Created(Some(file)) => say(format!(
+        identity::Outcome::Created(Some(file)) => tracing::warn!(
             "set up cross-signing for {}: its recovery key is in {} (mode 0600). Back it up: \
              every new device of the bot (another instance, a lost store) needs it, from that \
              file or from {}",
             config.user,
             file.display(),
             identity::RECOVERY_ENV
-        )),
-        identity::Outcome::Created(None) => say(format!(
+        ),
+        identity::Outcome::Created(None) => tracing::info!(
             "set up cross-signing for {} under the recovery key in {}",
             config.user,
             identity::RECOVERY_ENV
-        )),
-        identity::Outcome::Recovered => say(format!(
+        ),
+        identity::Outcome::Recovered => tracing::info!(
             "device {device} joined {}'s cross-signing identity with the recovery key",
             config.user
-        )),
-        identity::Outcome::Kept => say(format!(
-            "device {device} is cross-signed by {}",
-            config.user
-        )),
+        ),
+        identity::Outcome::Kept => {
+            tracing::info!("device {device} is cross-signed by {}", config.user)
+        }
     }
     Ok(Connected { client, lock, from })
 }
@@ -515,13 +520,12 @@ async fn upload_keys(client: &Client) -> SyncToken {
         sync_once_retrying(client, &settings).await;
         match keys_uploaded(client).await {
             Ok(true) => break,
-            Ok(false) => eprintln!(
-                "zonegraph: matrix: the device's keys are not on the homeserver yet; trying again \
-                 in {delay:?}"
+            Ok(false) => tracing::warn!(
+                "the device's keys are not on the homeserver yet; trying again in {delay:?}"
             ),
-            Err(e) => eprintln!(
-                "zonegraph: matrix: cannot check the device's keys ({e}); trying again in \
-                 {delay:?}"
+            Err(e) => tracing::warn!(
+                error = %e,
+                "cannot check the device's keys; trying again in {delay:?}"
             ),
         }
         tokio::time::sleep(delay).await;
@@ -532,12 +536,12 @@ async fn upload_keys(client: &Client) -> SyncToken {
         .remove_kv_data(StateStoreDataKey::SyncToken)
         .await
     {
-        eprintln!("zonegraph: matrix: cannot forget the key upload's sync token: {e}");
+        tracing::warn!(error = %e, "cannot forget the key upload's sync token");
     }
-    say(format!(
+    tracing::info!(
         "uploaded the keys of device {}",
         client.device_id().map(|d| d.as_str()).unwrap_or("?")
-    ));
+    );
     SyncToken::NoToken
 }
 
@@ -598,8 +602,8 @@ async fn catch_up(client: &Client, bot: &Bot, settings: &SyncSettings, from: Syn
     for room in client.joined_rooms() {
         bot::leave_if_alone(&room).await;
     }
-    eprintln!(
-        "zonegraph: matrix: listening for !zone and !char (allowed: {})",
+    tracing::info!(
+        "listening for !zone and !char (allowed: {})",
         bot.allow().describe()
     );
 }
@@ -613,10 +617,7 @@ async fn import_rooms_json(state_dir: &Path, state: &Service) {
     };
     let Ok(rooms) = serde_json::from_str::<std::collections::BTreeMap<String, String>>(&text)
     else {
-        eprintln!(
-            "zonegraph: matrix: {} is not a room list; left as it is",
-            path.display()
-        );
+        tracing::warn!("{} is not a room list; left as it is", path.display());
         return;
     };
     let result = state
@@ -630,11 +631,12 @@ async fn import_rooms_json(state_dir: &Path, state: &Service) {
         })
         .await;
     match result.and_then(|()| Ok(std::fs::remove_file(&path)?)) {
-        Ok(()) => eprintln!(
-            "zonegraph: matrix: moved the DM rooms of {} into the database",
+        Ok(()) => tracing::info!("moved the DM rooms of {} into the database", path.display()),
+        Err(e) => tracing::warn!(
+            error = %format_args!("{e:#}"),
+            "cannot move {} into the database",
             path.display()
         ),
-        Err(e) => eprintln!("zonegraph: matrix: cannot move {}: {e:#}", path.display()),
     }
 }
 

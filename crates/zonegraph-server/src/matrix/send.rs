@@ -114,9 +114,11 @@ pub async fn send_notice(
                 tokio::time::sleep(wait).await;
             }
             Err(e) if attempt < 4 && !is_permanent(&e) && rate_limited(&e).is_none() => {
-                eprintln!(
-                    "zonegraph: matrix: sending to {} failed (attempt {attempt}): {e}; retrying in {delay:?}",
-                    room.room_id()
+                tracing::warn!(
+                    room = %room.room_id(),
+                    attempt,
+                    error = %e,
+                    "sending failed; retrying in {delay:?}"
                 );
                 tokio::time::sleep(delay).await;
                 delay *= 4;

@@ -162,9 +162,10 @@ pub async fn login(config: &Config) -> Result<Client> {
             .context("cannot restore the saved Matrix session")?;
         match client.whoami().await {
             Ok(_) => {
-                eprintln!(
-                    "zonegraph: matrix: resumed the session of {} (device {})",
-                    config.user, saved.device_id
+                tracing::info!(
+                    "resumed the session of {} (device {})",
+                    config.user,
+                    saved.device_id
                 );
                 return Ok(client);
             }
@@ -172,14 +173,14 @@ pub async fn login(config: &Config) -> Result<Client> {
                 if e.as_client_api_error()
                     .is_some_and(|a| a.status_code.as_u16() == 401) =>
             {
-                eprintln!(
-                    "zonegraph: matrix: the saved session was signed out ({e}); logging in again \
-                     as a new device"
+                tracing::warn!(
+                    error = %e,
+                    "the saved session was signed out; logging in again as a new device"
                 );
             }
             Err(e) => {
                 // The homeserver is away: the session stays, the sync retries.
-                eprintln!("zonegraph: matrix: cannot check the saved session yet ({e}); going on");
+                tracing::warn!(error = %e, "cannot check the saved session yet; going on");
                 return Ok(client);
             }
         }
@@ -258,9 +259,10 @@ pub async fn login(config: &Config) -> Result<Client> {
         },
     };
     crate::private::write(&session_path, &serde_json::to_vec_pretty(&saved)?)?;
-    eprintln!(
-        "zonegraph: matrix: logged in as {} (device {})",
-        saved.user_id, saved.device_id
+    tracing::info!(
+        "logged in as {} (device {})",
+        saved.user_id,
+        saved.device_id
     );
     Ok(client)
 }

@@ -28,13 +28,13 @@ pub(super) async fn serve_http(
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
                     if let Some(line) = failing.ok("accepting connections again") {
-                        eprintln!("zonegraph: {line}");
+                        tracing::info!("{line}");
                     }
                     stream
                 }
                 Err(e) => {
                     if let Some(line) = failing.failed(&format!("cannot accept a connection ({e})")) {
-                        eprintln!("zonegraph: {line}");
+                        tracing::error!("{line}");
                     }
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
@@ -68,9 +68,10 @@ pub fn open_file_limit() -> u64 {
 pub fn raise_open_file_limit() {
     #[cfg(unix)]
     match rlimit::increase_nofile_limit(u64::MAX) {
-        Ok(n) => eprintln!("zonegraph: open-file limit: {n}"),
-        Err(e) => eprintln!(
-            "zonegraph: cannot raise the open-file limit ({e}); it stays {}",
+        Ok(n) => tracing::info!("open-file limit: {n}"),
+        Err(e) => tracing::warn!(
+            error = %e,
+            "cannot raise the open-file limit; it stays {}",
             open_file_limit()
         ),
     }

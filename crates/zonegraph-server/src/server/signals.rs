@@ -7,31 +7,35 @@ use std::sync::Arc;
 use crate::store::Store;
 
 /// SIGHUP reloads the zone files, all or nothing: a directory with any error leaves the
-/// zones served as they were, and says why on stderr.
+/// zones served as they were, and says why in the log.
 #[cfg(unix)]
 pub async fn reload_on_hangup(store: Arc<Store>) {
     use tokio::signal::unix::{SignalKind, signal};
     let mut hangups = match signal(SignalKind::hangup()) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("zonegraph: SIGHUP will not reload the zones: {e}");
+            tracing::warn!(error = %e, "SIGHUP will not reload the zones");
             return;
         }
     };
     while hangups.recv().await.is_some() {
         let s = store.clone();
         match tokio::task::spawn_blocking(move || s.reload()).await {
-            Ok(Ok(warnings)) => {
+            Ok(Ok((warnings, imported))) => {
                 for w in warnings {
-                    eprintln!("zonegraph: {w}");
+                    tracing::warn!("{w}");
                 }
-                eprintln!(
-                    "zonegraph: SIGHUP: reloaded the zones; serving {}",
-                    store.zones().len()
-                );
+                for line in imported {
+                    tracing::info!("{line}");
+                }
+                let zones = store.zones().len();
+                tracing::info!(zones, "SIGHUP: reloaded the zones");
             }
-            Ok(Err(e)) => eprintln!("zonegraph: SIGHUP: the zones served are unchanged: {e:#}"),
-            Err(e) => eprintln!("zonegraph: SIGHUP: the reload failed: {e}"),
+            Ok(Err(e)) => tracing::warn!(
+                error = %format_args!("{e:#}"),
+                "SIGHUP: the zones served are unchanged"
+            ),
+            Err(e) => tracing::error!(error = %e, "SIGHUP: the reload failed"),
         }
     }
 }

@@ -40,19 +40,22 @@ impl Watcher {
                             // A revoked token is refused within REFRESH_EVERY everywhere.
                             if store.tokens().due(crate::tokens::REFRESH_EVERY) {
                                 for w in store.refresh_tokens()? {
-                                    eprintln!("zonegraph: {w}");
+                                    tracing::warn!("{w}");
                                 }
                             }
                             Ok(())
                         });
                     match caught {
                         Ok(()) if failing => {
-                            eprintln!("zonegraph: following other instances again");
+                            tracing::info!("following other instances again");
                             failing = false;
                         }
                         Ok(()) => {}
                         Err(e) if !failing => {
-                            eprintln!("zonegraph: cannot follow other instances' changes: {e:#}");
+                            tracing::warn!(
+                                error = %format_args!("{e:#}"),
+                                "cannot follow other instances' changes"
+                            );
                             failing = true;
                         }
                         Err(_) => {}

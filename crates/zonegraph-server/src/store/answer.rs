@@ -3,6 +3,7 @@
 //! run page's payloads ([`RunView`], the core's, and [`PlayerRun`]).
 
 use serde::Serialize;
+use zonegraph_core::bot;
 use zonegraph_core::chat::Reply;
 use zonegraph_core::engine::{self, Event, PlayerView};
 use zonegraph_core::layout::Drawing;
@@ -41,6 +42,90 @@ pub struct Answer {
     pub events: Vec<Event>,
     /// The player's run after the command, active or ended (`None`: no run yet).
     pub run: Option<RunRef>,
+    /// What became of the command, for the server's log: not sent.
+    #[serde(skip)]
+    pub handled: Handled,
+}
+
+/// What became of a command, for the server's log (never sent, and never the text typed):
+/// its verb, whether it was carried out, and why not.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Handled {
+    /// The command's word ([`zonegraph_core::command::Command::verb`]); `None` for text that
+    /// was no command.
+    pub verb: Option<&'static str>,
+    pub outcome: Outcome,
+    /// Why it was not carried out, by kind (`no_fork_pending`, `admins_only`, `unknown`,
+    /// `host_unwell`), as the core's refusals and parse errors are named in JSON.
+    pub reason: Option<String>,
+}
+
+/// Whether a command was carried out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Outcome {
+    /// Carried out (a status, a move, a sheet shown…).
+    #[default]
+    Ok,
+    /// Understood and refused by the game's rules.
+    Refused,
+    /// Not a command the bot understands.
+    NotUnderstood,
+    /// The host game (`--host-hook`) could not be asked, or refused the player.
+    HostFailed,
+}
+
+impl Outcome {
+    /// As the log writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Refused => "refused",
+            Outcome::NotUnderstood => "not_understood",
+            Outcome::HostFailed => "host_failed",
+        }
+    }
+}
+
+impl Handled {
+    /// What the core's pipeline says of the command it answered.
+    pub fn of(verb: Option<&'static str>, handled: &bot::Handled) -> Handled {
+        let (outcome, reason) = match handled {
+            bot::Handled::Done => (Outcome::Ok, None),
+            bot::Handled::Refused(r) => (Outcome::Refused, kind(r, "refusal")),
+            bot::Handled::NotUnderstood(e) => (Outcome::NotUnderstood, kind(e, "error")),
+        };
+        Handled {
+            verb,
+            outcome,
+            reason,
+        }
+    }
+
+    /// A command the host game failed (`why`: `host_unwell`, `host_refused`); its verb read
+    /// from the `text` typed, which is not kept.
+    pub fn host_failed(text: &str, why: &str) -> Handled {
+        Handled {
+            verb: zonegraph_core::command::parse(text).ok().map(|c| c.verb()),
+            outcome: Outcome::HostFailed,
+            reason: Some(why.to_string()),
+        }
+    }
+
+    /// The refusal `r` of an admin's edit (applied by the store after the pipeline).
+    pub fn refused(verb: Option<&'static str>, r: &engine::Refusal) -> Handled {
+        Handled {
+            verb,
+            outcome: Outcome::Refused,
+            reason: kind(r, "refusal"),
+        }
+    }
+}
+
+/// The name of `value`'s variant, as its JSON tag `tag` says it (the core's refusals and
+/// parse errors are tagged enums): the kind, without what the player typed.
+fn kind(value: &impl Serialize, tag: &str) -> Option<String> {
+    let v = serde_json::to_value(value).ok()?;
+    v.get(tag)?.as_str().map(str::to_string)
 }
 
 /// A player's run as the API names it: its link (the run page) and the token in it. Not its
@@ -75,4 +160,34 @@ pub fn is_token(s: &str) -> bool {
 /// `{public_url}/run/{token}`.
 pub fn run_link(public_url: &str, token: &str) -> String {
     format!("{}/run/{token}", public_url.trim_end_matches('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use zonegraph_core::command::CommandError;
+    use zonegraph_core::engine::Refusal;
+
+    use super::*;
+
+    #[test]
+    fn a_command_is_logged_by_its_kind_of_refusal_never_by_what_was_typed() {
+        let refused = Handled::of(Some("status"), &bot::Handled::Refused(Refusal::NoRun));
+        assert_eq!(refused.outcome.as_str(), "refused");
+        assert_eq!(refused.reason.as_deref(), Some("no_run"));
+        let unknown = bot::Handled::NotUnderstood(CommandError::Unknown {
+            family: "!zone",
+            word: "hunter2".into(),
+        });
+        let h = Handled::of(None, &unknown);
+        assert_eq!(
+            (h.verb, h.outcome, h.reason.as_deref()),
+            (None, Outcome::NotUnderstood, Some("unknown"))
+        );
+        let h = Handled::host_failed("!zone advance", "host_unwell");
+        assert_eq!(h.verb, Some("advance"));
+        assert_eq!(
+            Handled::of(Some("map"), &bot::Handled::Done).outcome,
+            Outcome::Ok
+        );
+    }
 }

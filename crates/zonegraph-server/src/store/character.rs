@@ -72,9 +72,12 @@ pub fn edit_character(
 pub fn log_edit(by: &str, user: &str, edit: &CharEdit, result: &Result<Character, Refusal>) {
     let what = chat::edit_words(edit);
     match result {
-        Ok(_) => eprintln!("zonegraph: character {user}: {what} (by {by})"),
-        Err(refusal) => {
-            eprintln!("zonegraph: character {user}: {what} by {by} refused: {refusal:?}")
-        }
+        Ok(_) => tracing::info!(user, by, "character {user}: {what} (by {by})"),
+        Err(refusal) => tracing::info!(
+            user,
+            by,
+            refusal = ?refusal,
+            "character {user}: {what} by {by} refused"
+        ),
     }
 }

@@ -33,7 +33,7 @@ use zonegraph_core::command::Syntax;
 use zonegraph_core::engine::{Character, EncounterRequest, Event, HostOutcome, Run};
 use zonegraph_core::rules;
 
-pub use answer::{Answer, PlayerRun, RunRef, RunView, is_token, run_link};
+pub use answer::{Answer, Handled, PlayerRun, RunRef, RunView, is_token, run_link};
 pub use catalog::{Author, Published, Refused, Withdrawn};
 use catalog::{Catalog, ForRun};
 
@@ -63,6 +63,8 @@ pub type SyncLock = db::HeldLock;
 pub struct Opened {
     /// Warnings about the zones and the database (the start goes on).
     pub warnings: Vec<String>,
+    /// The zone files imported, a line each.
+    pub imported: Vec<String>,
     pub warm_up: WarmUp,
 }
 
@@ -233,7 +235,8 @@ impl Store {
     pub fn open_as(at: &DbAt, zones_dir: &Path, upgrade: db::Upgrade) -> Result<(Store, Opened)> {
         let db = db::Database::open_as(at, upgrade)?;
         let (catalog, synced) = Catalog::open(&db, zones_dir)?;
-        let mut warnings = synced.words(zones_dir);
+        let mut warnings = synced.warning_words(zones_dir);
+        let imported = synced.imported_words();
         let warm_up = db.warm_up_legacy(&catalog.served().zones, now_ms())?;
         if db.has_gogobee_run_columns() {
             warnings.push(GOGOBEE_SHARED.to_string());
@@ -247,7 +250,14 @@ impl Store {
             events_out: None,
         };
         warnings.extend(store.refresh_tokens()?);
-        Ok((store, Opened { warnings, warm_up }))
+        Ok((
+            store,
+            Opened {
+                warnings,
+                imported,
+                warm_up,
+            },
+        ))
     }
 
     /// Sets who plays the game (before the store is shared).
@@ -327,7 +337,10 @@ impl Store {
         if let Some(AdminEdit { user: whom, edit }) = admin_edit {
             let reply = match self.edit_character(user, &whom, &edit)? {
                 Ok(character) => chat::admin_edited(&whom, &edit, &character),
-                Err(refusal) => chat::refusal(&refusal),
+                Err(refusal) => {
+                    answer.handled = Handled::refused(answer.handled.verb, &refusal);
+                    chat::refusal(&refusal)
+                }
             };
             answer.replies.push(reply);
         }
@@ -340,6 +353,14 @@ impl Store {
         match e {
             crate::host::HostError::Unwell(_) => chat::host_busy(),
             crate::host::HostError::Refused(_) => chat::host_refused(encounter),
+        }
+    }
+
+    /// [`Store::host_failed`] for the log: `host_unwell` or `host_refused`.
+    fn host_failed_kind(e: &crate::host::HostError) -> &'static str {
+        match e {
+            crate::host::HostError::Unwell(_) => "host_unwell",
+            crate::host::HostError::Refused(_) => "host_refused",
         }
     }
 
@@ -360,12 +381,14 @@ impl Store {
             None => None,
             Some(Ok(c)) => Some(c),
             Some(Err(e)) => {
-                eprintln!("zonegraph: host hook: character of {user}: {e:#}");
+                let error = format!("{e:#}");
+                tracing::warn!(%user, error, "host hook: character");
                 let notices = self.read(|c| Ok(word_notices(c.queued_notices(user)?)))?;
                 return Ok((
                     Answer {
                         notices,
                         replies: vec![Self::host_failed(&e, false)],
+                        handled: Handled::host_failed(text, Self::host_failed_kind(&e)),
                         ..Answer::default()
                     },
                     None,
@@ -444,6 +467,7 @@ impl Store {
                     replies: response.replies,
                     events: response.events,
                     run: run_ref,
+                    handled: Handled::of(response.verb, &response.handled),
                 };
                 let done = Step::Done(answer, response.admin_edit);
                 if player == before {
@@ -498,11 +522,13 @@ impl Store {
                         // Computed again with the decision; not a lost race.
                         Ok(d) => decision = Some(d),
                         Err(e) => {
-                            eprintln!("zonegraph: host hook: encounter of {user}: {e:#}");
+                            let error = format!("{e:#}");
+                            tracing::warn!(%user, error, "host hook: encounter");
                             let replies = vec![Self::host_failed(&e, true)];
                             let answer = Answer {
                                 notices,
                                 replies,
+                                handled: Handled::host_failed(text, Self::host_failed_kind(&e)),
                                 ..Answer::default()
                             };
                             return Ok((answer, None));

@@ -30,11 +30,14 @@ impl Store {
 
     /// Syncs `--zones` again (see [`Catalog::sync_folder`]), all or nothing: any error in
     /// the zones that would be served refuses it (the message lists every finding) and the
-    /// zones served stay as they were. Returns what is worth saying (warnings, files the
-    /// database is ahead of, what was imported).
-    pub fn reload(&self) -> Result<Vec<String>> {
+    /// zones served stay as they were. Returns what is worth saying: the warnings (the
+    /// checks', files the database is ahead of), and what was imported.
+    pub fn reload(&self) -> Result<(Vec<String>, Vec<String>)> {
         let synced = self.catalog.sync_folder(&self.db)?;
-        Ok(synced.words(&self.catalog_dir()))
+        Ok((
+            synced.warning_words(&self.catalog_dir()),
+            synced.imported_words(),
+        ))
     }
 
     fn catalog_dir(&self) -> std::path::PathBuf {

@@ -196,7 +196,7 @@ impl Pg {
             .parse()
             .with_context(|| format!("{shown} is not a PostgreSQL URL"))?;
         if let Some(warning) = super::tls::unchecked_warning(&config, &tls) {
-            eprintln!("zonegraph: warning: {shown}: {warning}");
+            tracing::warn!(database = %shown, "{warning}");
         }
         config.ssl_mode(tls.mode.negotiated());
         let tls = super::tls::connector(&tls).with_context(|| shown.clone())?;
@@ -344,14 +344,18 @@ impl Pg {
                             Err(e) => {
                                 forward.abort();
                                 if !told {
-                                    eprintln!("zonegraph: cannot LISTEN at {shown}: {e}; polling");
+                                    tracing::warn!(
+                                        database = %shown,
+                                        error = %e,
+                                        "cannot LISTEN; polling"
+                                    );
                                     told = true;
                                 }
                             }
                         }
                     }
                     Err(e) if !told => {
-                        eprintln!("zonegraph: cannot LISTEN at {shown}: {e}; polling");
+                        tracing::warn!(database = %shown, error = %e, "cannot LISTEN; polling");
                         told = true;
                     }
                     Err(_) => {}

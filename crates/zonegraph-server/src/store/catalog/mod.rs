@@ -135,15 +135,20 @@ pub struct Synced {
 }
 
 impl Synced {
-    /// What a folder sync is worth saying at start or on SIGHUP: the checks' warnings, each file
-    /// the database is ahead of, what was imported, and a folder with no zone file.
-    pub fn words(&self, dir: &Path) -> Vec<String> {
+    /// What a folder sync imported, a line each, to say at start or on SIGHUP.
+    pub fn imported_words(&self) -> Vec<String> {
+        self.imported
+            .iter()
+            .map(|(file, zone_id, seq)| {
+                format!("imported {file} as version {seq} of zone {zone_id}")
+            })
+            .collect()
+    }
+
+    /// What a folder sync is worth a warning at start or on SIGHUP: the checks' warnings, each
+    /// file the database is ahead of, and a folder with no zone file.
+    pub fn warning_words(&self, dir: &Path) -> Vec<String> {
         let mut out = self.warnings.clone();
-        for (file, zone_id, seq) in &self.imported {
-            out.push(format!(
-                "imported {file} as version {seq} of zone {zone_id}"
-            ));
-        }
         for b in &self.behind {
             out.push(b.words());
         }

@@ -148,7 +148,11 @@ impl Catalog {
         let warning = match write_atomically(&path, text) {
             Ok(()) => None,
             Err(e) => {
-                eprintln!("zonegraph: published zone {id}, but {e:#}");
+                tracing::warn!(
+                    zone = id,
+                    error = %format_args!("{e:#}"),
+                    "published zone, but its file was not written"
+                );
                 Some(format!("{e:#}"))
             }
         };
