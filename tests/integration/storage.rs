@@ -470,6 +470,10 @@ fn the_outbox_gives_events_up_to_its_dead_letters_and_the_next_goes_on() {
         let now = zonegraph_server::clock::now_ms();
         assert_eq!(store.shed_events_out(now).expect("shed"), 1, "{name}");
         assert_eq!(store.events_waiting().expect("waiting").0, 4, "{name}");
+        // As the metrics read it: as many waiting, the oldest queued a moment ago.
+        let (waiting, age_ms) = store.events_outbox().expect("read").expect("an outbox");
+        assert_eq!(waiting, 4, "{name}");
+        assert!((0..60_000).contains(&age_ms), "{name}: {age_ms}");
 
         let dead = store.dead_events(100).expect("dead letters");
         let causes = |cause| dead.iter().filter(|d| d.cause == cause).count();

@@ -19,9 +19,16 @@ const TRUNK_VERSION: &str = "0.21.14";
 /// Debian's older wasm-opt builds a module that validates and then fails to load.
 const WASM_OPT_VERSION: &str = "version 132";
 /// Debian packages the tests drive: the browser tests' Chromium (no browser downloads), the
-/// PostgreSQL server the storage tests start throwaway clusters of, and `openssl`, which makes
-/// the certificates of the TLS test's cluster.
-const APT_PACKAGES: [&str; 4] = ["chromium", "chromium-driver", "postgresql", "openssl"];
+/// PostgreSQL server the storage tests start throwaway clusters of, `openssl`, which makes
+/// the certificates of the TLS test's cluster, and `prometheus` for its `promtool`, which
+/// checks the server's `/metrics` text (the Prometheus server it also installs is not used).
+const APT_PACKAGES: [&str; 5] = [
+    "chromium",
+    "chromium-driver",
+    "postgresql",
+    "openssl",
+    "prometheus",
+];
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 /// Size budget of the npm module after wasm-opt, gzipped: 210 KB. Not met (see
 /// BENCHMARKS.md, "WebAssembly module size"): above it, `test` warns.
@@ -294,6 +301,8 @@ fn test_all(totals: &mut Totals) -> Result<()> {
     let mut env = matrix::slow_test_env(&root())?.to_vec();
     // The setup installed PostgreSQL: its half of the storage tests must run, not skip.
     env.push(("ZONEGRAPH_POSTGRES_REQUIRED", "1"));
+    // And promtool: the metrics tests must check their text with it, not skip.
+    env.push(("ZONEGRAPH_REQUIRE_PROMTOOL", "1"));
     cargo_test(&["test", "--workspace", "--locked"], &env, totals)?;
     // Browser tests: wasm-bindgen-test in headless Debian Chromium (flags in webdriver.json).
     cargo_test(

@@ -115,7 +115,7 @@ impl HostHook {
 
     /// The host's sheet of `user`, refused when it is out of the rules' range.
     pub fn character(&self, user: &str) -> Result<Character, HostError> {
-        let sheet: HostCharacter = self.call("/character", &serde_json::json!({ "user": user }))?;
+        let sheet: HostCharacter = self.call("character", &serde_json::json!({ "user": user }))?;
         sheet.into_character().map_err(|why| {
             HostError::Refused(anyhow::anyhow!(
                 "the host game's sheet of {user} is refused: {why}"
@@ -138,7 +138,7 @@ impl HostHook {
             request: &'a EncounterRequest,
         }
         self.call(
-            "/encounter",
+            "encounter",
             &Body {
                 user,
                 run_token,
@@ -147,35 +147,43 @@ impl HostHook {
         )
     }
 
-    /// [`HostHook::post`] behind the breaker.
+    /// [`HostHook::post`] to `/{kind}` behind the breaker, counted in the metrics by `kind`
+    /// and outcome.
     fn call<T: for<'de> Deserialize<'de>>(
         &self,
-        path: &str,
+        kind: &'static str,
         body: &impl Serialize,
     ) -> Result<T, HostError> {
-        {
-            let b = self.breaker.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(until) = b.open_until
-                && Instant::now() < until
-            {
-                return Err(HostError::Unwell(anyhow::anyhow!(
-                    "the host game failed {TRIP_AFTER} times in a row; it is left alone for {} s",
-                    PAUSE.as_secs()
-                )));
-            }
+        if self.is_paused() {
+            crate::metrics::host_call(kind, "paused");
+            return Err(HostError::Unwell(anyhow::anyhow!(
+                "the host game failed {TRIP_AFTER} times in a row; it is left alone for {} s",
+                PAUSE.as_secs()
+            )));
         }
-        match self.post(path, body) {
+        match self.post(&format!("/{kind}"), body) {
             Ok(v) => {
+                crate::metrics::host_call(kind, "ok");
                 *self.breaker.lock().unwrap_or_else(|p| p.into_inner()) = Breaker::default();
                 Ok(v)
             }
             Err(e) => {
-                if let HostError::Unwell(_) = e {
-                    self.failed();
+                match e {
+                    HostError::Unwell(_) => {
+                        crate::metrics::host_call(kind, "unwell");
+                        self.failed();
+                    }
+                    HostError::Refused(_) => crate::metrics::host_call(kind, "refused"),
                 }
                 Err(e)
             }
         }
+    }
+
+    /// Whether the host is being left alone now (after [`TRIP_AFTER`] failures in a row).
+    pub fn is_paused(&self) -> bool {
+        let b = self.breaker.lock().unwrap_or_else(|p| p.into_inner());
+        b.open_until.is_some_and(|until| Instant::now() < until)
     }
 
     /// Counts a failure; the [`TRIP_AFTER`]th in a row opens the breaker.
@@ -183,6 +191,7 @@ impl HostHook {
         let mut b = self.breaker.lock().unwrap_or_else(|p| p.into_inner());
         b.failures += 1;
         if b.failures >= TRIP_AFTER {
+            crate::metrics::host_paused();
             b.open_until = Some(Instant::now() + PAUSE);
             b.failures = 0;
         }

@@ -13,7 +13,7 @@
 //! - `gogobee`: reading gogobee's Go zone sources for `import`, and taking over its database.
 //! - Shared small owners: `logging` (the process's log: `tracing` events, text or JSON
 //!   lines), `clock` (the time), `secret` (a value kept out of logs), `zones` (zone files on
-//!   disk), `openapi`.
+//!   disk), `openapi`, `metrics` (the Prometheus metrics `/metrics` serves).
 
 pub mod cli;
 pub mod clock;
@@ -25,6 +25,7 @@ pub mod http;
 pub mod logging;
 #[cfg(feature = "matrix")]
 pub mod matrix;
+pub mod metrics;
 pub mod openapi;
 pub mod private;
 pub mod secret;

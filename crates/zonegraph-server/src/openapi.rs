@@ -35,7 +35,8 @@ pub struct Operation {
     pub request: Option<Body>,
     /// The 200 answer.
     pub answer: Body,
-    /// The answer's media type (`application/json` but for the event stream).
+    /// The answer's media type (`application/json` but for the event stream and the
+    /// metrics).
     pub media: &'static str,
     /// The other statuses it answers, each with `{"error": "..."}` (and what else it says).
     pub errors: &'static [u16],
@@ -266,6 +267,18 @@ pub const OPERATIONS: &[Operation] = &[
         },
         media: "application/json",
         errors: &[],
+    },
+    Operation {
+        method: "get",
+        path: "/metrics",
+        summary: "The server's metrics in Prometheus's text format (0.0.4): commands by verb \
+                  and outcome, command latency, live streams, the events outbox, the host \
+                  game's calls, fork timeouts, Matrix sends (the operator's guide lists them)",
+        access: Access::Token("metrics, admin"),
+        request: None,
+        answer: |_| json!({"type": "string"}),
+        media: "text/plain",
+        errors: &[401, 403],
     },
 ];
 

@@ -249,6 +249,21 @@ impl Service {
         self.blocking(|st| st.refresh_tokens()).await
     }
 
+    /// With an events outbox: the events waiting and the oldest one's age in ms (see
+    /// [`Store::events_outbox`]).
+    pub async fn events_outbox(&self) -> anyhow::Result<Option<(i64, i64)>> {
+        self.blocking(|st| st.events_outbox()).await
+    }
+
+    /// With a host game: whether it is being left alone now (held in memory).
+    pub fn host_paused(&self) -> Option<bool> {
+        self.store
+            .game()
+            .host_hook
+            .as_ref()
+            .map(crate::host::HostHook::is_paused)
+    }
+
     /// Whether a write can be made (`/healthz`; see [`Store::healthy`]).
     pub async fn healthy(&self) -> anyhow::Result<()> {
         self.blocking(|st| st.healthy()).await
@@ -402,7 +417,8 @@ fn verb_of(text: &str) -> Option<&'static str> {
 /// (of the player's run after it), `outcome` (`ok`, `refused`, `not_understood`,
 /// `host_failed`, `too_long`, `rate_limited`, `error`), `reason` (the kind of refusal or
 /// failure) and `latency_us` (from its arrival at the service to its answer, the user's lock
-/// and the commit included). A warning when the server failed, else info.
+/// and the commit included). A warning when the server failed, else info. The same verb and
+/// outcome count the command in the metrics ([`crate::metrics::command`]).
 fn log_command(
     via: Platform,
     user: &str,
@@ -429,6 +445,7 @@ fn log_command(
             (None, "error", Some(why))
         }
     };
+    crate::metrics::command(verb, outcome, started.elapsed());
     if let Turned::Failed(_) = turned {
         tracing::warn!(
             platform, user, verb, zone, outcome, reason, latency_us, "command"
@@ -486,7 +503,8 @@ pub const HOUSEKEEPING_EVERY: std::time::Duration = std::time::Duration::from_se
 pub const ARCHIVE_EACH_ROUND: i64 = 1000;
 
 /// Keeps what grows bounded, off the commands' path: every [`HOUSEKEEPING_EVERY`] the rate
-/// limiter forgets its full buckets, and every hour (and at start) each player's ended runs
+/// limiter forgets its full buckets and the metrics fold in the latencies recorded since
+/// ([`crate::metrics::upkeep`]), and every hour (and at start) each player's ended runs
 /// past their newest 20 move to the history (`Store::archive_runs`, a thousand at a time) and
 /// the notices delivered more than 30 days ago are deleted (`Store::prune_notices`). On
 /// PostgreSQL every instance does it, harmlessly: what one moved or deleted the others find
@@ -498,6 +516,7 @@ pub async fn housekeep_forever(state: Service) {
     loop {
         tick.tick().await;
         state.limiter.prune(crate::clock::now_ms());
+        crate::metrics::upkeep();
         if ticks.is_multiple_of(60) {
             match state
                 .blocking(|st| st.archive_runs(ARCHIVE_EACH_ROUND, crate::clock::now_ms()))
@@ -771,7 +790,7 @@ pub async fn sweep_forever(state: Service, every: std::time::Duration) {
                 )
                 .await;
             match res {
-                Ok(true) => {}
+                Ok(true) => crate::metrics::fork_timeout(),
                 Ok(false) => {
                     stuck.insert(user, version);
                 }

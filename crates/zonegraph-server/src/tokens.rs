@@ -8,7 +8,9 @@
 //! - `publish`: publishes zones and reads them (the list, a zone's file, its versions);
 //!   never acts as a player and never withdraws;
 //! - `transport:PREFIX`: acts as the users whose id starts with `PREFIX` (`discord:`), and
-//!   never as an `--admin` user; reads the zones.
+//!   never as an `--admin` user; reads the zones;
+//! - `metrics`: reads `/metrics` (a Prometheus server's token), and nothing else: it sees
+//!   counts, never a zone, a player or a run.
 //!
 //! A token looks like `zgt_<id>_<secret>`: the id names it in lists and logs, the secret is
 //! 128 random bits. Instances load the tokens from the database every
@@ -41,6 +43,8 @@ pub const MAX_PREFIX_LEN: usize = 64;
 pub enum Scope {
     Admin,
     Publish,
+    /// Reads the metrics only.
+    Metrics,
     /// Acts as the users whose id starts with `prefix` (never an `--admin` one).
     Transport {
         prefix: String,
@@ -52,6 +56,7 @@ impl fmt::Display for Scope {
         match self {
             Scope::Admin => f.write_str("admin"),
             Scope::Publish => f.write_str("publish"),
+            Scope::Metrics => f.write_str("metrics"),
             Scope::Transport { prefix } => write!(f, "transport:{prefix}"),
         }
     }
@@ -64,11 +69,13 @@ impl std::str::FromStr for Scope {
         match s {
             "admin" => return Ok(Scope::Admin),
             "publish" => return Ok(Scope::Publish),
+            "metrics" => return Ok(Scope::Metrics),
             _ => {}
         }
         let Some(prefix) = s.strip_prefix("transport:") else {
             return Err(format!(
-                "unknown scope {s:?}: use publish, admin or transport:PREFIX (transport:discord:)"
+                "unknown scope {s:?}: use publish, admin, metrics or transport:PREFIX \
+                 (transport:discord:)"
             ));
         };
         if prefix.trim().is_empty() {
@@ -118,6 +125,8 @@ pub enum Need<'a> {
     ReadInsight,
     /// Send a command, read or acknowledge notices as this user.
     ActAs(&'a str),
+    /// Read the Prometheus metrics (`/metrics`).
+    ReadMetrics,
 }
 
 impl Caller {
@@ -135,7 +144,12 @@ impl Caller {
             ))
         };
         match (&grant.scope, need) {
+            (Scope::Metrics, Need::ReadMetrics) => Ok(()),
+            (Scope::Metrics, _) => refused("do that: a metrics token reads /metrics only"),
             (Scope::Admin, _) | (_, Need::ReadZones) => Ok(()),
+            (Scope::Publish | Scope::Transport { .. }, Need::ReadMetrics) => refused(
+                "read the metrics: a metrics token (a Prometheus server's) or an admin token may",
+            ),
             (Scope::Publish, Need::Publish | Need::ReadInsight) => Ok(()),
             (Scope::Publish, Need::Withdraw) => {
                 refused("withdraw a zone (an admin token or the operator's may)")
@@ -325,7 +339,13 @@ mod tests {
 
     #[test]
     fn scopes_read_back_as_written_and_bad_ones_say_why() {
-        for s in ["admin", "publish", "transport:discord:", "transport:@"] {
+        for s in [
+            "admin",
+            "publish",
+            "metrics",
+            "transport:discord:",
+            "transport:@",
+        ] {
             assert_eq!(s.parse::<Scope>().expect("a scope").to_string(), s);
         }
         for (bad, says) in [
@@ -346,8 +366,10 @@ mod tests {
         let admin = scoped("admin");
         let publish = scoped("publish");
         let discord = scoped("transport:discord:");
+        let metrics = scoped("metrics");
         for c in [&op, &admin] {
             for need in [
+                Need::ReadMetrics,
                 Need::ReadZones,
                 Need::Publish,
                 Need::Withdraw,
@@ -381,6 +403,21 @@ mod tests {
         assert!(discord.may(Need::ActAs("x-discord:42"), &admins).is_err());
         assert!(discord.may(Need::Publish, &admins).is_err());
         assert!(discord.may(Need::Withdraw, &admins).is_err());
+        // The metrics scope reads the metrics and nothing else; only it and admin read them.
+        assert!(metrics.may(Need::ReadMetrics, &admins).is_ok());
+        for need in [
+            Need::ReadZones,
+            Need::ReadInsight,
+            Need::Publish,
+            Need::Withdraw,
+            Need::ActAs("@a:x"),
+        ] {
+            assert!(metrics.may(need, &admins).is_err(), "{need:?}");
+        }
+        for c in [&publish, &discord] {
+            let e = c.may(Need::ReadMetrics, &admins).expect_err("refused");
+            assert!(e.contains("metrics token"), "{e}");
+        }
     }
 
     #[test]

@@ -1,10 +1,9 @@
 //! The bot's server through its HTTP API on 127.0.0.1:0 with a temporary database, one
 //! feature a file: the game played over HTTP, character sheets, run views and their event
 //! streams, notices, the viewer's files, access, limits and hostile input, zone files and
-//! publishing, persistence (restarts, races, SIGKILL), the log and gogobee's legacy
-//! databases. The
-//! set-up shared with the other tests is in `crate::support`; the Crypt's dice and the
-//! server as a process are here.
+//! publishing, persistence (restarts, races, SIGKILL), the log, the metrics and gogobee's
+//! legacy databases. The set-up shared with the other tests is in `crate::support`; the
+//! Crypt's dice and the server as a process are here.
 
 mod api;
 mod auth;
@@ -14,6 +13,7 @@ mod insight;
 mod legacy;
 mod limits;
 mod logs;
+mod metrics;
 mod notices;
 mod persistence;
 mod play;

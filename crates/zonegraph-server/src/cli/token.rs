@@ -20,7 +20,8 @@ pub struct Args {
 pub enum Action {
     /// Make a token and print it (once: only its hash is kept). Scopes: publish (publishes
     /// and lists zones: the studio's Publish), transport:PREFIX (acts as the users whose id
-    /// starts with PREFIX, never an --admin one), admin (everything).
+    /// starts with PREFIX, never an --admin one), metrics (reads /metrics only), admin
+    /// (everything).
     New {
         #[arg(long)]
         scope: Scope,

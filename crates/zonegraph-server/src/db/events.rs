@@ -354,6 +354,23 @@ impl Tx<'_> {
         Ok((r.int(0)?, r.int(1)?))
     }
 
+    /// Events not delivered yet, and when the first of them still waiting was queued (the
+    /// metrics' outbox depth and age): read through the index of the waiting events.
+    pub fn events_outbox(&mut self) -> Result<(i64, Option<i64>)> {
+        let waiting = self
+            .first_int(
+                "SELECT count(*) FROM zone_event_out WHERE delivered_at_ms IS NULL",
+                &[],
+            )?
+            .unwrap_or(0);
+        let oldest = self.first_int(
+            "SELECT created_at_ms FROM zone_event_out WHERE delivered_at_ms IS NULL
+             ORDER BY event_id LIMIT 1",
+            &[],
+        )?;
+        Ok((waiting, oldest))
+    }
+
     /// The newest `limit` dead letters, newest first.
     pub fn dead_events(&mut self, limit: i64) -> Result<Vec<DeadEvent>> {
         self.conn

@@ -17,6 +17,7 @@ use zonegraph_core::chat;
 use super::auth::{allowed, authorize, caller};
 use super::events::run_events;
 use super::health::healthz;
+use super::metrics::scrape;
 use super::{
     AppState, BODY_LIMIT, MAX_ACK_IDS, MAX_USER_LEN, ZONE_BODY_LIMIT, error, internal, read_body,
 };
@@ -49,10 +50,12 @@ pub(super) fn api_routes() -> Vec<(&'static str, MethodRouter<AppState>)> {
         ("/api/notices/ack", post(ack_notices)),
         ("/api/openapi.json", get(openapi)),
         ("/healthz", get(healthz)),
+        ("/metrics", get(scrape)),
     ]
 }
 
-/// The paths the router serves under `/api` and `/healthz` (for the document's test).
+/// The paths the router serves under `/api`, `/healthz` and `/metrics` (for the document's
+/// test).
 pub fn api_paths() -> Vec<&'static str> {
     api_routes().into_iter().map(|(path, _)| path).collect()
 }

@@ -1,5 +1,5 @@
 //! The HTTP API (axum): chat commands, zones, run views and their live streams, notices,
-//! health and the viewer's files.
+//! health, the metrics and the viewer's files.
 //!
 //! Every error is a 4xx/5xx with `{"error": "…"}` saying what was wrong; nothing a client
 //! sends can panic a handler. The transport routes need the bearer token (or, with
@@ -13,12 +13,14 @@ mod api;
 mod auth;
 mod events;
 mod health;
+mod metrics;
 mod pages;
 
 pub use api::api_paths;
 pub use auth::is_local_host;
 pub use events::Closing;
 pub use health::{HEALTH_PROBE_EVERY, HealthProbe};
+pub use metrics::TEXT_FORMAT;
 pub use pages::{RUN_PAGE, is_hashed};
 
 use std::net::SocketAddr;

@@ -148,7 +148,10 @@ impl Bot {
                         event_id,
                         room,
                         body,
-                    } => answer(&s, &user, &event_id, &room, &body).await,
+                    } => {
+                        answer(&s, &user, &event_id, &room, &body).await;
+                        crate::metrics::matrix_queued(-1.0);
+                    }
                     Job::Notices { client } => {
                         if let Err(e) = deliver(&s, &client, &user).await {
                             tracing::warn!(
@@ -195,11 +198,15 @@ impl Bot {
             room: room.clone(),
             body: text.body.trim().to_string(),
         };
+        // Counted before it is queued: its work may end (and uncount it) before `push` returns.
+        crate::metrics::matrix_queued(1.0);
         if self
             .queues
             .push(ev.sender.as_str(), (ev.sender.clone(), job))
             == Err(Refused::Full)
         {
+            crate::metrics::matrix_queued(-1.0);
+            crate::metrics::matrix_dropped();
             self.shared.log_once(format!("full {}", ev.sender), || {
                 format!(
                     "{} has {} commands waiting; dropping more until they are answered",
@@ -270,7 +277,7 @@ impl Bot {
             .blocking(move |st| st.claim_event(&e, &r))
             .await
         {
-            Ok(true) => {}
+            Ok(true) => crate::metrics::matrix_undecryptable(),
             Ok(false) => return,
             Err(e) => {
                 tracing::warn!(

@@ -106,11 +106,15 @@ pub async fn send_notice(
     let limited_until = tokio::time::Instant::now() + RATE_LIMITED_FOR;
     loop {
         match room.send(content.clone()).await {
-            Ok(_) => return Ok(()),
+            Ok(_) => {
+                crate::metrics::matrix_sent();
+                return Ok(());
+            }
             Err(e)
                 if let Some(wait) = rate_limited(&e)
                     && tokio::time::Instant::now() + wait < limited_until =>
             {
+                crate::metrics::matrix_rate_limited();
                 tokio::time::sleep(wait).await;
             }
             Err(e) if attempt < 4 && !is_permanent(&e) && rate_limited(&e).is_none() => {
@@ -125,6 +129,7 @@ pub async fn send_notice(
                 attempt += 1;
             }
             Err(e) => {
+                crate::metrics::matrix_send_failed();
                 return Err(SendError {
                     permanent: is_permanent(&e),
                     error: anyhow::Error::new(e)

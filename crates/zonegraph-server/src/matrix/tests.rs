@@ -427,6 +427,9 @@ async fn a_long_rate_limit_is_waited_out_not_given_up() {
         .await;
     sends().respond_with(sent_ok()).mount(&server).await;
     let room = client.get_room(<&RoomId>::try_from(ROOM).unwrap()).unwrap();
+    let waits = || crate::metrics::counted(crate::metrics::MATRIX_RATE_LIMITED);
+    let sent = || crate::metrics::counted(crate::metrics::MATRIX_SENT);
+    let (waits_before, sent_before) = (waits(), sent());
     send_notice(&room, notice(&reply("hi", "hi")))
         .await
         .unwrap();
@@ -434,6 +437,10 @@ async fn a_long_rate_limit_is_waited_out_not_given_up() {
         sent_bodies(&server.received_requests().await.unwrap()).len(),
         41
     );
+    // The waits past the SDK's own retries are counted, and the message sent (other tests
+    // of this process may count too: at least).
+    assert!(waits() - waits_before >= 1.0, "{}", waits() - waits_before);
+    assert!(sent() - sent_before >= 1.0, "{}", sent() - sent_before);
 }
 
 /// Two processes on one state directory would share one device's olm state: the second is

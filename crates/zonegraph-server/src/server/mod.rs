@@ -118,6 +118,8 @@ pub fn spawn(config: ServerConfig) -> Result<Server> {
     {
         bail!("{}", crate::gogobee::carry::gogobee_refused(path));
     }
+    // The metrics count from here (one recorder per process).
+    crate::metrics::install();
     let (mut store, opened) = Store::open_as(&config.db, &config.zones, config.upgrade)?;
     store.set_game(config.game.clone());
     store.set_events_out(config.events_out.as_ref().map(|o| *o.limits()));

@@ -55,6 +55,17 @@ impl Store {
         self.read(|tx| tx.events_waiting())
     }
 
+    /// With an events outbox (`--events-url`): the events waiting in it and how long ago the
+    /// oldest of them was queued, in ms (0 when none waits). `None` without one.
+    pub fn events_outbox(&self) -> Result<Option<(i64, i64)>> {
+        if self.events_out.is_none() {
+            return Ok(None);
+        }
+        let (waiting, oldest) = self.read(|tx| tx.events_outbox())?;
+        let age = oldest.map_or(0, |at| now_ms().saturating_sub(at).max(0));
+        Ok(Some((waiting, age)))
+    }
+
     /// The newest `limit` events given up, newest first.
     pub fn dead_events(&self, limit: i64) -> Result<Vec<db::DeadEvent>> {
         self.read(|tx| tx.dead_events(limit))
