@@ -56,10 +56,7 @@ fn a_played_runs_json_log_has_each_commands_fields_and_no_secret() {
     let log = dir.path().join("stderr.log");
     // An events receiver nobody listens at: the sender fails, and says so, with its secret
     // at hand.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
+    let closed = zonegraph_tests::free_port();
     let events_url = format!("http://127.0.0.1:{closed}/events");
     let mut command = support::serve_command(&support::zones(), dir.path());
     command
@@ -209,10 +206,7 @@ fn a_played_runs_json_log_has_each_commands_fields_and_no_secret() {
 fn a_dependencys_log_records_reach_the_text_log_as_log_says() {
     let dir = tempfile::tempdir().expect("temp dir");
     let log = dir.path().join("stderr.log");
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
+    let closed = zonegraph_tests::free_port();
     let mut command = support::serve_command(&support::zones(), dir.path());
     command
         .arg("--db")

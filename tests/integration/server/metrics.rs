@@ -136,10 +136,7 @@ fn a_played_run_moves_each_counter_by_exactly_what_happened() {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("z.db");
     // An events receiver nobody listens at: every event stays in the outbox.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
+    let closed = zonegraph_tests::free_port();
     let mut command = support::serve_command(&support::zones(), dir.path());
     command
         .arg("--db")
@@ -302,10 +299,7 @@ fn a_played_run_moves_each_counter_by_exactly_what_happened() {
 #[test]
 fn a_host_game_that_is_down_shows_in_its_calls_and_its_pause() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
+    let closed = zonegraph_tests::free_port();
     let mut command = support::serve_command(&support::zones(), dir.path());
     command
         .arg("--db")
